@@ -1,0 +1,218 @@
+//! Connecting to Redis: [`Client`], [`ClientBuilder`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits;
+use crate::queue::Queue;
+use crate::wake::WakeHub;
+
+/// The connection every script call goes through: multiplexed (concurrent calls are pipelined
+/// on one socket) and reconnecting by itself.
+pub(crate) type Conn = ConnectionManager;
+
+/// A connection to one Redis, shared by every queue handle made from it. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<ClientInner>,
+}
+
+pub(crate) struct ClientInner {
+    pub conn: Conn,
+    pub prefix: String,
+    pub max_body_bytes: usize,
+    pub rt: tokio::runtime::Handle,
+    pub wake: WakeHub,
+    pub defaults: Defaults,
+}
+
+/// Settings of messages that do not set their own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Defaults {
+    pub max_attempts: u32,
+    pub ttr: Duration,
+    pub backoff_base: Duration,
+    pub backoff_max: Duration,
+}
+
+/// Options for [`Client`]; start with [`Client::builder`].
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    url: String,
+    prefix: String,
+    max_body_bytes: usize,
+    connect_timeout: Duration,
+    response_timeout: Duration,
+    defaults: Defaults,
+}
+
+/// The URL schemes redelay accepts.
+pub const URL_SCHEMES: &[&str] = &["redis", "rediss", "unix", "redis+unix"];
+
+impl ClientBuilder {
+    /// Key prefix of every queue (default `redelay`).
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+    /// Largest body accepted by publish (default 8 MiB).
+    pub fn max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+    /// How long to try to reach Redis before giving up with a Connection error (default 5 s).
+    pub fn connect_timeout(mut self, d: Duration) -> Self {
+        self.connect_timeout = d;
+        self
+    }
+    /// How long to wait for any one answer from Redis before a Timeout error (default 10 s).
+    pub fn response_timeout(mut self, d: Duration) -> Self {
+        self.response_timeout = d;
+        self
+    }
+    /// Default max_attempts of messages published through this client (default 10).
+    pub fn default_max_attempts(mut self, n: u32) -> Self {
+        self.defaults.max_attempts = n;
+        self
+    }
+    /// Default ttr (lease) of messages published through this client (default 30 s).
+    pub fn default_ttr(mut self, ttr: Duration) -> Self {
+        self.defaults.ttr = ttr;
+        self
+    }
+    /// Default retry backoff of messages published through this client (default 1 s .. 1 h).
+    pub fn default_backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.defaults.backoff_base = base;
+        self.defaults.backoff_max = max;
+        self
+    }
+
+    /// Connects. Fails with InvalidArgument for a bad URL or option, and with Connection when
+    /// Redis cannot be reached within the connect timeout.
+    pub async fn connect(self) -> Result<Client> {
+        limits::check_prefix(&self.prefix)?;
+        limits::check_max_body_setting(self.max_body_bytes)?;
+        limits::check_max_attempts(self.defaults.max_attempts)?;
+        limits::check_ttr("default ttr", self.defaults.ttr)?;
+        limits::check_backoff("default backoff base", self.defaults.backoff_base)?;
+        limits::check_backoff("default backoff max", self.defaults.backoff_max)?;
+        if self.connect_timeout.is_zero() || self.response_timeout.is_zero() {
+            return Err(Error::invalid("connect_timeout/response_timeout: must be more than 0"));
+        }
+        let client = open(&self.url)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.connect_timeout))
+            .set_response_timeout(Some(self.response_timeout))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_secs(1));
+        let rt = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::invalid("Client::connect must run inside a tokio runtime"))?;
+        let bound = self.connect_timeout * 2 + Duration::from_secs(1);
+        let conn = match tokio::time::timeout(bound, ConnectionManager::new_with_config(client.clone(), config)).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) => {
+                let e = Error::from(e);
+                let kind = if e.kind() == ErrorKind::Timeout { ErrorKind::Connection } else { e.kind() };
+                return Err(Error::new(kind, format!("cannot connect to {}: {}", redact(&self.url), e.message())));
+            }
+            Err(_) => {
+                return Err(Error::new(
+                    ErrorKind::Connection,
+                    format!("cannot connect to {}: no answer within {:?}", redact(&self.url), bound),
+                ))
+            }
+        };
+        let wake = WakeHub::start(client, &rt);
+        Ok(Client {
+            inner: Arc::new(ClientInner {
+                conn,
+                prefix: self.prefix,
+                max_body_bytes: self.max_body_bytes,
+                rt,
+                wake,
+                defaults: self.defaults,
+            }),
+        })
+    }
+}
+
+/// Checks the URL's scheme and parses it.
+fn open(url: &str) -> Result<redis::Client> {
+    let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
+    if !URL_SCHEMES.contains(&scheme) {
+        return Err(Error::invalid(format!(
+            "url: unknown scheme {scheme:?} in {:?}; use redis://, rediss:// or unix://",
+            redact(url)
+        )));
+    }
+    redis::Client::open(url).map_err(|e| Error::invalid(format!("url: {:?} is not a valid Redis URL: {e}", redact(url))))
+}
+
+/// The URL with any password replaced by `***`, for messages.
+pub fn redact(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://") {
+        if let Some((userinfo, host)) = rest.split_once('@') {
+            if let Some((user, _)) = userinfo.split_once(':') {
+                return format!("{scheme}://{user}:***@{host}");
+            }
+            return format!("{scheme}://***@{host}");
+        }
+    }
+    url.to_string()
+}
+
+impl Client {
+    /// Connects to `url` with default options: `redis://[user:password@]host[:port][/db]`,
+    /// `rediss://…` for TLS, `unix:///path/to/redis.sock`.
+    pub async fn connect(url: &str) -> Result<Client> {
+        Self::builder(url).connect().await
+    }
+
+    /// A builder for a client with options.
+    pub fn builder(url: &str) -> ClientBuilder {
+        ClientBuilder {
+            url: url.to_string(),
+            prefix: "redelay".to_string(),
+            max_body_bytes: limits::DEFAULT_MAX_BODY_BYTES,
+            connect_timeout: Duration::from_secs(5),
+            response_timeout: Duration::from_secs(10),
+            defaults: Defaults {
+                max_attempts: limits::DEFAULT_MAX_ATTEMPTS,
+                ttr: limits::DEFAULT_TTR,
+                backoff_base: limits::DEFAULT_BACKOFF_BASE,
+                backoff_max: limits::DEFAULT_BACKOFF_MAX,
+            },
+        }
+    }
+
+    /// A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`).
+    pub fn queue(&self, name: &str) -> Result<Queue> {
+        Queue::new(self.clone(), name)
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    /// Names of the queues published to under this prefix (a best-effort registry).
+    pub async fn queues(&self) -> Result<Vec<String>> {
+        let mut c = self.inner.conn.clone();
+        let mut names: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(crate::keys::registry(&self.inner.prefix))
+            .query_async(&mut c)
+            .await?;
+        names.sort();
+        Ok(names)
+    }
+
+    /// Round trip to Redis.
+    pub async fn ping(&self) -> Result<()> {
+        let mut c = self.inner.conn.clone();
+        let _: String = redis::cmd("PING").query_async(&mut c).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,431 @@
+//! The consumer runtime shared by every binding: `Queue::subscribe`.
+//!
+//! One fetch loop per subscription leases as many messages as it has free slots
+//! (`concurrency` running + `prefetch` waiting), one task per message runs the handler and
+//! settles the message from its outcome, and a lease keeper extends the leases of messages held
+//! (running or waiting) before they run out. With nothing to do the loop sleeps until the next
+//! due time or lease deadline that fetch reported (mapped from the Redis clock to a local
+//! timer), capped by `max_idle`, and is woken early by the queue's `wake` channel. No Redis
+//! blocking command is used for timing.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::delivery::Delivery;
+use crate::error::{Error, Result};
+use crate::limits;
+use crate::queue::Queue;
+use crate::settle::{Op, Settled};
+
+/// Options of a subscription.
+#[derive(Debug, Clone)]
+pub struct SubscribeOptions {
+    /// Handlers running at once (default 10).
+    pub concurrency: usize,
+    /// Messages leased ahead and waiting for a free handler slot (default: same as
+    /// concurrency). Their leases are kept alive too.
+    pub prefetch: usize,
+    /// Lease length of each delivery; `None` uses each message's own ttr.
+    pub ttr: Option<Duration>,
+    /// How long `close` waits for running handlers (default 30 s). Those still running then are
+    /// abandoned; their messages are delivered again when their leases run out.
+    pub drain_timeout: Duration,
+    /// Longest idle sleep between fetches, in case a wake-up was lost (default 1 s).
+    pub max_idle: Duration,
+}
+
+impl Default for SubscribeOptions {
+    fn default() -> Self {
+        SubscribeOptions {
+            concurrency: 10,
+            prefetch: 10,
+            ttr: None,
+            drain_timeout: Duration::from_secs(30),
+            max_idle: Duration::from_secs(1),
+        }
+    }
+}
+
+impl SubscribeOptions {
+    /// Default options with `concurrency` handlers and as many prefetched.
+    pub fn concurrency(n: usize) -> Self {
+        SubscribeOptions { concurrency: n, prefetch: n, ..Default::default() }
+    }
+}
+
+/// A failed handler outcome: the message is nacked with `reason`, and retried after
+/// `retry_in` or the message's backoff. Any `std::error::Error` converts into it, so `?` works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    reason: String,
+    retry_in: Option<Duration>,
+}
+
+impl Failure {
+    /// Retry after the message's exponential backoff.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Failure { reason: reason.into(), retry_in: None }
+    }
+    /// "Retry later": retry after `delay`.
+    pub fn retry_in(reason: impl Into<String>, delay: Duration) -> Self {
+        Failure { reason: reason.into(), retry_in: Some(delay) }
+    }
+    /// The reason stored with the message.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+    /// The explicit retry delay, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_in
+    }
+}
+
+impl<E: std::error::Error> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::new(e.to_string())
+    }
+}
+
+/// The future a handler returns.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
+
+/// Processes one delivery. Returning `Ok` acks it, `Err` nacks it (unless the handler settled
+/// it itself); a panic nacks it too. Closures `Fn(Delivery) -> impl Future<Output =
+/// Result<(), E>>` with `E: Into<Failure>` are handlers; bindings implement this trait.
+pub trait Handler: Send + Sync + 'static {
+    fn handle(&self, delivery: Delivery) -> HandlerFuture;
+}
+
+impl<F, Fut, E> Handler for F
+where
+    F: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Into<Failure>,
+{
+    fn handle(&self, delivery: Delivery) -> HandlerFuture {
+        let fut = self(delivery);
+        Box::pin(async move { fut.await.map_err(Into::into) })
+    }
+}
+
+/// Counts kept by a subscription.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Messages leased by this subscription.
+    pub delivered: u64,
+    /// Acknowledged after the handler returned Ok (or by the handler itself).
+    pub acked: u64,
+    /// Nacked after the handler failed (retries and dead letters).
+    pub nacked: u64,
+    /// Settles refused because the lease had been lost.
+    pub lease_lost: u64,
+    /// Fetch or settle calls that failed (connection, timeout ...); the loop retries.
+    pub errors: u64,
+}
+
+#[derive(Default)]
+struct AtomicCounters {
+    delivered: AtomicU64,
+    acked: AtomicU64,
+    nacked: AtomicU64,
+    lease_lost: AtomicU64,
+    errors: AtomicU64,
+}
+
+struct Shared {
+    queue: Queue,
+    handler: Arc<dyn Handler>,
+    opts: SubscribeOptions,
+    closing: watch::Sender<bool>,
+    running: Arc<Semaphore>,
+    /// Leases held (running or waiting), by lease token.
+    held: Mutex<HashMap<String, Delivery>>,
+    /// Latest (local instant, Redis µs) pair, to estimate the Redis clock.
+    clock: Mutex<(Instant, i64)>,
+    counters: AtomicCounters,
+}
+
+impl Shared {
+    async fn closed(&self) {
+        let mut rx = self.closing.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+    fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+    fn redis_now_ms(&self) -> i64 {
+        let (at, us) = *self.clock.lock().unwrap();
+        us / 1000 + at.elapsed().as_millis() as i64
+    }
+    fn lease_ttr(&self, d: &Delivery) -> Duration {
+        self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
+    }
+}
+
+/// A running subscription. [`close`](Subscription::close) it to stop gracefully; dropping it
+/// stops fetching too, and lets running handlers finish in the background.
+pub struct Subscription {
+    shared: Arc<Shared>,
+    fetcher: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Queue {
+    /// Starts consuming: `handler` runs for every due message, up to `concurrency` at a time.
+    pub async fn subscribe<H: Handler>(&self, handler: H, opts: SubscribeOptions) -> Result<Subscription> {
+        self.subscribe_arc(Arc::new(handler), opts).await
+    }
+
+    /// [`subscribe`](Queue::subscribe) with a shared handler (for bindings).
+    pub async fn subscribe_arc(&self, handler: Arc<dyn Handler>, opts: SubscribeOptions) -> Result<Subscription> {
+        limits::check_concurrency(opts.concurrency)?;
+        if opts.prefetch > limits::MAX_FETCH {
+            return Err(Error::invalid(format!("prefetch: must be 0 to {}, got {}", limits::MAX_FETCH, opts.prefetch)));
+        }
+        if let Some(t) = opts.ttr {
+            limits::check_ttr("ttr", t)?;
+        }
+        if opts.max_idle < Duration::from_millis(10) || opts.max_idle > Duration::from_secs(60) {
+            return Err(Error::invalid("max_idle: must be 10 ms to 60 s"));
+        }
+        let (closing, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            queue: self.clone(),
+            handler,
+            running: Arc::new(Semaphore::new(opts.concurrency)),
+            opts,
+            closing,
+            held: Mutex::new(HashMap::new()),
+            clock: Mutex::new((Instant::now(), 0)),
+            counters: AtomicCounters::default(),
+        });
+        // Fail fast on an unreachable Redis rather than spinning in the background.
+        let first = self.fetch_once(0, None).await?;
+        *shared.clock.lock().unwrap() = (first.local, first.now_us);
+        let rt = &self.inner.client.inner.rt;
+        let fetcher = rt.spawn(fetch_loop(shared.clone()));
+        Ok(Subscription { shared, fetcher: tokio::sync::Mutex::new(Some(fetcher)) })
+    }
+}
+
+impl Subscription {
+    /// Stops fetching, releases prefetched messages that did not start (due now again, no
+    /// attempt counted), waits up to the drain timeout for running handlers, and returns.
+    /// Calling it again is a no-op.
+    pub async fn close(&self) {
+        self.shared.closing.send_replace(true);
+        let h = self.fetcher.lock().await.take();
+        if let Some(h) = h {
+            let _ = h.await;
+        }
+    }
+
+    /// True once close was called (or the subscription was dropped).
+    pub fn is_closed(&self) -> bool {
+        self.shared.is_closing()
+    }
+
+    /// Counts so far.
+    pub fn counters(&self) -> Counters {
+        let c = &self.shared.counters;
+        Counters {
+            delivered: c.delivered.load(Ordering::Relaxed),
+            acked: c.acked.load(Ordering::Relaxed),
+            nacked: c.nacked.load(Ordering::Relaxed),
+            lease_lost: c.lease_lost.load(Ordering::Relaxed),
+            errors: c.errors.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The queue this subscription consumes.
+    pub fn queue(&self) -> &Queue {
+        &self.shared.queue
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.shared.closing.send_replace(true);
+    }
+}
+
+async fn fetch_loop(shared: Arc<Shared>) {
+    let opts = shared.opts.clone();
+    let cap = (opts.concurrency + opts.prefetch).min(limits::MAX_FETCH);
+    let inflight = Arc::new(Semaphore::new(cap));
+    let listener = shared.queue.inner.client.inner.wake.listen(shared.queue.inner.keys.wake());
+    let slot = listener.slot.clone();
+    let mut tasks = JoinSet::new();
+    let keeper = tokio::spawn(lease_keeper(shared.clone()));
+    let mut backoff = Duration::from_millis(50);
+    let mut saturated = false;
+    let mut idle_spins = 0u32;
+
+    'outer: while !shared.is_closing() {
+        while tasks.try_join_next().is_some() {}
+        let need = if saturated { (cap / 2).max(1) } else { 1 };
+        let mut permit = tokio::select! {
+            p = inflight.clone().acquire_many_owned(need as u32) => match p { Ok(p) => p, Err(_) => break },
+            _ = shared.closed() => break,
+        };
+        while permit.num_permits() < cap {
+            match inflight.clone().try_acquire_owned() {
+                Ok(p) => permit.merge(p),
+                Err(_) => break,
+            }
+        }
+        let n = permit.num_permits();
+        let f = match shared.queue.fetch_once(n, opts.ttr).await {
+            Ok(f) => f,
+            Err(_) => {
+                drop(permit);
+                shared.counters.errors.fetch_add(1, Ordering::Relaxed);
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shared.closed() => break,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(50);
+        *shared.clock.lock().unwrap() = (f.local, f.now_us);
+        let got = f.deliveries.len();
+        shared.counters.delivered.fetch_add(got as u64, Ordering::Relaxed);
+        for d in &f.deliveries {
+            let p = permit.split(1).expect("one permit per leased message");
+            shared.held.lock().unwrap().insert(d.token().to_string(), d.clone());
+            tasks.spawn(run_one(shared.clone(), d.clone(), p));
+        }
+        drop(permit);
+        saturated = f.more && got == n;
+        if f.more {
+            idle_spins = 0;
+            continue;
+        }
+        // Idle: sleep until the next due time or lease deadline, or a wake.
+        let now = Instant::now();
+        let mut target = f.next_wake().unwrap_or(now + opts.max_idle).min(now + opts.max_idle);
+        if target <= now {
+            // Due by our estimate of the Redis clock but not yet by Redis itself: look again
+            // at once a few times, then give the clocks a millisecond.
+            idle_spins += 1;
+            if idle_spins <= 3 {
+                continue;
+            }
+            target = now + Duration::from_millis(1);
+        }
+        idle_spins = 0;
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(target.into()) => break,
+                _ = slot.notify.notified() => {
+                    if let Some(due) = slot.take() {
+                        let t = f.local_instant(due);
+                        if t <= Instant::now() { break; }
+                        target = target.min(t);
+                    }
+                }
+                _ = shared.closed() => break 'outer,
+            }
+        }
+    }
+
+    // Closing: handlers that have not started release their messages (run_one sees the flag);
+    // running ones get the drain timeout.
+    let drained = tokio::time::timeout(opts.drain_timeout, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+    keeper.abort();
+    drop(listener);
+}
+
+async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) {
+    let run = tokio::select! {
+        biased;
+        _ = shared.closed() => None,
+        p = shared.running.clone().acquire_owned() => p.ok(),
+    };
+    let outcome = match run {
+        Some(_permit) => {
+            let fut = shared.handler.handle(d.clone());
+            let out = AssertUnwindSafe(fut).catch_unwind().await;
+            if d.is_settled() {
+                None
+            } else {
+                Some(match out {
+                    Ok(Ok(())) => d.ack().await.map(|_| true),
+                    Ok(Err(f)) => d.nack(f.retry_after(), f.reason()).await.map(|_| false),
+                    Err(panic) => d.nack(None, &panic_message(panic)).await.map(|_| false),
+                })
+            }
+        }
+        None => {
+            let _ = d.release().await;
+            None
+        }
+    };
+    let c = &shared.counters;
+    match outcome {
+        Some(Ok(true)) => c.acked.fetch_add(1, Ordering::Relaxed),
+        Some(Ok(false)) => c.nacked.fetch_add(1, Ordering::Relaxed),
+        Some(Err(e)) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
+        Some(Err(_)) => c.errors.fetch_add(1, Ordering::Relaxed),
+        None => 0,
+    };
+    shared.held.lock().unwrap().remove(d.token());
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    format!("handler panicked: {what}")
+}
+
+/// Extends every held lease once less than half of its ttr is left.
+async fn lease_keeper(shared: Arc<Shared>) {
+    loop {
+        let (due, tick) = {
+            let held = shared.held.lock().unwrap();
+            let now = shared.redis_now_ms();
+            let mut tick = Duration::from_millis(500);
+            let mut due = Vec::new();
+            for d in held.values() {
+                let ttr = shared.lease_ttr(d);
+                tick = tick.min(ttr / 4);
+                let left = d.inner.lease_deadline_ms.load(Ordering::Relaxed) - now;
+                if !d.is_settled() && left < (ttr.as_millis() / 2) as i64 {
+                    due.push((d.clone(), ttr));
+                }
+            }
+            (due, tick.max(Duration::from_millis(10)))
+        };
+        let extends = due.into_iter().map(|(d, ttr)| {
+            let settler = d.inner.settler.clone();
+            async move {
+                let op = Op::Extend { id: d.id().to_string(), token: d.token().to_string(), ttr_ms: ttr.as_millis() as u64 };
+                if let Ok(Settled::Extended(deadline)) = settler.settle(op).await {
+                    d.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
+                }
+            }
+        });
+        futures_util::future::join_all(extends).await;
+        tokio::time::sleep(tick).await;
+    }
+}

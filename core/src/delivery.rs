@@ -1,0 +1,197 @@
+//! A delivered message: its fields, and ack / nack / extend of its lease.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, Result};
+use crate::limits;
+use crate::record::Record;
+use crate::settle::{NackMode, Op, Settled, Settler};
+
+/// One delivery of a message to one consumer. It holds a lease until `lease_deadline`; settle
+/// it with [`ack`](Delivery::ack) or [`nack`](Delivery::nack) (a subscription does that from the
+/// handler's outcome). Cheap to clone: clones share the same lease.
+#[derive(Clone)]
+pub struct Delivery {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub id: String,
+    pub queue: String,
+    pub token: String,
+    pub record: Record,
+    pub delivered_at_us: i64,
+    pub lease_deadline_ms: AtomicI64,
+    pub settled: AtomicBool,
+    pub settler: Settler,
+}
+
+pub(crate) fn ms_to_time(ms: i64) -> SystemTime {
+    if ms >= 0 {
+        UNIX_EPOCH + Duration::from_millis(ms as u64)
+    } else {
+        UNIX_EPOCH
+    }
+}
+
+pub(crate) fn time_to_ms(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    }
+}
+
+impl std::fmt::Debug for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("id", &self.id())
+            .field("queue", &self.queue())
+            .field("attempt", &self.attempt())
+            .field("body_len", &self.body().len())
+            .field("lateness", &self.lateness())
+            .finish()
+    }
+}
+
+impl Delivery {
+    /// The message id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+    /// The queue it came from.
+    pub fn queue(&self) -> &str {
+        &self.inner.queue
+    }
+    /// The body, byte for byte as published.
+    pub fn body(&self) -> &[u8] {
+        &self.inner.record.body
+    }
+    /// The headers as published.
+    pub fn headers(&self) -> &BTreeMap<String, String> {
+        &self.inner.record.headers
+    }
+    /// 1 on the first delivery, one more for every failed or expired attempt before.
+    pub fn attempt(&self) -> u32 {
+        self.inner.record.attempts + 1
+    }
+    /// Deliveries allowed before the message goes to the dead letters.
+    pub fn max_attempts(&self) -> u32 {
+        self.inner.record.max_attempts
+    }
+    /// The reason given by the previous failed attempt, if any.
+    pub fn last_error(&self) -> Option<&str> {
+        self.inner.record.last_error.as_deref()
+    }
+    /// When Redis stored the message (Redis clock).
+    pub fn published_at(&self) -> SystemTime {
+        ms_to_time(self.inner.record.published_at_ms)
+    }
+    /// When the message became due (Redis clock); for a retry, when the retry became due.
+    pub fn due_at(&self) -> SystemTime {
+        ms_to_time(self.inner.record.due_at_ms)
+    }
+    /// When this delivery was leased (Redis clock, microsecond precision).
+    pub fn delivered_at(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_micros(self.inner.delivered_at_us.max(0) as u64)
+    }
+    /// `delivered_at - due_at`, by the Redis clock.
+    pub fn lateness(&self) -> Duration {
+        let us = self.inner.delivered_at_us - self.inner.record.due_at_ms * 1000;
+        Duration::from_micros(us.max(0) as u64)
+    }
+    /// The current lease deadline (Redis clock).
+    pub fn lease_deadline(&self) -> SystemTime {
+        ms_to_time(self.inner.lease_deadline_ms.load(Ordering::Relaxed))
+    }
+    /// The lease token (for `Queue::ack` and friends, when settling by id).
+    pub fn token(&self) -> &str {
+        &self.inner.token
+    }
+    /// True once ack or nack was called (successfully or not).
+    pub fn is_settled(&self) -> bool {
+        self.inner.settled.load(Ordering::Acquire)
+    }
+
+    fn begin_settle(&self) -> Result<()> {
+        if self.inner.settled.swap(true, Ordering::AcqRel) {
+            return Err(Error::lease_lost(&self.inner.id));
+        }
+        Ok(())
+    }
+
+    /// Acknowledge: the message is done and deleted. `LeaseLost` if the lease had expired (the
+    /// message may then be delivered again) or it was already settled.
+    pub async fn ack(&self) -> Result<()> {
+        self.begin_settle()?;
+        self.inner
+            .settler
+            .settle(Op::Ack { id: self.inner.id.clone(), token: self.inner.token.clone() })
+            .await
+            .map(|_| ())
+    }
+
+    /// Give the message back for another attempt: after `retry_in`, or after the message's
+    /// exponential backoff when `None`. At max_attempts it goes to the dead letters with
+    /// `reason`. Returns true when it went to the dead letters.
+    pub async fn nack(&self, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
+        if let Some(d) = retry_in {
+            limits::check_delay("retry_in", d)?;
+        }
+        self.begin_settle()?;
+        let mode = match retry_in {
+            Some(d) => NackMode::After(d.as_millis() as u64),
+            None => NackMode::Backoff,
+        };
+        let r = self.inner.settler.settle(Op::Nack {
+            id: self.inner.id.clone(),
+            token: self.inner.token.clone(),
+            mode,
+            reason: truncate(reason, limits::MAX_REASON_BYTES),
+        });
+        Ok(r.await? == Settled::Dead)
+    }
+
+    /// Hand the message back unprocessed, due now, without counting an attempt.
+    pub(crate) async fn release(&self) -> Result<()> {
+        self.begin_settle()?;
+        let op = Op::Nack {
+            id: self.inner.id.clone(),
+            token: self.inner.token.clone(),
+            mode: NackMode::Release,
+            reason: String::new(),
+        };
+        self.inner.settler.settle(op).await.map(|_| ())
+    }
+
+    /// Extend the lease to `ttr` from now (Redis clock). A subscription does this by itself
+    /// while the handler runs; pulled deliveries (`Queue::fetch`) need it for long work.
+    pub async fn extend(&self, ttr: Duration) -> Result<()> {
+        limits::check_ttr("ttr", ttr)?;
+        if self.is_settled() {
+            return Err(Error::lease_lost(&self.inner.id));
+        }
+        let op = Op::Extend {
+            id: self.inner.id.clone(),
+            token: self.inner.token.clone(),
+            ttr_ms: ttr.as_millis() as u64,
+        };
+        if let Settled::Extended(deadline) = self.inner.settler.settle(op).await? {
+            self.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_string()
+}

@@ -1,0 +1,109 @@
+//! The one error type of redelay. Every binding maps [`ErrorKind`] to its own exception types.
+
+use std::fmt;
+
+/// What went wrong, independent of the message text. Bindings expose the same kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Bad input, refused before anything was written. The message names the field and the limit.
+    InvalidArgument,
+    /// Redis could not be reached, or the connection broke.
+    Connection,
+    /// Redis did not answer in time.
+    Timeout,
+    /// The lease token is not the message's current lease (it expired and the message was
+    /// redelivered, or the message was settled, cancelled or replaced). Nothing was changed.
+    LeaseLost,
+    /// No message with that id.
+    NotFound,
+    /// Redis answered with an error (ACL refusal, out of memory, a script error ...).
+    Redis,
+    /// A message handler failed.
+    Handler,
+}
+
+impl ErrorKind {
+    /// Stable name of the kind, as used by every binding (`InvalidArgument`, `LeaseLost`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "InvalidArgument",
+            ErrorKind::Connection => "Connection",
+            ErrorKind::Timeout => "Timeout",
+            ErrorKind::LeaseLost => "LeaseLost",
+            ErrorKind::NotFound => "NotFound",
+            ErrorKind::Redis => "Redis",
+            ErrorKind::Handler => "Handler",
+        }
+    }
+}
+
+/// An error with a kind and a human-readable message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+/// `Result` with redelay's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into() }
+    }
+
+    /// Bad input: `message` names the field and the limit.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidArgument, message)
+    }
+
+    pub(crate) fn lease_lost(id: &str) -> Self {
+        Self::new(
+            ErrorKind::LeaseLost,
+            format!("lease lost for message {id:?}: it expired, was settled, or the message was cancelled"),
+        )
+    }
+
+    pub(crate) fn not_found(id: &str) -> Self {
+        Self::new(ErrorKind::NotFound, format!("no message with id {id:?}"))
+    }
+
+    /// The kind of error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<redis::RedisError> for Error {
+    fn from(e: redis::RedisError) -> Self {
+        let kind = if e.is_timeout() {
+            ErrorKind::Timeout
+        } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
+            ErrorKind::Connection
+        } else if matches!(e.kind(), redis::ErrorKind::AuthenticationFailed | redis::ErrorKind::InvalidClientConfig) {
+            ErrorKind::Connection
+        } else {
+            ErrorKind::Redis
+        };
+        let what = match kind {
+            ErrorKind::Connection => "redis connection",
+            ErrorKind::Timeout => "redis timeout",
+            _ => "redis",
+        };
+        Error::new(kind, format!("{what}: {e}"))
+    }
+}

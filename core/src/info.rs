@@ -1,0 +1,135 @@
+//! What the inspection calls return: [`Stats`], [`MessageInfo`], [`VerifyReport`], and the
+//! [`Select`]ion of dead letters to act on.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use crate::delivery::ms_to_time;
+use crate::record::{self, Record};
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for its due time.
+    Scheduled,
+    /// Due, waiting for a consumer.
+    Ready,
+    /// Delivered to a consumer, lease running.
+    Leased,
+    /// Out of attempts; kept until respawned or purged.
+    Dead,
+}
+
+impl State {
+    /// Lower-case name: `scheduled`, `ready`, `leased`, `dead`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Scheduled => "scheduled",
+            State::Ready => "ready",
+            State::Leased => "leased",
+            State::Dead => "dead",
+        }
+    }
+}
+
+/// A stored message, as `peek` and `dead_letters` show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageInfo {
+    pub id: String,
+    pub state: State,
+    pub body: Vec<u8>,
+    pub headers: BTreeMap<String, String>,
+    /// Failed or expired attempts so far.
+    pub attempts: u32,
+    pub max_attempts: u32,
+    pub ttr: Duration,
+    pub published_at: SystemTime,
+    pub due_at: SystemTime,
+    /// Lease deadline while leased; time of death while dead.
+    pub state_since_or_until: Option<SystemTime>,
+    /// The reason of the last failure (for a dead letter: why it died).
+    pub last_error: Option<String>,
+}
+
+impl MessageInfo {
+    pub(crate) fn from_raw(id: String, state: State, raw: &[u8], score_ms: i64) -> MessageInfo {
+        let when = matches!(state, State::Leased | State::Dead).then(|| ms_to_time(score_ms));
+        match record::decode(&id, raw) {
+            Ok(r) => Self::from_record(id, state, r, when),
+            Err(e) => MessageInfo {
+                id,
+                state,
+                body: raw.to_vec(),
+                headers: BTreeMap::new(),
+                attempts: 0,
+                max_attempts: 0,
+                ttr: Duration::ZERO,
+                published_at: ms_to_time(0),
+                due_at: ms_to_time(0),
+                state_since_or_until: when,
+                last_error: Some(e.message().to_string()),
+            },
+        }
+    }
+
+    fn from_record(id: String, state: State, r: Record, when: Option<SystemTime>) -> MessageInfo {
+        MessageInfo {
+            id,
+            state,
+            body: r.body,
+            headers: r.headers,
+            attempts: r.attempts,
+            max_attempts: r.max_attempts,
+            ttr: Duration::from_millis(r.ttr_ms),
+            published_at: ms_to_time(r.published_at_ms),
+            due_at: ms_to_time(r.due_at_ms),
+            state_since_or_until: when,
+            last_error: r.last_error,
+        }
+    }
+}
+
+/// Counts of one queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Redis time of the reading.
+    pub now: SystemTime,
+    /// All stored messages (scheduled + ready + leased + dead).
+    pub total: u64,
+    pub scheduled: u64,
+    pub ready: u64,
+    pub leased: u64,
+    pub dead: u64,
+    /// Due time of the next scheduled message.
+    pub next_due: Option<SystemTime>,
+    /// Due time of the oldest message still waiting in `scheduled` although due; its age is
+    /// how far consumers lag behind.
+    pub oldest_ready_due: Option<SystemTime>,
+}
+
+/// Result of `verify`: the invariant of docs/architecture.md checked atomically.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Records checked.
+    pub records: u64,
+    /// What is wrong (at most 50 lines); empty when the queue is consistent.
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    /// True when no problem was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Which dead letters to respawn or purge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Select {
+    /// These ids (ids that are not dead are skipped).
+    Ids(Vec<String>),
+    /// The `n` that died first.
+    Oldest(usize),
+    /// All of them (done in bounded steps of 1000).
+    All,
+}

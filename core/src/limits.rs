@@ -1,0 +1,214 @@
+//! Every input limit of redelay, in one place. Each check names the field and the limit in its
+//! error, and runs before anything is written to Redis.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Queue names: 1 to 128 bytes of `A-Z a-z 0-9 _ - . :` (they become part of Redis keys).
+pub const MAX_QUEUE_NAME_BYTES: usize = 128;
+/// Key prefixes: 1 to 64 bytes, same characters as queue names.
+pub const MAX_PREFIX_BYTES: usize = 64;
+/// Message ids: 1 to 256 bytes of printable UTF-8 (no control characters), not all digits
+/// (all-digit ids are the ones redelay generates).
+pub const MAX_ID_BYTES: usize = 256;
+/// Default largest body: 8 MiB. Change it with `ClientBuilder::max_body_bytes`.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// The largest body any client may be configured to accept: 512 MiB (Redis' string limit).
+pub const MAX_BODY_BYTES_CEILING: usize = 512 * 1024 * 1024;
+/// Headers: at most 64 entries, 64 KiB in all (names and values).
+pub const MAX_HEADERS: usize = 64;
+/// See [`MAX_HEADERS`].
+pub const MAX_HEADERS_BYTES: usize = 64 * 1024;
+/// Longest delay, and farthest due time from now: 3650 days (about 10 years).
+pub const MAX_DELAY: Duration = Duration::from_secs(3650 * 24 * 3600);
+/// max_attempts: 1 to 1000.
+pub const MAX_ATTEMPTS: u32 = 1000;
+/// Shortest ttr (lease): 100 ms, so that lease extension has time to work.
+pub const MIN_TTR: Duration = Duration::from_millis(100);
+/// Longest ttr (lease): 24 hours.
+pub const MAX_TTR: Duration = Duration::from_secs(24 * 3600);
+/// Largest retry backoff (base or cap): 7 days.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Most messages in one `publish_batch` call: 100,000 (sent as chunks of [`PUBLISH_CHUNK`]).
+pub const MAX_BATCH: usize = 100_000;
+/// Messages per publish script call: a call stays well under a few milliseconds.
+pub const PUBLISH_CHUNK: usize = 1000;
+/// Most messages in one fetch: 1000.
+pub const MAX_FETCH: usize = 1000;
+/// Longest nack reason kept with the message (longer ones are cut): 4000 bytes.
+pub const MAX_REASON_BYTES: usize = 4000;
+
+/// Defaults for a message's settings, when neither the message nor the queue sets them.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+/// Default lease: 30 s.
+pub const DEFAULT_TTR: Duration = Duration::from_secs(30);
+/// Default first retry backoff: 1 s (doubling at each attempt, with jitter).
+pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// Default largest retry backoff: 1 hour.
+pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(3600);
+
+fn name_chars_ok(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+}
+
+pub(crate) fn check_queue_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_QUEUE_NAME_BYTES {
+        return Err(Error::invalid(format!(
+            "queue name: must be 1 to {MAX_QUEUE_NAME_BYTES} bytes, got {}",
+            name.len()
+        )));
+    }
+    if !name_chars_ok(name) {
+        return Err(Error::invalid(format!(
+            "queue name: {name:?} may only contain A-Z a-z 0-9 _ - . :"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_prefix(prefix: &str) -> Result<()> {
+    if prefix.is_empty() || prefix.len() > MAX_PREFIX_BYTES || !name_chars_ok(prefix) {
+        return Err(Error::invalid(format!(
+            "prefix: must be 1 to {MAX_PREFIX_BYTES} bytes of A-Z a-z 0-9 _ - . :, got {prefix:?}"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > MAX_ID_BYTES {
+        return Err(Error::invalid(format!("id: must be 1 to {MAX_ID_BYTES} bytes, got {}", id.len())));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(Error::invalid(format!("id: {id:?} contains a control character")));
+    }
+    if id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::invalid(format!(
+            "id: {id:?} is all digits; such ids are reserved for ids redelay generates"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a body against the client's limit (`max_body_bytes`).
+pub(crate) fn check_body(len: usize, max: usize) -> Result<()> {
+    if len > max {
+        return Err(Error::invalid(format!("body: {len} bytes is more than the limit of {max} bytes")));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_max_body_setting(max: usize) -> Result<()> {
+    if max == 0 || max > MAX_BODY_BYTES_CEILING {
+        return Err(Error::invalid(format!(
+            "max_body_bytes: must be 1 to {MAX_BODY_BYTES_CEILING}, got {max}"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_headers<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>, count: usize) -> Result<()> {
+    if count > MAX_HEADERS {
+        return Err(Error::invalid(format!("headers: {count} entries, more than the limit of {MAX_HEADERS}")));
+    }
+    let mut total = 0;
+    for (k, v) in headers {
+        if k.is_empty() {
+            return Err(Error::invalid("headers: a header name is empty"));
+        }
+        total += k.len() + v.len();
+    }
+    if total > MAX_HEADERS_BYTES {
+        return Err(Error::invalid(format!(
+            "headers: {total} bytes in all, more than the limit of {MAX_HEADERS_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_delay(field: &str, d: Duration) -> Result<()> {
+    if d > MAX_DELAY {
+        return Err(Error::invalid(format!(
+            "{field}: {} ms is more than the limit of {} ms ({} days)",
+            d.as_millis(),
+            MAX_DELAY.as_millis(),
+            MAX_DELAY.as_secs() / 86400
+        )));
+    }
+    Ok(())
+}
+
+/// `at` as ms since the Unix epoch; the limit is checked against the client's clock with the
+/// same 10-year bound (the due time itself is later compared with Redis' clock only).
+pub(crate) fn check_at(at_ms: i64, local_now_ms: i64) -> Result<()> {
+    if at_ms < 0 {
+        return Err(Error::invalid(format!("at: {at_ms} ms is before the Unix epoch")));
+    }
+    if at_ms - local_now_ms > MAX_DELAY.as_millis() as i64 {
+        return Err(Error::invalid(format!(
+            "at: more than {} days in the future",
+            MAX_DELAY.as_secs() / 86400
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_max_attempts(n: u32) -> Result<()> {
+    if n == 0 || n > MAX_ATTEMPTS {
+        return Err(Error::invalid(format!("max_attempts: must be 1 to {MAX_ATTEMPTS}, got {n}")));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_ttr(field: &str, d: Duration) -> Result<()> {
+    if d < MIN_TTR || d > MAX_TTR {
+        return Err(Error::invalid(format!(
+            "{field}: must be {} ms to {} ms, got {} ms",
+            MIN_TTR.as_millis(),
+            MAX_TTR.as_millis(),
+            d.as_millis()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_backoff(field: &str, d: Duration) -> Result<()> {
+    if d.is_zero() || d > MAX_BACKOFF {
+        return Err(Error::invalid(format!(
+            "{field}: must be 1 ms to {} ms, got {} ms",
+            MAX_BACKOFF.as_millis(),
+            d.as_millis()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_batch(n: usize) -> Result<()> {
+    if n > MAX_BATCH {
+        return Err(Error::invalid(format!("batch: {n} messages, more than the limit of {MAX_BATCH}")));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_fetch_max(n: usize) -> Result<()> {
+    if n == 0 || n > MAX_FETCH {
+        return Err(Error::invalid(format!("max: must be 1 to {MAX_FETCH}, got {n}")));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_concurrency(n: usize) -> Result<()> {
+    if n == 0 || n > 10_000 {
+        return Err(Error::invalid(format!("concurrency: must be 1 to 10000, got {n}")));
+    }
+    Ok(())
+}
+
+/// Ids given to settle, cancel, peek ...: any id publish may have stored, generated ones too.
+pub(crate) fn check_id_any(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > MAX_ID_BYTES {
+        return Err(Error::invalid(format!("id: must be 1 to {MAX_ID_BYTES} bytes, got {}", id.len())));
+    }
+    Ok(())
+}

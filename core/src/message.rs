@@ -1,0 +1,135 @@
+//! What a producer publishes: [`Message`], and what it gets back: [`Published`].
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+/// When a message becomes due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// This long after Redis receives the publish (by the Redis clock).
+    In(Duration),
+    /// At this wall-clock time (compared with the Redis clock).
+    At(SystemTime),
+}
+
+/// A message to publish. Built with chained setters:
+/// `Message::new(b"hello".to_vec()).delay(Duration::from_secs(5)).id("order-7")`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub(crate) body: Vec<u8>,
+    pub(crate) id: Option<String>,
+    pub(crate) due: Due,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) max_attempts: Option<u32>,
+    pub(crate) ttr: Option<Duration>,
+    pub(crate) backoff: Option<(Duration, Duration)>,
+    pub(crate) replace: bool,
+}
+
+impl Message {
+    /// A message with `body`, due now, with the queue's default settings.
+    pub fn new(body: impl Into<Vec<u8>>) -> Self {
+        Message {
+            body: body.into(),
+            id: None,
+            due: Due::In(Duration::ZERO),
+            headers: BTreeMap::new(),
+            max_attempts: None,
+            ttr: None,
+            backoff: None,
+            replace: false,
+        }
+    }
+
+    /// Due `delay` after Redis receives the publish.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.due = Due::In(delay);
+        self
+    }
+
+    /// Due at `at` (by the Redis clock). A time in the past means due now.
+    pub fn at(mut self, at: SystemTime) -> Self {
+        self.due = Due::At(at);
+        self
+    }
+
+    /// Sets the due time.
+    pub fn due(mut self, due: Due) -> Self {
+        self.due = due;
+        self
+    }
+
+    /// Your own id, unique within the queue. Publishing an id that exists is reported as a
+    /// duplicate and changes nothing, unless [`Message::replace`] is set. Without an id,
+    /// redelay generates one (all digits).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Adds a header (a string pair carried with the message).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets all headers.
+    pub fn headers(mut self, headers: BTreeMap<String, String>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Deliveries allowed before the message goes to the dead letters (1 to 1000; default 10).
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = Some(n);
+        self
+    }
+
+    /// Lease length (time to run) of each delivery, unless the consumer sets its own
+    /// (100 ms to 24 h; default 30 s).
+    pub fn ttr(mut self, ttr: Duration) -> Self {
+        self.ttr = Some(ttr);
+        self
+    }
+
+    /// Retry backoff: `base` doubled at each failed attempt, capped at `max`, with jitter
+    /// (default 1 s and 1 h).
+    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.backoff = Some((base, max));
+        self
+    }
+
+    /// Replace an existing message with the same id instead of reporting a duplicate. A
+    /// consumer holding the old one loses its lease.
+    pub fn replace(mut self, replace: bool) -> Self {
+        self.replace = replace;
+        self
+    }
+}
+
+/// What happened to one published message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishStatus {
+    /// Stored and scheduled.
+    Stored,
+    /// A message with this id already existed; nothing was changed.
+    Duplicate,
+    /// A message with this id existed and was replaced.
+    Replaced,
+}
+
+/// The result of publishing one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    /// The message id (generated when none was given).
+    pub id: String,
+    /// Stored, duplicate or replaced.
+    pub status: PublishStatus,
+}
+
+impl Published {
+    /// True when an existing message with this id made the publish a no-op.
+    pub fn is_duplicate(&self) -> bool {
+        self.status == PublishStatus::Duplicate
+    }
+}
