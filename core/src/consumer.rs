@@ -152,6 +152,8 @@ struct Shared {
     /// Latest (local instant, Redis µs) pair, to estimate the Redis clock.
     clock: Mutex<(Instant, i64)>,
     counters: AtomicCounters,
+    /// Tells the lease keeper that new leases are held.
+    keeper_wake: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -206,6 +208,7 @@ impl Queue {
             held: Mutex::new(HashMap::new()),
             clock: Mutex::new((Instant::now(), 0)),
             counters: AtomicCounters::default(),
+            keeper_wake: tokio::sync::Notify::new(),
         });
         // Fail fast on an unreachable Redis rather than spinning in the background.
         let first = self.fetch_once(0, None).await?;
@@ -306,6 +309,9 @@ async fn fetch_loop(shared: Arc<Shared>) {
             tasks.spawn(run_one(shared.clone(), d.clone(), p));
         }
         drop(permit);
+        if got > 0 {
+            shared.keeper_wake.notify_one();
+        }
         saturated = f.more && got == n;
         if f.more {
             idle_spins = 0;
@@ -426,6 +432,9 @@ async fn lease_keeper(shared: Arc<Shared>) {
             }
         });
         futures_util::future::join_all(extends).await;
-        tokio::time::sleep(tick).await;
+        tokio::select! {
+            _ = tokio::time::sleep(tick) => {}
+            _ = shared.keeper_wake.notified() => {}
+        }
     }
 }

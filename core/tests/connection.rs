@@ -1,0 +1,84 @@
+//! Connection errors are bounded and clear; a subscription survives a Redis restart.
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redelay::{Client, Delivery, ErrorKind, Failure, Message, SubscribeOptions};
+
+#[tokio::test]
+async fn unreachable_redis_is_a_connection_error_within_bounded_time() {
+    let port = common::free_port(); // nothing listens there
+    let t = Instant::now();
+    let e = Client::builder(&format!("redis://127.0.0.1:{port}"))
+        .connect_timeout(Duration::from_secs(1))
+        .connect()
+        .await
+        .err()
+        .expect("no server");
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(e.message().contains(&port.to_string()), "names the address: {e}");
+    assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
+}
+
+#[tokio::test]
+async fn wrong_password_is_a_connection_error() {
+    let mut u = common::url();
+    u = u.replacen("redis://", "redis://nobody:wrong@", 1);
+    let e = Client::connect(&u).await.err().expect("refused");
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(!e.message().contains("wrong"), "password is not echoed: {e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_keeps_delivering_after_redis_restarts() {
+    let mut server = common::RedisServer::start();
+    let client = Client::builder(&server.url()).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
+    let q = client.queue("restart").unwrap();
+    let got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let g = got.clone();
+    let sub = q
+        .subscribe(
+            move |d: Delivery| {
+                let g = g.clone();
+                async move {
+                    g.lock().unwrap().push(String::from_utf8_lossy(d.body()).into_owned());
+                    Ok::<(), Failure>(())
+                }
+            },
+            SubscribeOptions::concurrency(2),
+        )
+        .await
+        .unwrap();
+    q.publish(Message::new(b"before".to_vec())).await.unwrap();
+    wait_for(&got, 1).await;
+
+    server.restart(); // no persistence: Redis comes back empty
+    // Publishing may fail while the client reconnects; retry like a producer would.
+    let t = Instant::now();
+    loop {
+        match q.publish(Message::new(b"after".to_vec()).delay(Duration::from_millis(200))).await {
+            Ok(_) => break,
+            Err(e) => {
+                assert!(matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout), "{e}");
+                assert!(t.elapsed() < Duration::from_secs(10), "never reconnected: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    q.publish(Message::new(b"after-now".to_vec())).await.unwrap();
+    wait_for(&got, 3).await;
+    sub.close().await;
+    let got = got.lock().unwrap().clone();
+    assert_eq!(got[0], "before");
+    assert!(got.contains(&"after".to_string()) && got.contains(&"after-now".to_string()), "{got:?}");
+    common::assert_verified(&q).await;
+}
+
+async fn wait_for(got: &Arc<Mutex<Vec<String>>>, n: usize) {
+    let t = Instant::now();
+    while got.lock().unwrap().len() < n {
+        assert!(t.elapsed() < Duration::from_secs(10), "only {:?}", got.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,363 @@
+//! The delivery scenarios of the core, each on its own queue, each ending with `verify`.
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use redelay::{Delivery, Due, Failure, Message, PublishStatus, Select, State, SubscribeOptions};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Pulls until `n` deliveries arrived or `within` passed.
+async fn pull(q: &redelay::Queue, n: usize, within: Duration) -> Vec<Delivery> {
+    let t = std::time::Instant::now();
+    let mut out = Vec::new();
+    while out.len() < n && t.elapsed() < within {
+        out.extend(q.fetch((n - out.len()).min(1000), ms(200)).await.unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn order_is_due_time_then_publish_order() {
+    let (_c, q) = common::queue("order").await;
+    let at = SystemTime::now() + ms(400);
+    // Published out of due order; a..e share one due time and must keep publish order.
+    let mut batch = vec![Message::new(b"late".to_vec()).id("late").delay(ms(700))];
+    for name in ["a", "b", "c", "d", "e"] {
+        batch.push(Message::new(name.as_bytes().to_vec()).id(name).at(at));
+    }
+    batch.push(Message::new(b"early".to_vec()).id("early").delay(ms(100)));
+    q.publish_batch(batch).await.unwrap();
+    q.publish(Message::new(b"f".to_vec()).id("f").at(at)).await.unwrap();
+    let got = pull(&q, 8, Duration::from_secs(5)).await;
+    let ids: Vec<&str> = got.iter().map(|d| d.id()).collect();
+    assert_eq!(ids, ["early", "a", "b", "c", "d", "e", "f", "late"]);
+    for d in &got {
+        assert!(d.delivered_at() >= d.due_at(), "{} delivered before due", d.id());
+        d.ack().await.unwrap();
+    }
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_message_is_held_by_two_consumers() {
+    let (client, q) = common::queue("exclusive").await;
+    let msgs: Vec<Message> = (0..2000).map(|i| Message::new(format!("{i}").into_bytes()).delay(ms(i % 300))).collect();
+    q.publish_batch(msgs).await.unwrap();
+    let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let mut subs = Vec::new();
+    for _ in 0..4 {
+        let seen = seen.clone();
+        let q = client.queue(q.name()).unwrap();
+        let sub = q
+            .subscribe(
+                move |d: Delivery| {
+                    let seen = seen.clone();
+                    async move {
+                        *seen.lock().unwrap().entry(d.id().to_string()).or_default() += 1;
+                        tokio::time::sleep(ms(1)).await;
+                        Ok::<(), Failure>(())
+                    }
+                },
+                SubscribeOptions::concurrency(8),
+            )
+            .await
+            .unwrap();
+        subs.push(sub);
+    }
+    let t = std::time::Instant::now();
+    while q.stats().await.unwrap().total > 0 && t.elapsed() < Duration::from_secs(30) {
+        tokio::time::sleep(ms(50)).await;
+    }
+    for s in &subs {
+        s.close().await;
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2000, "every message delivered");
+    let twice: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "delivered more than once while leased: {twice:?}");
+    let per_sub: Vec<u64> = subs.iter().map(|s| s.counters().acked).collect();
+    assert_eq!(per_sub.iter().sum::<u64>(), 2000);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn an_unacked_message_comes_back_after_its_ttr_with_attempt_2() {
+    let (_c, q) = common::queue("ttr").await;
+    let p = q.publish(Message::new(b"x".to_vec()).ttr(ms(300))).await.unwrap();
+    let first = q.fetch(1, ms(500)).await.unwrap();
+    assert_eq!(first[0].attempt(), 1);
+    // The consumer "dies": it never acks. Before the ttr nothing is delivered.
+    assert!(q.fetch(1, ms(100)).await.unwrap().is_empty());
+    let second = q.fetch(1, Duration::from_secs(2)).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].id(), p.id);
+    assert_eq!(second[0].attempt(), 2);
+    assert!(second[0].last_error().unwrap().contains("lease expired"));
+    // The first consumer's late ack is refused and changes nothing.
+    let e = first[0].ack().await.unwrap_err();
+    assert_eq!(e.kind(), redelay::ErrorKind::LeaseLost);
+    second[0].ack().await.unwrap();
+    assert!(q.peek(&p.id).await.unwrap().is_none());
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn nack_retries_with_growing_delay_then_dead_letter_then_respawn() {
+    let (_c, q) = common::queue("retry").await;
+    let p = q
+        .publish(Message::new(b"job".to_vec()).max_attempts(4).backoff(ms(100), Duration::from_secs(10)))
+        .await
+        .unwrap();
+    let mut gaps = Vec::new();
+    let mut last_nack = None;
+    for attempt in 1..=4 {
+        let d = pull(&q, 1, Duration::from_secs(5)).await.pop().expect("redelivered");
+        assert_eq!(d.attempt(), attempt);
+        if let Some(t) = last_nack {
+            gaps.push(d.due_at().duration_since(t).unwrap_or_default());
+        }
+        let dead = d.nack(None, &format!("boom {attempt}")).await.unwrap();
+        assert_eq!(dead, attempt == 4);
+        last_nack = Some(SystemTime::now().min(d.delivered_at() + ms(5)));
+    }
+    // Equal jitter: the k-th retry waits between half and all of 100ms * 2^(k-1).
+    for (k, g) in gaps.iter().enumerate() {
+        let full = 100u64 << k;
+        assert!(*g >= ms(full / 2 - 10) && *g <= ms(full + 50), "retry {k}: gap {g:?} for backoff {full}ms");
+    }
+    let dead = q.dead_letters(0, 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].id, p.id);
+    assert_eq!(dead[0].state, State::Dead);
+    assert_eq!(dead[0].last_error.as_deref(), Some("boom 4"));
+    assert_eq!(q.stats().await.unwrap().dead, 1);
+    common::assert_verified(&q).await;
+
+    assert_eq!(q.respawn(Select::Ids(vec![p.id.clone()])).await.unwrap(), 1);
+    let d = pull(&q, 1, Duration::from_secs(2)).await.pop().expect("respawned");
+    assert_eq!(d.attempt(), 1);
+    d.ack().await.unwrap();
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn explicit_retry_delay_and_purge() {
+    let (_c, q) = common::queue("purge").await;
+    q.publish(Message::new(b"1".to_vec()).id("one").max_attempts(1)).await.unwrap();
+    q.publish(Message::new(b"2".to_vec()).id("two").max_attempts(2)).await.unwrap();
+    let got = pull(&q, 2, Duration::from_secs(2)).await;
+    for d in &got {
+        d.nack(Some(ms(300)), "later").await.unwrap();
+    }
+    let info = q.peek("two").await.unwrap().unwrap();
+    assert_eq!(info.state, State::Scheduled);
+    assert_eq!(info.attempts, 1);
+    assert!(q.fetch(1, ms(100)).await.unwrap().is_empty(), "not before its retry delay");
+    assert_eq!(q.peek("one").await.unwrap().unwrap().state, State::Dead);
+    assert_eq!(q.purge_dead(Select::All).await.unwrap(), 1);
+    assert!(q.peek("one").await.unwrap().is_none());
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn cancel_reschedule_duplicate_replace_peek_stats() {
+    let (_c, q) = common::queue("change").await;
+    let a = q.publish(Message::new(b"a".to_vec()).id("a").delay(Duration::from_secs(60))).await.unwrap();
+    assert_eq!(a.status, PublishStatus::Stored);
+    let dup = q.publish(Message::new(b"other".to_vec()).id("a")).await.unwrap();
+    assert!(dup.is_duplicate());
+    let info = q.peek("a").await.unwrap().unwrap();
+    assert_eq!(info.body, b"a", "a duplicate publish changes nothing");
+    assert_eq!(info.state, State::Scheduled);
+
+    let rep = q.publish(Message::new(b"new".to_vec()).id("a").delay(Duration::from_secs(120)).replace(true)).await.unwrap();
+    assert_eq!(rep.status, PublishStatus::Replaced);
+    assert_eq!(q.peek("a").await.unwrap().unwrap().body, b"new");
+
+    q.publish(Message::new(b"b".to_vec()).id("b").delay(Duration::from_secs(60))).await.unwrap();
+    q.publish(Message::new(b"c".to_vec()).id("c")).await.unwrap();
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.total, s.scheduled, s.ready, s.leased, s.dead), (3, 2, 1, 0, 0));
+    assert!(s.next_due.is_some());
+
+    assert!(q.cancel("b").await.unwrap());
+    assert!(!q.cancel("b").await.unwrap());
+    assert!(q.peek("b").await.unwrap().is_none());
+
+    // Reschedule the 2-minute message to now: it is delivered right away.
+    q.reschedule("a", Due::In(Duration::ZERO)).await.unwrap();
+    let got = pull(&q, 2, Duration::from_secs(2)).await;
+    let mut ids: Vec<&str> = got.iter().map(|d| d.id()).collect();
+    ids.sort();
+    assert_eq!(ids, ["a", "c"]);
+    // Leased: reschedule refused, cancel allowed (the holder then loses its lease).
+    let e = q.reschedule("a", Due::In(ms(10))).await.unwrap_err();
+    assert_eq!(e.kind(), redelay::ErrorKind::InvalidArgument);
+    let e = q.reschedule("zz", Due::In(ms(10))).await.unwrap_err();
+    assert_eq!(e.kind(), redelay::ErrorKind::NotFound);
+    assert!(q.cancel("a").await.unwrap());
+    let d = got.iter().find(|d| d.id() == "a").unwrap();
+    assert_eq!(d.ack().await.unwrap_err().kind(), redelay::ErrorKind::LeaseLost);
+    got.iter().find(|d| d.id() == "c").unwrap().ack().await.unwrap();
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn batch_of_ten_thousand() {
+    let (_c, q) = common::queue("batch").await;
+    let msgs: Vec<Message> = (0..10_000).map(|i| Message::new(vec![(i % 251) as u8; 32]).delay(ms(200))).collect();
+    let r = q.publish_batch(msgs).await.unwrap();
+    assert_eq!(r.len(), 10_000);
+    assert!(r.iter().all(|p| p.status == PublishStatus::Stored));
+    let ids: std::collections::HashSet<_> = r.iter().map(|p| p.id.clone()).collect();
+    assert_eq!(ids.len(), 10_000, "generated ids are unique");
+    assert_eq!(q.stats().await.unwrap().scheduled, 10_000);
+    let mut n = 0;
+    let t = std::time::Instant::now();
+    while n < 10_000 && t.elapsed() < Duration::from_secs(20) {
+        let got = q.fetch(1000, ms(500)).await.unwrap();
+        n += got.len();
+        for d in got {
+            d.ack().await.unwrap();
+        }
+    }
+    assert_eq!(n, 10_000);
+    common::assert_verified(&q).await;
+    assert_eq!(q.stats().await.unwrap().total, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handler_outcomes_ack_nack_panic_and_manual() {
+    let (_c, q) = common::queue("outcomes").await;
+    for id in ["ok", "err", "panic", "manual", "later"] {
+        q.publish(Message::new(id.as_bytes().to_vec()).id(id).max_attempts(1)).await.unwrap();
+    }
+    let sub = q
+        .subscribe(
+            |d: Delivery| async move {
+                match d.id() {
+                    "ok" => Ok(()),
+                    "err" => Err(Failure::new("it failed")),
+                    "panic" => panic!("kaboom"),
+                    "manual" => {
+                        d.nack(Some(Duration::from_secs(60)), "manual").await.unwrap();
+                        Ok(())
+                    }
+                    _ => Err(Failure::retry_in("not yet", Duration::from_secs(60))),
+                }
+            },
+            SubscribeOptions::concurrency(4),
+        )
+        .await
+        .unwrap();
+    let t = std::time::Instant::now();
+    while sub.counters().delivered < 5 && t.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(ms(20)).await;
+    }
+    sub.close().await;
+    assert!(q.peek("ok").await.unwrap().is_none());
+    let err = q.peek("err").await.unwrap().unwrap();
+    assert_eq!((err.state, err.last_error.as_deref()), (State::Dead, Some("it failed")));
+    let p = q.peek("panic").await.unwrap().unwrap();
+    assert_eq!(p.state, State::Dead);
+    assert!(p.last_error.unwrap().contains("kaboom"));
+    let m = q.peek("manual").await.unwrap().unwrap();
+    assert_eq!((m.state, m.last_error.as_deref()), (State::Dead, Some("manual")), "max_attempts 1: dead");
+    let l = q.peek("later").await.unwrap().unwrap();
+    assert_eq!(l.state, State::Dead);
+    let c = sub.counters();
+    assert_eq!((c.delivered, c.acked), (5, 1));
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_are_extended_while_the_handler_runs() {
+    let (_c, q) = common::queue("extend").await;
+    q.publish(Message::new(b"slow".to_vec()).ttr(ms(200))).await.unwrap();
+    let runs = Arc::new(Mutex::new(0));
+    let r2 = runs.clone();
+    let sub = q
+        .subscribe(
+            move |_d: Delivery| {
+                let runs = r2.clone();
+                async move {
+                    *runs.lock().unwrap() += 1;
+                    tokio::time::sleep(ms(1200)).await; // six times the ttr
+                    Ok::<(), Failure>(())
+                }
+            },
+            SubscribeOptions::concurrency(2),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(1600)).await;
+    sub.close().await;
+    assert_eq!(*runs.lock().unwrap(), 1, "not redelivered while its handler ran");
+    assert_eq!(sub.counters().acked, 1);
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_consumer_is_woken_by_a_publish_not_by_its_timer() {
+    let (_c, q) = common::queue("wake").await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let opts = SubscribeOptions { max_idle: Duration::from_secs(30), ..SubscribeOptions::concurrency(1) };
+    let sub = q
+        .subscribe(
+            move |d: Delivery| {
+                let tx = tx.clone();
+                async move {
+                    tx.send(d.lateness()).unwrap();
+                    Ok::<(), Failure>(())
+                }
+            },
+            opts,
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(200)).await; // the consumer is asleep now, with nothing scheduled
+    q.publish(Message::new(b"now".to_vec())).await.unwrap();
+    q.publish(Message::new(b"soon".to_vec()).delay(ms(300))).await.unwrap();
+    for _ in 0..2 {
+        let lateness = tokio::time::timeout(Duration::from_secs(3), rx.recv()).await.expect("woken").unwrap();
+        assert!(lateness < Duration::from_secs(1), "lateness {lateness:?}");
+    }
+    sub.close().await;
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_releases_prefetched_messages_without_counting_an_attempt() {
+    let (_c, q) = common::queue("close").await;
+    let msgs = (0..6).map(|i| Message::new(vec![i]).max_attempts(1)).collect();
+    q.publish_batch(msgs).await.unwrap();
+    let sub = q
+        .subscribe(
+            |_d: Delivery| async move {
+                tokio::time::sleep(ms(300)).await;
+                Ok::<(), Failure>(())
+            },
+            SubscribeOptions { concurrency: 1, prefetch: 5, ..Default::default() },
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(ms(100)).await;
+    sub.close().await;
+    // One ran to completion; the five prefetched went back, due now, still on attempt 1.
+    assert_eq!(sub.counters().acked, 1);
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.total, s.ready, s.leased, s.dead), (5, 5, 0, 0));
+    for d in pull(&q, 5, Duration::from_secs(2)).await {
+        assert_eq!(d.attempt(), 1);
+        d.ack().await.unwrap();
+    }
+    common::assert_verified(&q).await;
+}
