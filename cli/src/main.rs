@@ -1,1 +1,79 @@
-fn main(){}
+//! `redelay`: the command line of the redelay delay queue.
+
+mod commands;
+mod demo;
+mod units;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "redelay", version, about = "Delayed messages on Redis: demo, publish, inspect, dead letters, bench")]
+struct Cli {
+    /// Redis URL: redis://[user:pass@]host:port[/db], rediss://… (TLS), unix:///path.sock
+    #[arg(long, global = true, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    url: String,
+    /// Key prefix of the queues
+    #[arg(long, global = true, env = "REDELAY_PREFIX", default_value = "redelay")]
+    prefix: String,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Publish ~30 messages due over ~10 s, consume them, print each one's lateness
+    Demo(demo::DemoArgs),
+    /// Publish one message
+    Publish(commands::PublishArgs),
+    /// Counts of queues (all registered queues when none is named)
+    Stats(commands::StatsArgs),
+    /// Show one message
+    Peek { queue: String, id: String },
+    /// Delete one message
+    Cancel { queue: String, id: String },
+    /// Give a waiting message a new due time
+    Reschedule(commands::RescheduleArgs),
+    /// Dead letters: list, respawn, purge
+    Dead {
+        #[command(subcommand)]
+        cmd: commands::DeadCmd,
+    },
+    /// Check a queue's invariant (every id in exactly one state)
+    Verify { queue: String },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Demo(a) => demo::run(&cli.url, &cli.prefix, a).await,
+        cmd => {
+            let client = match commands::connect(&cli.url, &cli.prefix).await {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("redelay: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match cmd {
+                Cmd::Publish(a) => commands::publish(&client, a).await,
+                Cmd::Stats(a) => commands::stats(&client, a).await,
+                Cmd::Peek { queue, id } => commands::peek(&client, &queue, &id).await,
+                Cmd::Cancel { queue, id } => commands::cancel(&client, &queue, &id).await,
+                Cmd::Reschedule(a) => commands::reschedule(&client, a).await,
+                Cmd::Dead { cmd } => commands::dead(&client, cmd).await,
+                Cmd::Verify { queue } => commands::verify(&client, &queue).await,
+                Cmd::Demo(_) => unreachable!(),
+            }
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("redelay: {e}");
+            ExitCode::from(if e.kind() == redelay::ErrorKind::InvalidArgument { 64 } else { 2 })
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The inspection and change subcommands.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use clap::{Args, Subcommand};
+use redelay::{Client, Due, Message, MessageInfo, Result, Select, Stats};
+
+use crate::units::{epoch_ms, human, parse_duration, relative};
+
+pub async fn connect(url: &str, prefix: &str) -> Result<Client> {
+    Client::builder(url).prefix(prefix).connect_timeout(Duration::from_secs(3)).connect().await
+}
+
+#[derive(Args)]
+pub struct PublishArgs {
+    pub queue: String,
+    /// The body (UTF-8 text)
+    pub body: String,
+    /// Due after this long: 250ms, 3s, 30m, 2h, 7d
+    #[arg(long, value_parser = parse_duration)]
+    pub delay: Option<Duration>,
+    /// Due at this time, ms since the Unix epoch
+    #[arg(long, conflicts_with = "delay")]
+    pub at_ms: Option<u64>,
+    /// Your id (generated when absent)
+    #[arg(long)]
+    pub id: Option<String>,
+    /// A header name=value (repeatable)
+    #[arg(long = "header", value_name = "NAME=VALUE")]
+    pub headers: Vec<String>,
+    #[arg(long)]
+    pub max_attempts: Option<u32>,
+    /// Lease length per delivery: 30s, 5m ...
+    #[arg(long, value_parser = parse_duration)]
+    pub ttr: Option<Duration>,
+    /// Replace a message with the same id
+    #[arg(long)]
+    pub replace: bool,
+}
+
+pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
+    let q = client.queue(&a.queue)?;
+    let mut m = Message::new(a.body.into_bytes()).replace(a.replace);
+    if let Some(d) = a.delay {
+        m = m.delay(d);
+    }
+    if let Some(at) = a.at_ms {
+        m = m.at(SystemTime::UNIX_EPOCH + Duration::from_millis(at));
+    }
+    if let Some(id) = a.id {
+        m = m.id(id);
+    }
+    for h in a.headers {
+        let (k, v) = h
+            .split_once('=')
+            .ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
+        m = m.header(k, v);
+    }
+    if let Some(n) = a.max_attempts {
+        m = m.max_attempts(n);
+    }
+    if let Some(t) = a.ttr {
+        m = m.ttr(t);
+    }
+    let p = q.publish(m).await?;
+    println!("{} {}", p.id, format!("{:?}", p.status).to_lowercase());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct StatsArgs {
+    /// Queues to show (default: every registered queue)
+    pub queues: Vec<String>,
+    /// JSON, one object per queue
+    #[arg(long)]
+    pub json: bool,
+    /// Prometheus text exposition format
+    #[arg(long, conflicts_with = "json")]
+    pub prometheus: bool,
+}
+
+fn opt_ms(t: Option<SystemTime>) -> serde_json::Value {
+    t.map_or(serde_json::Value::Null, |t| epoch_ms(t).into())
+}
+
+pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
+    let names = if a.queues.is_empty() { client.queues().await? } else { a.queues };
+    let mut rows: Vec<(String, Stats)> = Vec::new();
+    for n in names {
+        let s = client.queue(&n)?.stats().await?;
+        rows.push((n, s));
+    }
+    if a.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(n, s)| {
+                serde_json::json!({
+                    "queue": n, "total": s.total, "scheduled": s.scheduled, "ready": s.ready,
+                    "leased": s.leased, "dead": s.dead, "next_due_ms": opt_ms(s.next_due),
+                    "oldest_ready_due_ms": opt_ms(s.oldest_ready_due), "now_ms": epoch_ms(s.now),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+    } else if a.prometheus {
+        print!("{}", prometheus(client.prefix(), &rows));
+    } else {
+        println!("{:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  next due", "queue", "total", "scheduled", "ready", "leased", "dead");
+        for (n, s) in &rows {
+            let next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
+            println!("{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}", s.total, s.scheduled, s.ready, s.leased, s.dead);
+        }
+        if rows.is_empty() {
+            println!("(no queues under prefix {:?})", client.prefix());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn prometheus(prefix: &str, rows: &[(String, Stats)]) -> String {
+    let mut out = String::new();
+    out.push_str("# HELP redelay_messages Messages stored, by state.\n# TYPE redelay_messages gauge\n");
+    for (n, s) in rows {
+        for (state, v) in [("scheduled", s.scheduled), ("ready", s.ready), ("leased", s.leased), ("dead", s.dead)] {
+            out.push_str(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"{n}\",state=\"{state}\"}} {v}\n"));
+        }
+    }
+    out.push_str("# HELP redelay_ready_lag_seconds Age of the oldest due message not yet delivered.\n# TYPE redelay_ready_lag_seconds gauge\n");
+    for (n, s) in rows {
+        let lag = s.oldest_ready_due.map_or(0.0, |t| s.now.duration_since(t).unwrap_or_default().as_secs_f64());
+        out.push_str(&format!("redelay_ready_lag_seconds{{prefix=\"{prefix}\",queue=\"{n}\"}} {lag}\n"));
+    }
+    out
+}
+
+fn print_info(m: &MessageInfo) {
+    let now = SystemTime::now();
+    println!("id:           {}", m.id);
+    println!("state:        {}", m.state.as_str());
+    println!("attempts:     {} of {}", m.attempts, m.max_attempts);
+    println!("published:    {} ({})", epoch_ms(m.published_at), relative(m.published_at, now));
+    println!("due:          {} ({})", epoch_ms(m.due_at), relative(m.due_at, now));
+    if let Some(t) = m.state_since_or_until {
+        let what = if m.state == redelay::State::Dead { "died" } else { "lease until" };
+        println!("{what:<13} {} ({})", epoch_ms(t), relative(t, now));
+    }
+    println!("ttr:          {}", human(m.ttr));
+    for (k, v) in &m.headers {
+        println!("header:       {k}={v}");
+    }
+    if let Some(e) = &m.last_error {
+        println!("last error:   {e}");
+    }
+    match std::str::from_utf8(&m.body) {
+        Ok(s) => println!("body:         {s}"),
+        Err(_) => println!("body:         ({} bytes of binary)", m.body.len()),
+    }
+}
+
+pub async fn peek(client: &Client, queue: &str, id: &str) -> Result<ExitCode> {
+    match client.queue(queue)?.peek(id).await? {
+        Some(m) => {
+            print_info(&m);
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            eprintln!("redelay: no message with id {id:?} in queue {queue:?}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+pub async fn cancel(client: &Client, queue: &str, id: &str) -> Result<ExitCode> {
+    if client.queue(queue)?.cancel(id).await? {
+        println!("cancelled {id}");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("redelay: no message with id {id:?} in queue {queue:?}");
+        Ok(ExitCode::from(1))
+    }
+}
+
+#[derive(Args)]
+pub struct RescheduleArgs {
+    pub queue: String,
+    pub id: String,
+    /// Due after this long from now: 250ms, 3s, 30m, 2h
+    #[arg(long, value_parser = parse_duration, required_unless_present = "at_ms")]
+    pub delay: Option<Duration>,
+    /// Due at this time, ms since the Unix epoch
+    #[arg(long, conflicts_with = "delay")]
+    pub at_ms: Option<u64>,
+}
+
+pub async fn reschedule(client: &Client, a: RescheduleArgs) -> Result<ExitCode> {
+    let due = match (a.delay, a.at_ms) {
+        (Some(d), _) => Due::In(d),
+        (None, Some(ms)) => Due::At(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)),
+        (None, None) => unreachable!("clap requires one"),
+    };
+    let t = client.queue(&a.queue)?.reschedule(&a.id, due).await?;
+    println!("{} due at {}", a.id, epoch_ms(t));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Subcommand)]
+pub enum DeadCmd {
+    /// List dead letters, oldest death first
+    List {
+        queue: String,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bring dead letters back (attempts reset, due now)
+    Respawn(DeadSel),
+    /// Delete dead letters for good
+    Purge(DeadSel),
+}
+
+#[derive(Args)]
+pub struct DeadSel {
+    pub queue: String,
+    /// These ids
+    pub ids: Vec<String>,
+    /// The N that died first
+    #[arg(long, conflicts_with_all = ["ids", "all"])]
+    pub oldest: Option<usize>,
+    /// All of them
+    #[arg(long, conflicts_with = "ids")]
+    pub all: bool,
+}
+
+impl DeadSel {
+    fn select(&self) -> Result<Select> {
+        if self.all {
+            Ok(Select::All)
+        } else if let Some(n) = self.oldest {
+            Ok(Select::Oldest(n))
+        } else if !self.ids.is_empty() {
+            Ok(Select::Ids(self.ids.clone()))
+        } else {
+            Err(redelay::Error::invalid("selection: name ids, or use --oldest N or --all"))
+        }
+    }
+}
+
+pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
+    match cmd {
+        DeadCmd::List { queue, limit, offset, json } => {
+            let list = client.queue(&queue)?.dead_letters(offset, limit).await?;
+            if json {
+                let v: Vec<_> = list
+                    .iter()
+                    .map(|m| {
+                        serde_json::json!({
+                            "id": m.id, "died_at_ms": opt_ms(m.state_since_or_until), "attempts": m.attempts,
+                            "max_attempts": m.max_attempts, "reason": m.last_error,
+                            "body": String::from_utf8_lossy(&m.body), "headers": m.headers,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            } else {
+                let now = SystemTime::now();
+                for m in &list {
+                    let died = m.state_since_or_until.map_or("-".into(), |t| relative(t, now));
+                    println!("{:<24} died {:<14} after {} attempts: {}", m.id, died, m.attempts, m.last_error.as_deref().unwrap_or("-"));
+                }
+                if list.is_empty() {
+                    println!("(no dead letters in {queue:?})");
+                }
+            }
+        }
+        DeadCmd::Respawn(sel) => {
+            let n = client.queue(&sel.queue)?.respawn(sel.select()?).await?;
+            println!("respawned {n}");
+        }
+        DeadCmd::Purge(sel) => {
+            let n = client.queue(&sel.queue)?.purge_dead(sel.select()?).await?;
+            println!("purged {n}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn verify(client: &Client, queue: &str) -> Result<ExitCode> {
+    let r = client.queue(queue)?.verify().await?;
+    if r.is_ok() {
+        println!("ok: {} records, every id in exactly one state", r.records);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for p in &r.problems {
+            println!("problem: {p}");
+        }
+        Ok(ExitCode::from(1))
+    }
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs every test suite against one private redis-server (tests/with-redis.sh), then prints one
+# summary line: "N passed, M failed". Suites: the Rust core and CLI, then each binding's
+# ci.sh and the interop matrix when present. Each suite's full output is kept in
+# target/test-logs/.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+if [ -z "${REDIS_URL:-}" ]; then
+  exec tests/with-redis.sh bash "$0" "$@"
+fi
+logs="$root/target/test-logs"
+mkdir -p "$logs"
+passed=0; failed=0; broken=()
+
+# count LOG: adds the passed/failed counts a test runner printed in LOG.
+count() {
+  local p f
+  read -r p f < <(python3 "$root/scripts/count_tests.py" "$1")
+  passed=$((passed + p)); failed=$((failed + f))
+  echo "== $2: $p passed, $f failed"
+}
+
+suite() {
+  local name="$1"; shift
+  echo "== $name: $*"
+  local log="$logs/$name.log"
+  "$@" 2>&1 | tee "$log"
+  local status=${PIPESTATUS[0]}
+  count "$log" "$name"
+  if [ "$status" -ne 0 ]; then
+    broken+=("$name (exit $status)")
+  fi
+}
+
+suite rust cargo test -p redelay -p redelay-cli
+for b in python node kotlin; do
+  if [ -x "bindings-$b/ci.sh" ]; then
+    suite "$b" "bindings-$b/ci.sh"
+  fi
+done
+if [ -x tests/interop/run.sh ]; then
+  suite interop tests/interop/run.sh
+fi
+if [ -x tests/faults/run.sh ]; then
+  suite faults tests/faults/run.sh --short
+fi
+# The benchmark command must keep working: a seconds-long smoke run (no timing is asserted).
+if grep -q '"bench"\|Bench(' cli/src/main.rs 2>/dev/null; then
+  suite bench-smoke cargo run --quiet -p redelay-cli -- bench --quick
+fi
+
+if [ ${#broken[@]} -gt 0 ]; then
+  echo "failing suites: ${broken[*]}"
+  [ "$failed" -eq 0 ] && failed=1
+fi
+echo "total: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
