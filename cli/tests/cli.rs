@@ -1,0 +1,79 @@
+//! The `redelay` binary against a real Redis (REDIS_URL from tests/with-redis.sh).
+
+use std::process::{Command, Output};
+
+fn redis_url() -> String {
+    std::env::var("REDIS_URL").expect("run through tests/with-redis.sh (REDIS_URL)")
+}
+
+fn redelay(prefix: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &redis_url(), "--prefix", prefix])
+        .args(args)
+        .output()
+        .expect("run redelay")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn unreachable_redis_is_one_line_on_stderr_and_exit_2() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let o = Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &format!("redis://127.0.0.1:{port}"), "stats"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with("redelay: cannot connect to redis://127.0.0.1:"), "{err}");
+}
+
+#[test]
+fn publish_inspect_change_dead_letters_verify() {
+    let prefix = format!("cli{}", std::process::id());
+    let o = redelay(&prefix, &["publish", "jobs", "hello", "--id", "a", "--delay", "1h", "--header", "k=v"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(text(&o).trim(), "a stored");
+    assert_eq!(text(&redelay(&prefix, &["publish", "jobs", "again", "--id", "a"])).trim(), "a duplicate");
+
+    let peek = text(&redelay(&prefix, &["peek", "jobs", "a"]));
+    assert!(peek.contains("state:        scheduled") && peek.contains("header:       k=v") && peek.contains("body:         hello"), "{peek}");
+
+    let stats = text(&redelay(&prefix, &["stats", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v[0]["queue"], "jobs");
+    assert_eq!(v[0]["scheduled"], 1);
+    let prom = text(&redelay(&prefix, &["stats", "--prometheus"]));
+    assert!(prom.contains(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"jobs\",state=\"scheduled\"}} 1")), "{prom}");
+
+    let o = redelay(&prefix, &["reschedule", "jobs", "a", "--delay", "2h"]);
+    assert!(o.status.success(), "{o:?}");
+    let o = redelay(&prefix, &["reschedule", "jobs", "nope", "--delay", "2h"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no message with id \"nope\""));
+
+    assert!(redelay(&prefix, &["cancel", "jobs", "a"]).status.success());
+    assert_eq!(redelay(&prefix, &["cancel", "jobs", "a"]).status.code(), Some(1));
+    assert_eq!(redelay(&prefix, &["peek", "jobs", "a"]).status.code(), Some(1));
+
+    // A message with one attempt whose lease expires becomes a dead letter.
+    redelay(&prefix, &["publish", "jobs", "x", "--id", "d", "--max-attempts", "1", "--ttr", "100ms"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
+        let q = c.queue("jobs").unwrap();
+        assert_eq!(q.fetch(1, std::time::Duration::from_secs(1)).await.unwrap().len(), 1);
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        assert!(q.fetch(1, std::time::Duration::ZERO).await.unwrap().is_empty()); // reclaims it: dead
+    });
+    let list = text(&redelay(&prefix, &["dead", "list", "jobs"]));
+    assert!(list.starts_with("d ") && list.contains("lease expired"), "{list}");
+    assert_eq!(text(&redelay(&prefix, &["dead", "respawn", "jobs", "d"])).trim(), "respawned 1");
+    assert_eq!(text(&redelay(&prefix, &["stats", "jobs", "--json"])).contains("\"ready\": 1"), true);
+    let v = redelay(&prefix, &["verify", "jobs"]);
+    assert!(v.status.success() && text(&v).starts_with("ok: 1 records"), "{v:?}");
+    assert_eq!(redelay(&prefix, &["dead", "purge", "jobs"]).status.code(), Some(64), "a selection is required");
+}
