@@ -1,5 +1,6 @@
 //! `redelay`: the command line of the redelay delay queue.
 
+mod bench;
 mod commands;
 mod demo;
 mod units;
@@ -42,6 +43,8 @@ enum Cmd {
     },
     /// Check a queue's invariant (every id in exactly one state)
     Verify { queue: String },
+    /// Measure publish, deliver+ack, lateness, burst drain and memory (see BENCHMARKS.md)
+    Bench(bench::BenchArgs),
 }
 
 #[tokio::main]
@@ -49,6 +52,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(&cli.url, &cli.prefix, a).await,
+        Cmd::Bench(a) => bench::run(&cli.url, a).await,
         cmd => {
             let client = match commands::connect(&cli.url, &cli.prefix).await {
                 Ok(c) => c,
@@ -65,7 +69,7 @@ async fn main() -> ExitCode {
                 Cmd::Reschedule(a) => commands::reschedule(&client, a).await,
                 Cmd::Dead { cmd } => commands::dead(&client, cmd).await,
                 Cmd::Verify { queue } => commands::verify(&client, &queue).await,
-                Cmd::Demo(_) => unreachable!(),
+                Cmd::Demo(_) | Cmd::Bench(_) => unreachable!(),
             }
         }
     };

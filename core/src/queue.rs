@@ -460,6 +460,20 @@ impl Queue {
         self.on_dead(&scripts::PURGE_DEAD, sel).await
     }
 
+    /// Deletes the whole queue: every message in every state, and its name from the registry.
+    /// Uses UNLINK, so Redis frees the memory in the background without blocking.
+    pub async fn destroy(&self) -> Result<()> {
+        let mut c = self.conn();
+        let _: () = redis::cmd("UNLINK").arg(&self.inner.keys.all[..7]).query_async(&mut c).await?;
+        let _: () = redis::cmd("SREM")
+            .arg(keys::registry(&self.inner.client.inner.prefix))
+            .arg(&self.inner.name)
+            .query_async(&mut c)
+            .await?;
+        self.inner.registered.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Checks the queue's invariant atomically (O(n): for tests and maintenance).
     pub async fn verify(&self) -> Result<VerifyReport> {
         let arg = redis::Arg::Simple(VERIFY_MAX_RECORDS.to_string().into_bytes());

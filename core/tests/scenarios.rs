@@ -233,6 +233,21 @@ async fn batch_of_ten_thousand() {
     assert_eq!(q.stats().await.unwrap().total, 0);
 }
 
+#[tokio::test]
+async fn destroy_deletes_every_state() {
+    let (c, q) = common::queue("destroy").await;
+    q.publish(Message::new(b"s".to_vec()).delay(Duration::from_secs(60))).await.unwrap();
+    q.publish(Message::new(b"r".to_vec())).await.unwrap();
+    q.publish(Message::new(b"l".to_vec())).await.unwrap();
+    let _held = q.fetch(1, ms(500)).await.unwrap();
+    assert!(c.queues().await.unwrap().contains(&q.name().to_string()));
+    q.destroy().await.unwrap();
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.total, s.scheduled, s.ready, s.leased, s.dead), (0, 0, 0, 0, 0));
+    assert!(!c.queues().await.unwrap().contains(&q.name().to_string()));
+    common::assert_verified(&q).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handler_outcomes_ack_nack_panic_and_manual() {
     let (_c, q) = common::queue("outcomes").await;

@@ -1,0 +1,354 @@
+//! `redelay bench`: the figures of BENCHMARKS.md against one Redis, as a table or JSON (the
+//! schema of bench/README.md, shared with the BullMQ driver).
+//!
+//!  (a) publish: single calls one at a time, and batches of 1,000
+//!  (b) deliver+ack with a backlog already due, no-op handler
+//!  (c) lateness at low load: messages at random delays over a few seconds
+//!  (d) burst: many messages due at the same instant: time to drain, p99 lateness
+//!  (e) Redis memory per pending message (32-byte body)
+//!  (f) with --stalls: the slowest Redis command (SLOWLOG) while a burst drains on top of a
+//!      large pending backlog
+//!
+//! Every phase uses its own queue under a private prefix and deletes it afterwards.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use clap::Args;
+use redelay::{Client, Delivery, Failure, Message, Queue, SubscribeOptions};
+use serde_json::{json, Value};
+
+#[derive(Args, Clone)]
+pub struct BenchArgs {
+    /// Print one JSON object instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// A seconds-long smoke run with small counts
+    #[arg(long)]
+    pub quick: bool,
+    /// Also measure (f): the slowest command while a burst drains over this many pending
+    /// messages (e.g. 1000000)
+    #[arg(long)]
+    pub stalls: Option<usize>,
+    /// Handlers per subscription in (b)-(d)
+    #[arg(long, default_value_t = 200)]
+    pub concurrency: usize,
+}
+
+struct Counts {
+    single: usize,
+    batch: usize,
+    backlog: usize,
+    low: usize,
+    low_spread: Duration,
+    burst: usize,
+    burst_due: Duration,
+    memory: usize,
+}
+
+fn progress(label: &str, done: usize, total: usize) {
+    let mut e = std::io::stderr();
+    let width = 30;
+    let filled = if total == 0 { width } else { done * width / total };
+    let _ = write!(e, "\r  {label:<28} [{}{}] {done}/{total}", "#".repeat(filled), ".".repeat(width - filled));
+    if done >= total {
+        let _ = writeln!(e);
+    }
+    let _ = e.flush();
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
+    let c = if a.quick {
+        Counts { single: 300, batch: 5_000, backlog: 3_000, low: 50, low_spread: Duration::from_secs(1), burst: 2_000, burst_due: Duration::from_secs(1), memory: 5_000 }
+    } else {
+        Counts { single: 10_000, batch: 100_000, backlog: 100_000, low: 500, low_spread: Duration::from_secs(5), burst: 50_000, burst_due: Duration::from_secs(3), memory: 100_000 }
+    };
+    let prefix = format!("redelay-bench-{}", std::process::id());
+    let client = Client::builder(url).prefix(&prefix).response_timeout(Duration::from_secs(30)).connect().await?;
+    let raw = redis::Client::open(url).map_err(redelay::Error::from)?;
+    let mut rc = raw.get_multiplexed_async_connection().await.map_err(redelay::Error::from)?;
+    let conc = a.concurrency;
+    eprintln!("redelay bench against {} (concurrency {conc}{})", redelay::redact(url), if a.quick { ", quick" } else { "" });
+
+    let (single, batched) = publish_phase(&client, &c).await?;
+    let deliver = deliver_phase(&client, c.backlog, conc).await?;
+    let low = lateness_phase(&client, c.low, c.low_spread, conc).await?;
+    let (burst_lat, drain) = burst_phase(&client, "burst", c.burst, c.burst_due, conc).await?;
+    let mem = memory_phase(&client, &mut rc, c.memory).await?;
+    let stalls = match a.stalls {
+        Some(n) => Some(stall_phase(&client, &mut rc, n, c.burst, conc).await?),
+        None => None,
+    };
+
+    let sorted = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let low = sorted(low);
+    let burst_lat = sorted(burst_lat);
+    let redis_version: String = redis::cmd("INFO").arg("server").query_async::<String>(&mut rc).await.map_err(redelay::Error::from)?
+        .lines().find_map(|l| l.strip_prefix("redis_version:").map(str::to_string)).unwrap_or_default();
+    let out = json!({
+        "system": "redelay",
+        "version": env!("CARGO_PKG_VERSION"),
+        "redis_version": redis_version,
+        "settings": { "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick },
+        "publish_single_per_s": single.round(),
+        "publish_batch_per_s": batched.round(),
+        "deliver_ack_per_s": deliver.round(),
+        "low_load": {
+            "count": low.len(),
+            "p50_ms": round3(percentile(&low, 0.5)), "p90_ms": round3(percentile(&low, 0.9)),
+            "p99_ms": round3(percentile(&low, 0.99)), "max_ms": round3(low.last().copied().unwrap_or(0.0)),
+            "lateness_ms": low.iter().map(|x| round3(*x)).collect::<Vec<_>>(),
+        },
+        "burst": {
+            "count": burst_lat.len(), "drain_s": round3(drain),
+            "p50_ms": round3(percentile(&burst_lat, 0.5)), "p99_ms": round3(percentile(&burst_lat, 0.99)),
+            "max_ms": round3(burst_lat.last().copied().unwrap_or(0.0)),
+            "lateness_ms": burst_lat.iter().map(|x| round3(*x)).collect::<Vec<_>>(),
+        },
+        "memory": { "count": c.memory, "body_bytes": 32, "bytes_per_message": mem.round() },
+        "stalls": stalls.unwrap_or(Value::Null),
+    });
+    if a.json {
+        println!("{out}");
+    } else {
+        print_table(&out);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(v: &Value) {
+    let f = |p: &str| v.pointer(p).and_then(Value::as_f64).unwrap_or(0.0);
+    println!("redelay bench (Redis {})", v["redis_version"].as_str().unwrap_or("?"));
+    println!("  (a) publish, one at a time        {:>12.0} msg/s", f("/publish_single_per_s"));
+    println!("  (a) publish, batches of 1000      {:>12.0} msg/s", f("/publish_batch_per_s"));
+    println!("  (b) deliver+ack, due backlog      {:>12.0} msg/s", f("/deliver_ack_per_s"));
+    println!("  (c) lateness, low load            p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
+        f("/low_load/p50_ms"), f("/low_load/p90_ms"), f("/low_load/p99_ms"), f("/low_load/max_ms"));
+    println!("  (d) burst of {:<6} at one instant drained in {:.3} s, lateness p50 {:.1} ms p99 {:.1} ms",
+        f("/burst/count"), f("/burst/drain_s"), f("/burst/p50_ms"), f("/burst/p99_ms"));
+    println!("  (e) memory per pending message    {:>12.0} bytes (32-byte body)", f("/memory/bytes_per_message"));
+    if !v["stalls"].is_null() {
+        println!("  (f) slowest command during a burst over {} pending: {:.2} ms ({} commands over 5 ms)",
+            f("/stalls/pending"), f("/stalls/max_ms"), f("/stalls/over_5ms"));
+    }
+}
+
+async fn fresh(client: &Client, name: &str) -> redelay::Result<Queue> {
+    let q = client.queue(name)?;
+    q.destroy().await?;
+    Ok(q)
+}
+
+async fn publish_phase(client: &Client, c: &Counts) -> redelay::Result<(f64, f64)> {
+    let q = fresh(client, "publish").await?;
+    let body = vec![b'x'; 32];
+    let t = Instant::now();
+    for i in 0..c.single {
+        q.publish(Message::new(body.clone()).delay(Duration::from_secs(3600))).await?;
+        if i % 1000 == 999 {
+            progress("(a) publish single", i + 1, c.single);
+        }
+    }
+    progress("(a) publish single", c.single, c.single);
+    let single = c.single as f64 / t.elapsed().as_secs_f64();
+    q.destroy().await?;
+    let t = Instant::now();
+    let mut done = 0;
+    while done < c.batch {
+        let n = 1000.min(c.batch - done);
+        q.publish_batch((0..n).map(|_| Message::new(body.clone()).delay(Duration::from_secs(3600))).collect()).await?;
+        done += n;
+        if done % 10_000 == 0 || done == c.batch {
+            progress("(a) publish batches of 1000", done, c.batch);
+        }
+    }
+    let batched = c.batch as f64 / t.elapsed().as_secs_f64();
+    q.destroy().await?;
+    Ok((single, batched))
+}
+
+/// Subscribes with a no-op handler that records lateness (ms); returns when `n` were acked.
+async fn consume(q: &Queue, n: usize, conc: usize, label: &str, within: Duration) -> redelay::Result<(Vec<f64>, Instant)> {
+    let lat: Arc<Mutex<Vec<f64>>> = Arc::new(Mutex::new(Vec::with_capacity(n)));
+    let l = lat.clone();
+    let sub = q
+        .subscribe(
+            move |d: Delivery| {
+                l.lock().unwrap().push(d.lateness().as_secs_f64() * 1000.0);
+                async { Ok::<(), Failure>(()) }
+            },
+            SubscribeOptions::concurrency(conc),
+        )
+        .await?;
+    let start = Instant::now();
+    let mut last = Instant::now();
+    loop {
+        let acked = sub.counters().acked as usize;
+        if acked >= n || start.elapsed() > within {
+            break;
+        }
+        if last.elapsed() > Duration::from_millis(250) {
+            progress(label, acked, n);
+            last = Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let end = Instant::now();
+    progress(label, sub.counters().acked as usize, n);
+    sub.close().await;
+    let v = lat.lock().unwrap().clone();
+    Ok((v, end))
+}
+
+async fn deliver_phase(client: &Client, n: usize, conc: usize) -> redelay::Result<f64> {
+    let q = fresh(client, "deliver").await?;
+    let body = vec![b'x'; 32];
+    let mut done = 0;
+    while done < n {
+        let k = 1000.min(n - done);
+        q.publish_batch((0..k).map(|_| Message::new(body.clone())).collect()).await?;
+        done += k;
+    }
+    let t = Instant::now();
+    let (_, end) = consume(&q, n, conc, "(b) deliver+ack", Duration::from_secs(300)).await?;
+    let rate = n as f64 / end.duration_since(t).as_secs_f64();
+    q.destroy().await?;
+    Ok(rate)
+}
+
+async fn lateness_phase(client: &Client, n: usize, spread: Duration, conc: usize) -> redelay::Result<Vec<f64>> {
+    let q = fresh(client, "low-load").await?;
+    // Deterministic pseudo-random delays (xorshift), spread over `spread`.
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    let msgs = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let delay = Duration::from_micros(200_000 + x % (spread.as_micros() as u64));
+            Message::new(vec![b'x'; 32]).delay(delay)
+        })
+        .collect();
+    // Subscribe first, so that the consumer is idle and waiting, as in production.
+    let q2 = q.clone();
+    let consumer = tokio::spawn(async move { consume(&q2, n, conc, "(c) low-load lateness", Duration::from_secs(60)).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    q.publish_batch(msgs).await?;
+    let (lat, _) = consumer.await.expect("consumer task")?;
+    q.destroy().await?;
+    Ok(lat)
+}
+
+async fn burst_phase(client: &Client, name: &str, n: usize, due_in: Duration, conc: usize) -> redelay::Result<(Vec<f64>, f64)> {
+    let q = fresh(client, name).await?;
+    let at = SystemTime::now() + due_in;
+    let due_local = Instant::now() + due_in;
+    let mut done = 0;
+    while done < n {
+        let k = 1000.min(n - done);
+        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).at(at)).collect()).await?;
+        done += k;
+    }
+    let q2 = q.clone();
+    let label = format!("({}) burst drain", if name == "burst" { "d" } else { "f" });
+    let consumer = tokio::spawn(async move { consume(&q2, n, conc, &label, Duration::from_secs(300)).await });
+    let (lat, end) = consumer.await.expect("consumer task")?;
+    let drain = end.saturating_duration_since(due_local).as_secs_f64();
+    q.destroy().await?;
+    Ok((lat, drain))
+}
+
+async fn used_memory(rc: &mut redis::aio::MultiplexedConnection) -> redelay::Result<f64> {
+    let info: String = redis::cmd("INFO").arg("memory").query_async(rc).await.map_err(redelay::Error::from)?;
+    Ok(info.lines().find_map(|l| l.strip_prefix("used_memory:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0.0))
+}
+
+async fn memory_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnection, n: usize) -> redelay::Result<f64> {
+    let q = fresh(client, "memory").await?;
+    tokio::time::sleep(Duration::from_millis(200)).await; // let lazy frees of earlier phases finish
+    let before = used_memory(rc).await?;
+    let mut done = 0;
+    while done < n {
+        let k = 1000.min(n - done);
+        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).delay(Duration::from_secs(3600))).collect()).await?;
+        done += k;
+        if done % 10_000 == 0 || done == n {
+            progress("(e) memory", done, n);
+        }
+    }
+    let after = used_memory(rc).await?;
+    q.destroy().await?;
+    Ok((after - before) / n as f64)
+}
+
+async fn stall_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnection, pending: usize, burst: usize, conc: usize) -> redelay::Result<Value> {
+    let q = fresh(client, "stalls").await?;
+    let mut done = 0;
+    while done < pending {
+        let k = 1000.min(pending - done);
+        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).delay(Duration::from_secs(7200))).collect()).await?;
+        done += k;
+        if done % 50_000 == 0 || done == pending {
+            progress("(f) pending backlog", done, pending);
+        }
+    }
+    let cfg = |k: &str, v: &str| redis::cmd("CONFIG").arg("SET").arg(k).arg(v).clone();
+    let _: () = cfg("slowlog-log-slower-than", "1000").query_async(rc).await.map_err(redelay::Error::from)?;
+    let _: () = cfg("slowlog-max-len", "100000").query_async(rc).await.map_err(redelay::Error::from)?;
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(rc).await.map_err(redelay::Error::from)?;
+    // The burst lands on the same queue as the backlog: fetch must stay bounded over 1M members.
+    let at = SystemTime::now() + Duration::from_secs(2);
+    let mut done = 0;
+    while done < burst {
+        let k = 1000.min(burst - done);
+        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).at(at)).collect()).await?;
+        done += k;
+    }
+    let (lat, _) = consume(&q, burst, conc, "(f) burst over backlog", Duration::from_secs(300)).await?;
+    let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(100000).query_async(rc).await.map_err(redelay::Error::from)?;
+    let mut max_us = 0i64;
+    let mut over5 = 0;
+    let mut slowest = String::new();
+    for e in &log {
+        if let redis::Value::Array(f) = e {
+            if let (Some(redis::Value::Int(us)), Some(redis::Value::Array(args))) = (f.get(2), f.get(3)) {
+                if *us >= 5000 {
+                    over5 += 1;
+                }
+                if *us > max_us {
+                    max_us = *us;
+                    slowest = args.iter().take(1).map(|a| match a {
+                        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                        _ => String::new(),
+                    }).collect();
+                }
+            }
+        }
+    }
+    let _: () = cfg("slowlog-log-slower-than", "10000").query_async(rc).await.map_err(redelay::Error::from)?;
+    q.destroy().await?;
+    let mut s = lat;
+    s.sort_by(f64::total_cmp);
+    Ok(json!({
+        "pending": pending, "burst": burst, "over_1ms": log.len(), "over_5ms": over5,
+        "max_ms": max_us as f64 / 1000.0, "slowest_command": slowest,
+        "burst_p99_ms": round3(percentile(&s, 0.99)),
+    }))
+}
