@@ -42,7 +42,8 @@ pub(crate) struct QueueInner {
 pub(crate) struct Fetched {
     /// Redis time of the call, µs.
     pub now_us: i64,
-    /// Local instant the reply arrived, to map Redis times to local timers.
+    /// Local instant matching `now_us` (midpoint of the round trip), to map Redis times to
+    /// local timers.
     pub local: Instant,
     /// Earliest due message still scheduled, Redis ms.
     pub next_due_ms: Option<i64>,
@@ -223,8 +224,10 @@ impl Queue {
             .iter()
             .map(|n| redis::Arg::Simple(n.to_string().into_bytes()))
             .collect();
+        let sent = Instant::now();
         let reply = self.run(&scripts::FETCH, args).await?;
-        let local = Instant::now();
+        // Redis read its clock about halfway through the round trip.
+        let local = sent + sent.elapsed() / 2;
         let v = array(reply)?;
         if v.len() < 6 || (v.len() - 6) % 4 != 0 {
             return Err(bad("fetch"));
@@ -282,11 +285,11 @@ impl Queue {
             let until = f.next_wake().map_or(deadline, |t| t.min(deadline));
             let slot = l.slot.clone();
             tokio::select! {
-                _ = tokio::time::sleep_until(until.into()) => {}
+                _ = crate::consumer::sleep_precise(until) => {}
                 _ = slot.notify.notified() => {
                     if let Some(due) = slot.take() {
                         let t = f.local_instant(due).min(deadline);
-                        tokio::time::sleep_until(t.into()).await;
+                        crate::consumer::sleep_precise(t).await;
                     }
                 }
             }
