@@ -218,7 +218,8 @@ async fn batch_of_ten_thousand() {
     assert!(r.iter().all(|p| p.status == PublishStatus::Stored));
     let ids: std::collections::HashSet<_> = r.iter().map(|p| p.id.clone()).collect();
     assert_eq!(ids.len(), 10_000, "generated ids are unique");
-    assert_eq!(q.stats().await.unwrap().scheduled, 10_000);
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.total, s.scheduled + s.ready, s.leased), (10_000, 10_000, 0));
     let mut n = 0;
     let t = std::time::Instant::now();
     while n < 10_000 && t.elapsed() < Duration::from_secs(20) {
