@@ -122,6 +122,8 @@ where
 pub struct Counters {
     /// Messages leased by this subscription.
     pub delivered: u64,
+    /// Handler runs that finished (returned, failed or panicked).
+    pub handled: u64,
     /// Acknowledged after the handler returned Ok (or by the handler itself).
     pub acked: u64,
     /// Nacked after the handler failed (retries and dead letters).
@@ -135,6 +137,7 @@ pub struct Counters {
 #[derive(Default)]
 struct AtomicCounters {
     delivered: AtomicU64,
+    handled: AtomicU64,
     acked: AtomicU64,
     nacked: AtomicU64,
     lease_lost: AtomicU64,
@@ -241,6 +244,7 @@ impl Subscription {
         let c = &self.shared.counters;
         Counters {
             delivered: c.delivered.load(Ordering::Relaxed),
+            handled: c.handled.load(Ordering::Relaxed),
             acked: c.acked.load(Ordering::Relaxed),
             nacked: c.nacked.load(Ordering::Relaxed),
             lease_lost: c.lease_lost.load(Ordering::Relaxed),
@@ -369,6 +373,7 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
         Some(_permit) => {
             let fut = shared.handler.handle(d.clone());
             let out = AssertUnwindSafe(fut).catch_unwind().await;
+            shared.counters.handled.fetch_add(1, Ordering::Relaxed);
             if d.is_settled() {
                 None
             } else {
