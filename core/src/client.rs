@@ -3,16 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-
+use crate::connection::{self, Timeouts};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits;
 use crate::queue::Queue;
 use crate::wake::WakeHub;
 
-/// The connection every script call goes through: multiplexed (concurrent calls are pipelined
-/// on one socket) and reconnecting by itself.
-pub(crate) type Conn = ConnectionManager;
+pub(crate) use crate::connection::Conn;
 
 /// A connection to one Redis, shared by every queue handle made from it. Cheap to clone.
 #[derive(Clone)]
@@ -49,8 +46,6 @@ pub struct ClientBuilder {
     defaults: Defaults,
 }
 
-/// The URL schemes redelay accepts.
-pub const URL_SCHEMES: &[&str] = &["redis", "rediss", "unix", "redis+unix"];
 
 impl ClientBuilder {
     /// Key prefix of every queue (default `redelay`).
@@ -102,19 +97,14 @@ impl ClientBuilder {
         if self.connect_timeout.is_zero() || self.response_timeout.is_zero() {
             return Err(Error::invalid("connect_timeout/response_timeout: must be more than 0"));
         }
-        let client = open(&self.url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.connect_timeout))
-            .set_response_timeout(Some(self.response_timeout))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(1));
         let rt = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::invalid("Client::connect must run inside a tokio runtime"))?;
+        let t = Timeouts { connect: self.connect_timeout, response: self.response_timeout };
         let bound = self.connect_timeout * 2 + Duration::from_secs(1);
-        let conn = match tokio::time::timeout(bound, ConnectionManager::new_with_config(client.clone(), config)).await {
+        let (conn, pubsub) = match tokio::time::timeout(bound, connection::connect(&self.url, t)).await {
             Ok(Ok(c)) => c,
+            Ok(Err(e)) if e.kind() == ErrorKind::InvalidArgument => return Err(e),
             Ok(Err(e)) => {
-                let e = Error::from(e);
                 let kind = if e.kind() == ErrorKind::Timeout { ErrorKind::Connection } else { e.kind() };
                 return Err(Error::new(kind, format!("cannot connect to {}: {}", redact(&self.url), e.message())));
             }
@@ -125,7 +115,7 @@ impl ClientBuilder {
                 ))
             }
         };
-        let wake = WakeHub::start(client, &rt);
+        let wake = WakeHub::start(pubsub, &rt);
         Ok(Client {
             inner: Arc::new(ClientInner {
                 conn,
@@ -137,18 +127,6 @@ impl ClientBuilder {
             }),
         })
     }
-}
-
-/// Checks the URL's scheme and parses it.
-fn open(url: &str) -> Result<redis::Client> {
-    let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
-    if !URL_SCHEMES.contains(&scheme) {
-        return Err(Error::invalid(format!(
-            "url: unknown scheme {scheme:?} in {:?}; use redis://, rediss:// or unix://",
-            redact(url)
-        )));
-    }
-    redis::Client::open(url).map_err(|e| Error::invalid(format!("url: {:?} is not a valid Redis URL: {e}", redact(url))))
 }
 
 /// The URL with any password replaced by `***`, for messages.
@@ -166,7 +144,9 @@ pub fn redact(url: &str) -> String {
 
 impl Client {
     /// Connects to `url` with default options: `redis://[user:password@]host[:port][/db]`,
-    /// `rediss://…` for TLS, `unix:///path/to/redis.sock`.
+    /// `rediss://…` for TLS (add `?tls_ca=/path/ca.pem` to trust a private CA),
+    /// `unix:///path/to/redis.sock`, `redis+cluster://host:port[,host:port…]`,
+    /// `redis+sentinel://host:port[,host:port…]/master-name`.
     pub async fn connect(url: &str) -> Result<Client> {
         Self::builder(url).connect().await
     }

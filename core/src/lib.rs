@@ -26,6 +26,7 @@
 //! ```
 
 mod client;
+mod connection;
 mod consumer;
 mod delivery;
 mod error;
@@ -40,7 +41,8 @@ mod scripts;
 mod settle;
 mod wake;
 
-pub use client::{redact, Client, ClientBuilder, URL_SCHEMES};
+pub use client::{redact, Client, ClientBuilder};
+pub use connection::URL_SCHEMES;
 pub use consumer::{Counters, Failure, Handler, HandlerFuture, SubscribeOptions, Subscription};
 pub use delivery::Delivery;
 pub use error::{Error, ErrorKind, Result};

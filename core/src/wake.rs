@@ -12,6 +12,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, Notify};
 
+use crate::connection::PubSubTarget;
+
 /// What one listener (a subscription or a waiting fetch) waits on.
 pub(crate) struct WakeSlot {
     due: AtomicI64,
@@ -56,7 +58,7 @@ impl Drop for Listener {
 }
 
 impl WakeHub {
-    pub fn start(client: redis::Client, rt: &tokio::runtime::Handle) -> WakeHub {
+    pub fn start(client: PubSubTarget, rt: &tokio::runtime::Handle) -> WakeHub {
         let (tx, rx) = mpsc::unbounded_channel();
         rt.spawn(run(client, rx));
         WakeHub { tx }
@@ -91,7 +93,7 @@ fn apply(subs: &mut Subs, cmd: Cmd) -> Option<(bool, String)> {
     }
 }
 
-async fn run(client: redis::Client, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let mut subs: Subs = HashMap::new();
     let mut backoff = Duration::from_millis(50);
     loop {
@@ -104,7 +106,7 @@ async fn run(client: redis::Client, mut rx: mpsc::UnboundedReceiver<Cmd>) {
                 None => return,
             }
         }
-        let pubsub = match tokio::time::timeout(Duration::from_secs(5), client.get_async_pubsub()).await {
+        let pubsub = match tokio::time::timeout(Duration::from_secs(5), client.pubsub()).await {
             Ok(Ok(p)) => p,
             _ => {
                 // Keep taking commands while Redis is away.

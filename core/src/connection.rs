@@ -1,0 +1,402 @@
+//! Where the commands go: one Redis, a Redis Cluster, or the master that Sentinel names.
+//!
+//! URL forms (user and password are optional everywhere; `rediss` means TLS):
+//! - `redis://[user:pass@]host:port[/db]`, `rediss://…`, `unix:///path/redis.sock`
+//! - `redis+cluster://[user:pass@]host:port[,host:port…]`, `rediss+cluster://…`
+//! - `redis+sentinel://[user:pass@]sentinel:port[,sentinel:port…]/master-name`,
+//!   `rediss+sentinel://…` (user and password are those of the Redis nodes)
+//!
+//! Query parameters understood by redelay (and removed before the URL reaches redis-rs):
+//! `tls_ca=/path/ca.pem` trusts that CA (PEM) for `rediss` instead of the system roots.
+
+use std::sync::{Arc, Mutex as StdMutex, RwLock};
+use std::time::{Duration, Instant};
+
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
+use redis::{Cmd, Pipeline, RedisFuture, Value};
+
+use crate::client::redact;
+use crate::error::{Error, Result};
+
+/// The URL schemes redelay accepts.
+pub const URL_SCHEMES: &[&str] =
+    &["redis", "rediss", "unix", "redis+unix", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel"];
+
+/// Timeouts for every kind of connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub connect: Duration,
+    pub response: Duration,
+}
+
+/// A parsed URL.
+struct Parsed {
+    kind: Kind,
+    tls: bool,
+    user: Option<String>,
+    pass: Option<String>,
+    hosts: Vec<String>,
+    /// db for single, master name for sentinel
+    path: String,
+    /// the query string without redelay's own parameters
+    query: Vec<(String, String)>,
+    tls_ca: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Single,
+    Unix,
+    Cluster,
+    Sentinel,
+}
+
+fn invalid(url: &str, why: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("url: {:?}: {why}", redact(url)))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn parse(url: &str) -> Result<Parsed> {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", ""));
+    if !URL_SCHEMES.contains(&scheme) {
+        return Err(Error::invalid(format!(
+            "url: unknown scheme {scheme:?} in {:?}; use redis://, rediss://, unix://, redis+cluster:// or redis+sentinel://",
+            redact(url)
+        )));
+    }
+    let tls = scheme.starts_with("rediss");
+    let kind = match scheme {
+        "unix" | "redis+unix" => Kind::Unix,
+        s if s.ends_with("+cluster") => Kind::Cluster,
+        s if s.ends_with("+sentinel") => Kind::Sentinel,
+        _ => Kind::Single,
+    };
+    let (rest, fragment) = match rest.split_once('#') {
+        Some((r, f)) => (r, Some(f)),
+        None => (rest, None),
+    };
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut q = Vec::new();
+    let mut tls_ca = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k == "tls_ca" {
+            let path = percent_decode(v);
+            let pem = std::fs::read(&path).map_err(|e| invalid(url, format!("tls_ca: cannot read {path:?}: {e}")))?;
+            tls_ca = Some(pem);
+        } else {
+            q.push((k.to_string(), v.to_string()));
+        }
+    }
+    if let Some(f) = fragment {
+        q.push(("#".to_string(), f.to_string()));
+    }
+    if kind == Kind::Unix {
+        return Ok(Parsed { kind, tls, user: None, pass: None, hosts: vec![rest.to_string()], path: String::new(), query: q, tls_ca });
+    }
+    let (auth, hostpath) = match rest.rsplit_once('@') {
+        Some((a, h)) => (Some(a), h),
+        None => (None, rest),
+    };
+    let (user, pass) = match auth {
+        Some(a) => match a.split_once(':') {
+            Some((u, p)) => ((!u.is_empty()).then(|| percent_decode(u)), Some(percent_decode(p))),
+            None => ((!a.is_empty()).then(|| percent_decode(a)), None),
+        },
+        None => (None, None),
+    };
+    let (hosts, path) = hostpath.split_once('/').unwrap_or((hostpath, ""));
+    let hosts: Vec<String> = hosts.split(',').filter(|h| !h.is_empty()).map(str::to_string).collect();
+    if hosts.is_empty() {
+        return Err(invalid(url, "no host"));
+    }
+    if kind == Kind::Single && hosts.len() > 1 {
+        return Err(invalid(url, "several hosts: use redis+cluster:// or redis+sentinel://"));
+    }
+    if kind == Kind::Sentinel && path.is_empty() {
+        return Err(invalid(url, "no master name: redis+sentinel://host:port/master-name"));
+    }
+    Ok(Parsed { kind, tls, user, pass, hosts, path: path.to_string(), query: q, tls_ca })
+}
+
+impl Parsed {
+    /// A single-node URL for `host` with this URL's credentials, TLS and query.
+    fn node_url(&self, host: &str, db: &str) -> String {
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        let auth = match (&self.user, &self.pass) {
+            (Some(u), Some(p)) => format!("{}:{}@", enc(u), enc(p)),
+            (None, Some(p)) => format!(":{}@", enc(p)),
+            (Some(u), None) => format!("{}@", enc(u)),
+            (None, None) => String::new(),
+        };
+        let mut url = format!("{scheme}://{auth}{host}/{db}");
+        let mut frag = None;
+        let params: Vec<String> = self
+            .query
+            .iter()
+            .filter_map(|(k, v)| if k == "#" { frag = Some(v.clone()); None } else { Some(format!("{k}={v}")) })
+            .collect();
+        if !params.is_empty() {
+            url.push('?');
+            url.push_str(&params.join("&"));
+        }
+        if let Some(f) = frag {
+            url.push('#');
+            url.push_str(&f);
+        }
+        url
+    }
+
+    fn client(&self, url: &str) -> Result<redis::Client> {
+        let r = match &self.tls_ca {
+            Some(ca) => redis::Client::build_with_tls(
+                url,
+                redis::TlsCertificates { client_tls: None, root_cert: Some(ca.clone()) },
+            ),
+            None => redis::Client::open(url),
+        };
+        r.map_err(|e| invalid(url, e))
+    }
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// The connection every script call goes through; cheap to clone (clones share sockets).
+#[derive(Clone)]
+pub(crate) enum Conn {
+    /// Multiplexed and reconnecting by itself.
+    Single(ConnectionManager),
+    /// Routes each script to the master of its queue's slot; follows MOVED/ASK.
+    Cluster(ClusterConnection),
+    /// The master Sentinel names; asks again after a connection error or READONLY.
+    Sentinel(Arc<SentinelConn>),
+}
+
+pub(crate) struct SentinelConn {
+    sentinel: tokio::sync::Mutex<SentinelClient>,
+    current: RwLock<ConnectionManager>,
+    config: ConnectionManagerConfig,
+    last_resolve: StdMutex<Instant>,
+}
+
+/// Where the wake subscriber connects.
+#[derive(Clone)]
+pub(crate) enum PubSubTarget {
+    Client(redis::Client),
+    /// Any of these nodes (PUBLISH reaches every node of a cluster).
+    AnyOf(Vec<redis::Client>),
+    Sentinel(Arc<SentinelConn>),
+}
+
+impl PubSubTarget {
+    pub async fn pubsub(&self) -> redis::RedisResult<redis::aio::PubSub> {
+        match self {
+            PubSubTarget::Client(c) => c.get_async_pubsub().await,
+            PubSubTarget::AnyOf(list) => {
+                let mut last = None;
+                for c in list {
+                    match c.get_async_pubsub().await {
+                        Ok(p) => return Ok(p),
+                        Err(e) => last = Some(e),
+                    }
+                }
+                Err(last.expect("at least one node"))
+            }
+            PubSubTarget::Sentinel(s) => s.sentinel.lock().await.async_get_client().await?.get_async_pubsub().await,
+        }
+    }
+}
+
+fn manager_config(t: Timeouts) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(t.connect))
+        .set_response_timeout(Some(t.response))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_secs(1))
+}
+
+/// Connects to what `url` names. Errors: InvalidArgument for the URL, else what Redis said.
+pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarget)> {
+    let p = parse(url)?;
+    match p.kind {
+        Kind::Single | Kind::Unix => {
+            let node = if p.kind == Kind::Unix {
+                let mut u = url.to_string();
+                if let Some(i) = u.find("tls_ca=") {
+                    u.truncate(i.saturating_sub(1));
+                }
+                u
+            } else {
+                p.node_url(&p.hosts[0], &p.path)
+            };
+            let client = p.client(&node)?;
+            let conn = ConnectionManager::new_with_config(client.clone(), manager_config(t)).await?;
+            Ok((Conn::Single(conn), PubSubTarget::Client(client)))
+        }
+        Kind::Cluster => {
+            let nodes: Vec<String> = p.hosts.iter().map(|h| p.node_url(h, "")).collect();
+            let mut b = ClusterClientBuilder::new(nodes.clone())
+                .connection_timeout(t.connect)
+                .response_timeout(t.response)
+                .retries(3);
+            if let Some(ca) = &p.tls_ca {
+                b = b.certs(redis::TlsCertificates { client_tls: None, root_cert: Some(ca.clone()) });
+            }
+            let cluster = b.build().map_err(|e| invalid(url, e))?;
+            let conn = cluster.get_async_connection().await?;
+            let subs = nodes.iter().map(|n| p.client(n)).collect::<Result<Vec<_>>>()?;
+            Ok((Conn::Cluster(conn), PubSubTarget::AnyOf(subs)))
+        }
+        Kind::Sentinel => {
+            let sentinels: Vec<String> = p.hosts.iter().map(|h| format!("redis://{h}")).collect();
+            let tls = p.tls.then_some(if p.query.iter().any(|(k, v)| k == "#" && v == "insecure") {
+                redis::TlsMode::Insecure
+            } else {
+                redis::TlsMode::Secure
+            });
+            let mut info = redis::RedisConnectionInfo::default();
+            if let Some(u) = &p.user {
+                info = info.set_username(u);
+            }
+            if let Some(pw) = &p.pass {
+                info = info.set_password(pw);
+            }
+            let mut node = SentinelNodeConnectionInfo::default().set_redis_connection_info(info);
+            if let Some(mode) = tls {
+                node = node.set_tls_mode(mode);
+            }
+            let mut sc = SentinelClient::build(sentinels, p.path.clone(), Some(node), SentinelServerType::Master)
+                .map_err(|e| invalid(url, e))?;
+            let master = sc.async_get_client().await?;
+            let config = manager_config(t);
+            let cm = ConnectionManager::new_with_config(master, config.clone()).await?;
+            let s = Arc::new(SentinelConn {
+                sentinel: tokio::sync::Mutex::new(sc),
+                current: RwLock::new(cm),
+                config,
+                last_resolve: StdMutex::new(Instant::now()),
+            });
+            Ok((Conn::Sentinel(s.clone()), PubSubTarget::Sentinel(s)))
+        }
+    }
+}
+
+impl SentinelConn {
+    fn current(&self) -> ConnectionManager {
+        self.current.read().unwrap().clone()
+    }
+
+    /// After an error that may mean the master moved: ask Sentinel again (at most every 250 ms).
+    async fn maybe_resolve(&self, e: &redis::RedisError) {
+        let moved = e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || e.is_timeout()
+            || e.code() == Some("READONLY");
+        if !moved {
+            return;
+        }
+        {
+            let mut last = self.last_resolve.lock().unwrap();
+            if last.elapsed() < Duration::from_millis(250) {
+                return;
+            }
+            *last = Instant::now();
+        }
+        let client = match self.sentinel.lock().await.async_get_client().await {
+            Ok(c) => c,
+            Err(_) => return,
+        };
+        if let Ok(cm) = ConnectionManager::new_with_config(client, self.config.clone()).await {
+            *self.current.write().unwrap() = cm;
+        }
+    }
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Sentinel(s) => Box::pin(async move {
+                let mut c = s.current();
+                let r = c.req_packed_command(cmd).await;
+                if let Err(e) = &r {
+                    s.maybe_resolve(e).await;
+                }
+                r
+            }),
+        }
+    }
+
+    fn req_packed_commands<'a>(&'a mut self, cmd: &'a Pipeline, offset: usize, count: usize) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Sentinel(s) => Box::pin(async move {
+                let mut c = s.current();
+                let r = c.req_packed_commands(cmd, offset, count).await;
+                if let Err(e) = &r {
+                    s.maybe_resolve(e).await;
+                }
+                r
+            }),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+            Conn::Sentinel(s) => s.current().get_db(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_forms() {
+        let p = parse("redis+sentinel://u:p%40ss@s1:26379,s2:26380/mymaster").unwrap();
+        assert_eq!((p.kind, p.tls), (Kind::Sentinel, false));
+        assert_eq!(p.hosts, ["s1:26379", "s2:26380"]);
+        assert_eq!((p.user.as_deref(), p.pass.as_deref(), p.path.as_str()), (Some("u"), Some("p@ss"), "mymaster"));
+        let p = parse("rediss+cluster://:pw@a:1,b:2?protocol=resp3#insecure").unwrap();
+        assert_eq!((p.kind, p.tls), (Kind::Cluster, true));
+        assert_eq!(p.node_url("a:1", ""), "rediss://:pw@a:1/?protocol=resp3#insecure");
+        assert!(parse("redis+sentinel://s1:26379").err().unwrap().message().contains("master name"));
+        assert!(parse("redis://a:1,b:2").err().unwrap().message().contains("several hosts"));
+        assert!(parse("ftp://x").err().unwrap().message().contains("unknown scheme"));
+        assert!(parse("rediss://h:1/?tls_ca=/nonexistent.pem").err().unwrap().message().contains("tls_ca"));
+        assert_eq!(percent_decode("a%2Fb%zz%e2%9c%93%"), "a/b%zz✓%");
+        let p = parse("redis://h:1/2").unwrap();
+        assert_eq!(p.node_url(&p.hosts[0], &p.path), "redis://h:1/2");
+    }
+}
