@@ -2,8 +2,12 @@
 
 use std::process::{Command, Output};
 
+#[path = "../../core/tests/common/mod.rs"]
+mod common;
+
+/// REDIS_URL from the launcher, or a private redis-server for this test binary.
 fn redis_url() -> String {
-    std::env::var("REDIS_URL").expect("run through tests/with-redis.sh (REDIS_URL)")
+    common::url()
 }
 
 fn redelay(prefix: &str, args: &[&str]) -> Output {
