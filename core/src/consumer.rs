@@ -157,6 +157,7 @@ struct Shared {
     counters: AtomicCounters,
     /// Tells the lease keeper that new leases are held.
     keeper_wake: tokio::sync::Notify,
+    last_error: Mutex<Option<Error>>,
 }
 
 impl Shared {
@@ -212,6 +213,7 @@ impl Queue {
             clock: Mutex::new((Instant::now(), 0)),
             counters: AtomicCounters::default(),
             keeper_wake: tokio::sync::Notify::new(),
+            last_error: Mutex::new(None),
         });
         // Fail fast on an unreachable Redis rather than spinning in the background.
         let first = self.fetch_once(0, None).await?;
@@ -250,6 +252,11 @@ impl Subscription {
             lease_lost: c.lease_lost.load(Ordering::Relaxed),
             errors: c.errors.load(Ordering::Relaxed),
         }
+    }
+
+    /// The latest error of a fetch or settle call (the subscription retries by itself).
+    pub fn last_error(&self) -> Option<Error> {
+        self.shared.last_error.lock().unwrap().clone()
     }
 
     /// The queue this subscription consumes.
@@ -292,9 +299,10 @@ async fn fetch_loop(shared: Arc<Shared>) {
         let n = permit.num_permits();
         let f = match shared.queue.fetch_once(n, opts.ttr).await {
             Ok(f) => f,
-            Err(_) => {
+            Err(e) => {
                 drop(permit);
                 shared.counters.errors.fetch_add(1, Ordering::Relaxed);
+                *shared.last_error.lock().unwrap() = Some(e);
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
                     _ = shared.closed() => break,
@@ -394,7 +402,10 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
         Some(Ok(true)) => c.acked.fetch_add(1, Ordering::Relaxed),
         Some(Ok(false)) => c.nacked.fetch_add(1, Ordering::Relaxed),
         Some(Err(e)) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
-        Some(Err(_)) => c.errors.fetch_add(1, Ordering::Relaxed),
+        Some(Err(e)) => {
+            *shared.last_error.lock().unwrap() = Some(e);
+            c.errors.fetch_add(1, Ordering::Relaxed)
+        }
         None => 0,
     };
     shared.held.lock().unwrap().remove(d.token());

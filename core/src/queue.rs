@@ -118,17 +118,16 @@ impl Queue {
         self.inner.client.inner.conn.clone()
     }
 
-    async fn run(&self, script: &redis::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
-        let mut inv = script.prepare_invoke();
-        for k in &self.inner.keys.all {
-            inv.key(k);
-        }
-        for a in args {
-            if let redis::Arg::Simple(b) = a {
-                inv.arg(b);
+    async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
+        let conn = &self.inner.client.inner.conn;
+        let add = |c: &mut redis::Cmd| {
+            for a in &args {
+                if let redis::Arg::Simple(b) = a {
+                    c.arg(b);
+                }
             }
-        }
-        Ok(inv.invoke_async(&mut self.conn()).await?)
+        };
+        Ok(script.run(conn, &self.inner.keys.all, add).await?)
     }
 
     async fn register(&self) {
@@ -410,7 +409,7 @@ impl Queue {
         Ok(out)
     }
 
-    async fn on_dead(&self, script: &redis::Script, sel: Select) -> Result<u64> {
+    async fn on_dead(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
         let call = |args: Vec<Vec<u8>>| self.run(script, args.into_iter().map(redis::Arg::Simple).collect());
         match sel {

@@ -1,17 +1,55 @@
 //! The Lua scripts, one file each under `core/lua/`, with `lua/lib.lua` prepended (Redis Lua has
-//! no `require`). Each is run by EVALSHA; on NOSCRIPT it is loaded and run again (redis-rs'
-//! `Script` does this). See each file's header for its KEYS, ARGV and reply.
+//! no `require`). See each file's header for its KEYS, ARGV and reply.
+//!
+//! A script runs as EVALSHA; on NOSCRIPT it runs once as EVAL with its source, which also
+//! caches it on that node. EVAL is routed by key like every call, so this works the same on
+//! one Redis, on a cluster and after a failover. (redis-rs' own fallback sends SCRIPT LOAD to
+//! every master of a cluster, and while one of them is down that times out on every call.)
 
 use std::sync::LazyLock;
 
-use redis::Script;
+use redis::aio::ConnectionLike;
+use redis::{Cmd, RedisResult, Value};
+
+use crate::client::Conn;
 
 const LIB: &str = include_str!("../lua/lib.lua");
 
+/// One script: its source (with the library) and its SHA1.
+pub(crate) struct Script {
+    code: String,
+    hash: String,
+}
+
+impl Script {
+    fn new(file: &str) -> Script {
+        let code = format!("{LIB}\n{file}");
+        let hash = redis::Script::new(&code).get_hash().to_string();
+        Script { code, hash }
+    }
+
+    /// Runs the script with the queue's `keys`; `args` adds ARGV to the command.
+    pub async fn run(&self, conn: &Conn, keys: &[String], args: impl Fn(&mut Cmd)) -> RedisResult<Value> {
+        let build = |verb: &str, body: &str| {
+            let mut c = redis::cmd(verb);
+            c.arg(body).arg(keys.len()).arg(keys);
+            args(&mut c);
+            c
+        };
+        let mut con = conn.clone();
+        // A server error may arrive as a value; `extract_error` makes it an Err (nested ones too).
+        match con.req_packed_command(&build("EVALSHA", &self.hash)).await.and_then(Value::extract_error) {
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                con.req_packed_command(&build("EVAL", &self.code)).await.and_then(Value::extract_error)
+            }
+            other => other,
+        }
+    }
+}
+
 macro_rules! script {
     ($name:ident, $file:literal) => {
-        pub(crate) static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(&format!("{}\n{}", LIB, include_str!(concat!("../lua/", $file)))));
+        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
     };
 }
 

@@ -106,35 +106,35 @@ async fn settle_batch(conn: &Conn, keys: &QueueKeys, batch: Vec<Pending>) {
 
 /// Runs one script for `items` and answers each; `skip` leading reply elements are not per-item
 /// (extend puts the Redis time first).
-async fn call(conn: &Conn, keys: &QueueKeys, script: &redis::Script, items: Vec<Pending>, skip: usize) {
+async fn call(conn: &Conn, keys: &QueueKeys, script: &scripts::Script, items: Vec<Pending>, skip: usize) {
     if items.is_empty() {
         return;
     }
-    let mut inv = script.prepare_invoke();
-    for k in &keys.all {
-        inv.key(k);
-    }
-    for p in &items {
-        match &p.op {
-            Op::Ack { id, token } => {
-                inv.arg(id).arg(token);
-            }
-            Op::Nack { id, token, mode, reason } => {
-                inv.arg(id).arg(token);
-                match mode {
-                    NackMode::Backoff => inv.arg("b").arg(rand::random::<f64>()),
-                    NackMode::After(ms) => inv.arg("d").arg(*ms),
-                    NackMode::Release => inv.arg("r").arg(0),
-                };
-                inv.arg(reason);
-            }
-            Op::Extend { id, token, ttr_ms } => {
-                inv.arg(id).arg(token).arg(*ttr_ms);
+    let add = |c: &mut redis::Cmd| {
+        for p in &items {
+            match &p.op {
+                Op::Ack { id, token } => {
+                    c.arg(id).arg(token);
+                }
+                Op::Nack { id, token, mode, reason } => {
+                    c.arg(id).arg(token);
+                    match mode {
+                        NackMode::Backoff => c.arg("b").arg(rand::random::<f64>()),
+                        NackMode::After(ms) => c.arg("d").arg(*ms),
+                        NackMode::Release => c.arg("r").arg(0),
+                    };
+                    c.arg(reason);
+                }
+                Op::Extend { id, token, ttr_ms } => {
+                    c.arg(id).arg(token).arg(*ttr_ms);
+                }
             }
         }
-    }
-    let mut c = conn.clone();
-    let reply: Result<Vec<i64>> = inv.invoke_async(&mut c).await.map_err(Error::from);
+    };
+    let reply: Result<Vec<i64>> = match script.run(conn, &keys.all, add).await {
+        Ok(v) => redis::FromRedisValue::from_redis_value(v).map_err(|e| Error::from(redis::RedisError::from(e))),
+        Err(e) => Err(Error::from(e)),
+    };
     match reply {
         Ok(codes) if codes.len() == items.len() + skip => {
             let now = if skip > 0 { codes[0] } else { 0 };

@@ -118,3 +118,69 @@ pub async fn assert_verified(q: &Queue) {
     let r = q.verify().await.expect("verify");
     assert!(r.is_ok(), "verify found problems: {:#?}", r.problems);
 }
+
+/// A local Redis Cluster (3 masters + 3 replicas) from tests/cluster.sh.
+pub struct Cluster {
+    pub url: String,
+    pub dir: PathBuf,
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        ensure_installed();
+        let dir = std::env::temp_dir().join(format!("redelay-cluster-{}-{}", std::process::id(), rand_suffix()));
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/cluster.sh");
+        let out = Command::new("bash").arg(script).arg("start").arg(&dir).output().expect("cluster.sh");
+        assert!(out.status.success(), "cluster.sh start failed: {}", String::from_utf8_lossy(&out.stderr));
+        let url = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Cluster { url, dir }
+    }
+
+    pub fn ports(&self) -> Vec<u16> {
+        std::fs::read_to_string(self.dir.join("ports")).unwrap().lines().map(|l| l.parse().unwrap()).collect()
+    }
+
+    /// Port of the master serving `key`'s slot, asked of any live node.
+    pub fn master_of(&self, key: &str) -> u16 {
+        for p in self.ports() {
+            let Ok(c) = redis::Client::open(format!("redis://127.0.0.1:{p}")) else { continue };
+            let Ok(mut con) = c.get_connection() else { continue };
+            let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut con).unwrap();
+            let slots: Vec<(i64, i64, (String, i64))> = match redis::cmd("CLUSTER").arg("SLOTS").query::<Vec<redis::Value>>(&mut con) {
+                Ok(v) => v
+                    .into_iter()
+                    .filter_map(|e| match e {
+                        redis::Value::Array(f) if f.len() >= 3 => {
+                            let n = |v: &redis::Value| if let redis::Value::Int(i) = v { *i } else { -1 };
+                            let port = match &f[2] {
+                                redis::Value::Array(m) if m.len() >= 2 => n(&m[1]),
+                                _ => -1,
+                            };
+                            Some((n(&f[0]), n(&f[1]), (String::new(), port)))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+                Err(_) => continue,
+            };
+            if let Some((_, _, (_, port))) = slots.iter().find(|(a, b, _)| *a <= slot && slot <= *b) {
+                return *port as u16;
+            }
+        }
+        panic!("no live node knows the slot of {key}");
+    }
+
+    /// SIGKILLs the node on `port`.
+    pub fn kill(&self, port: u16) {
+        let pid = std::fs::read_to_string(self.dir.join(port.to_string()).join("redis.pid")).unwrap();
+        let ok = Command::new("kill").arg("-9").arg(pid.trim()).status().unwrap().success();
+        assert!(ok, "kill -9 {pid}");
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/cluster.sh");
+        let _ = Command::new("bash").arg(script).arg("stop").arg(&self.dir).status();
+    }
+}

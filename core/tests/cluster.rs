@@ -1,0 +1,136 @@
+//! Redis Cluster: queues on different masters, every operation without CROSSSLOT, and a
+//! master killed under a running subscription.
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redelay::{Client, Delivery, Due, Failure, Message, Select, State, SubscribeOptions};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+async fn pull_one(q: &redelay::Queue) -> Delivery {
+    let t = Instant::now();
+    loop {
+        if let Some(d) = q.fetch(1, ms(300)).await.unwrap().pop() {
+            return d;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "nothing delivered on {}", q.name());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
+    let cluster = common::Cluster::start();
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(3)).connect().await.unwrap();
+
+    // Queues whose slots land on at least two (in practice three) different masters.
+    let names: Vec<String> = (0..6).map(|i| format!("cq{i}")).collect();
+    let owners: HashSet<u16> = names.iter().map(|n| cluster.master_of(&format!("redelay:{{{n}}}:jobs"))).collect();
+    assert!(owners.len() >= 2, "queues should span masters, got {owners:?}");
+
+    for name in &names {
+        let q = client.queue(name).unwrap();
+        let r = q
+            .publish_batch(vec![
+                Message::new(b"a".to_vec()).id("a"),
+                Message::new(b"b".to_vec()).id("b").max_attempts(1),
+                Message::new(b"c".to_vec()).id("c").delay(Duration::from_secs(60)),
+                Message::new(b"dup".to_vec()).id("a"),
+            ])
+            .await
+            .unwrap();
+        assert!(r[3].is_duplicate());
+        assert_eq!(q.peek("c").await.unwrap().unwrap().state, State::Scheduled);
+        let s = q.stats().await.unwrap();
+        assert_eq!((s.total, s.ready, s.scheduled), (3, 2, 1));
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            got.push(pull_one(&q).await);
+        }
+        for d in got {
+            d.extend(Duration::from_secs(5)).await.unwrap();
+            if d.id() == "a" {
+                d.ack().await.unwrap();
+            } else {
+                assert!(d.nack(None, "to the dead letters").await.unwrap());
+            }
+        }
+        assert_eq!(q.dead_letters(0, 10).await.unwrap()[0].id, "b");
+        assert_eq!(q.respawn(Select::All).await.unwrap(), 1);
+        let d = pull_one(&q).await;
+        assert!(d.nack(None, "again").await.unwrap());
+        assert_eq!(q.purge_dead(Select::Ids(vec!["b".into()])).await.unwrap(), 1);
+        q.reschedule("c", Due::In(ms(50))).await.unwrap();
+        let d = pull_one(&q).await;
+        assert_eq!(d.id(), "c");
+        d.ack().await.unwrap();
+        q.publish(Message::new(b"x".to_vec()).id("x").delay(Duration::from_secs(60))).await.unwrap();
+        assert!(q.cancel("x").await.unwrap());
+        common::assert_verified(&q).await;
+        q.destroy().await.unwrap();
+    }
+
+    // Subscriptions on every queue at once, then the master of one queue is killed.
+    let victim = names[0].clone();
+    let victim_port = cluster.master_of(&format!("redelay:{{{victim}}}:jobs"));
+    let acked: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let mut subs = Vec::new();
+    for name in &names {
+        let q = client.queue(name).unwrap();
+        let msgs = (0..200).map(|i| Message::new(format!("{name}/{i}").into_bytes()).id(format!("{name}-m{i}")).delay(ms(i * 20))).collect();
+        q.publish_batch(msgs).await.unwrap();
+        let a = acked.clone();
+        let sub = q
+            .subscribe(
+                move |d: Delivery| {
+                    let a = a.clone();
+                    async move {
+                        *a.lock().unwrap().entry(d.id().to_string()).or_default() += 1;
+                        Ok::<(), Failure>(())
+                    }
+                },
+                SubscribeOptions::concurrency(4),
+            )
+            .await
+            .unwrap();
+        subs.push(sub);
+    }
+    // Let replication catch up with the publishes (it is asynchronous), then kill the master.
+    tokio::time::sleep(ms(1000)).await;
+    cluster.kill(victim_port);
+    let t = Instant::now();
+    while acked.lock().unwrap().len() < 1200 {
+        if t.elapsed() > Duration::from_secs(40) {
+            let per: Vec<(String, usize)> = names
+                .iter()
+                .map(|n| (n.clone(), acked.lock().unwrap().keys().filter(|k| k.starts_with(&format!("{n}-"))).count()))
+                .collect();
+            let counters: Vec<_> = subs.iter().map(|s| (s.counters().errors, s.last_error())).collect();
+            panic!("only {} of 1200 acked after failover; per queue {per:?}; victim {victim}; counters {counters:#?}", acked.lock().unwrap().len());
+        }
+        tokio::time::sleep(ms(100)).await;
+    }
+    for s in &subs {
+        s.close().await;
+    }
+    let acked = acked.lock().unwrap();
+    assert_eq!(acked.len(), 1200, "every message acked");
+    for name in &names {
+        let q = client.queue(name).unwrap();
+        let t = Instant::now();
+        let s = loop {
+            match q.stats().await {
+                Ok(s) => break s,
+                Err(e) => assert!(t.elapsed() < Duration::from_secs(10), "{e}"),
+            }
+        };
+        // An ack lost in the failover shows up as a message still there (redelivered later), never as a loss.
+        assert_eq!(s.dead, 0);
+        common::assert_verified(&q).await;
+    }
+    assert_ne!(cluster.master_of(&format!("redelay:{{{victim}}}:jobs")), victim_port, "a replica took over");
+}
