@@ -243,6 +243,10 @@ fn manager_config(t: Timeouts) -> ConnectionManagerConfig {
 /// Connects to what `url` names. Errors: InvalidArgument for the URL, else what Redis said.
 pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarget)> {
     let p = parse(url)?;
+    if p.tls {
+        // rustls needs a process-wide crypto provider; keep one the application installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
     match p.kind {
         Kind::Single | Kind::Unix => {
             let node = if p.kind == Kind::Unix {

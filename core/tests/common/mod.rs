@@ -184,3 +184,38 @@ impl Drop for Cluster {
         let _ = Command::new("bash").arg(script).arg("stop").arg(&self.dir).status();
     }
 }
+
+/// A server set started by one of the tests/*.sh launchers (`start DIR` prints what to use;
+/// `stop DIR` on drop).
+pub struct Launched {
+    pub script: &'static str,
+    pub dir: PathBuf,
+    pub printed: String,
+}
+
+impl Launched {
+    pub fn start(script: &'static str) -> Launched {
+        ensure_installed();
+        let dir = std::env::temp_dir().join(format!("redelay-{script}-{}-{}", std::process::id(), rand_suffix()));
+        let out = Command::new("bash").arg(Self::path(script)).arg("start").arg(&dir).output().expect(script);
+        assert!(out.status.success(), "{script} start failed: {}", String::from_utf8_lossy(&out.stderr));
+        let printed = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Launched { script, dir, printed }
+    }
+
+    fn path(script: &str) -> String {
+        format!("{}/../tests/{script}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// Runs another verb of the launcher (e.g. `failover`).
+    pub fn run(&self, verb: &str) {
+        let out = Command::new("bash").arg(Self::path(self.script)).arg(verb).arg(&self.dir).output().unwrap();
+        assert!(out.status.success(), "{} {verb}: {}", self.script, String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").arg(Self::path(self.script)).arg("stop").arg(&self.dir).status();
+    }
+}

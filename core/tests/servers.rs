@@ -1,0 +1,113 @@
+//! Sentinel failover, TLS with a private CA, and an ACL user restricted to redelay's keys.
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redelay::{Client, Delivery, ErrorKind, Failure, Message, SubscribeOptions};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_survives_a_sentinel_failover() {
+    let s = common::Launched::start("sentinel.sh");
+    let url = s.printed.clone();
+    assert!(url.starts_with("redis+sentinel://"), "{url}");
+    let client = Client::builder(&url).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
+    let q = client.queue("failover").unwrap();
+    let got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let g = got.clone();
+    let sub = q
+        .subscribe(
+            move |d: Delivery| {
+                let g = g.clone();
+                async move {
+                    g.lock().unwrap().push(d.id().to_string());
+                    Ok::<(), Failure>(())
+                }
+            },
+            SubscribeOptions::concurrency(4),
+        )
+        .await
+        .unwrap();
+    let before: Vec<Message> = (0..50).map(|i| Message::new(b"x".to_vec()).id(format!("before-{i}")).delay(Duration::from_millis(i * 40))).collect();
+    q.publish_batch(before).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    s.run("failover");
+    // Publish after the failover, retrying while the client finds the new master.
+    let t = Instant::now();
+    loop {
+        let after: Vec<Message> = (0..50).map(|i| Message::new(b"y".to_vec()).id(format!("after-{i}"))).collect();
+        match q.publish_batch(after).await {
+            Ok(_) => break,
+            Err(e) => {
+                assert!(t.elapsed() < Duration::from_secs(15), "no new master found: {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+    let t = Instant::now();
+    loop {
+        let ids: std::collections::HashSet<String> = got.lock().unwrap().iter().cloned().collect();
+        if ids.len() == 100 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "{} of 100 delivered; last error {:?}", ids.len(), sub.last_error());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    sub.close().await;
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_private_ca_and_a_restricted_acl_user() {
+    let s = common::Launched::start("tls.sh");
+    let port = &s.printed;
+    let ca = s.dir.join("ca.pem");
+    let url = |user: &str, pass: &str| format!("rediss://{user}:{pass}@127.0.0.1:{port}/?tls_ca={}", ca.display());
+
+    // The documented minimal ACL rule is enough for every operation and for a subscription.
+    let client = Client::connect(&url("app", "app-secret")).await.unwrap();
+    let q = client.queue("secure").unwrap();
+    q.publish(Message::new(b"over tls".to_vec()).id("t1")).await.unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let sub = q
+        .subscribe(
+            move |d: Delivery| {
+                let tx = tx.clone();
+                async move {
+                    tx.send(d.body().to_vec()).unwrap();
+                    Ok::<(), Failure>(())
+                }
+            },
+            SubscribeOptions::concurrency(1),
+        )
+        .await
+        .unwrap();
+    let body = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
+    assert_eq!(body, b"over tls");
+    sub.close().await;
+    q.publish(Message::new(b"x".to_vec()).id("t2").delay(Duration::from_secs(60))).await.unwrap();
+    assert!(q.peek("t2").await.unwrap().is_some());
+    q.reschedule("t2", redelay::Due::In(Duration::from_secs(30))).await.unwrap();
+    assert!(q.cancel("t2").await.unwrap());
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    assert!(q.dead_letters(0, 10).await.unwrap().is_empty());
+    assert!(client.queues().await.unwrap().contains(&"secure".to_string()));
+    common::assert_verified(&q).await;
+
+    // A wrong password: Connection, naming the cause, without the password.
+    let e = Client::connect(&url("app", "wrong-pw")).await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(e.message().contains("authentication failed") || e.message().contains("AuthenticationFailed"), "{e}");
+    assert!(!e.message().contains("wrong-pw"), "{e}");
+
+    // A user without access to redelay's keys: Redis error naming the missing permission.
+    let other = Client::connect(&url("other", "other-secret")).await.unwrap();
+    let e = other.queue("q").unwrap().publish(Message::new(b"x".to_vec())).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Redis, "{e}");
+    assert!(e.message().to_lowercase().contains("no permissions"), "{e}");
+
+    // The server's certificate is not trusted without the private CA.
+    let e = Client::connect(&format!("rediss://app:app-secret@127.0.0.1:{port}/")).await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(e.message().contains("certificate"), "{e}");
+}
