@@ -305,6 +305,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
                 config,
                 last_resolve: StdMutex::new(Instant::now()),
             });
+            tokio::spawn(watch_switch_master(Arc::downgrade(&s)));
             Ok((Conn::Sentinel(s.clone()), PubSubTarget::Sentinel(s)))
         }
     }
@@ -321,7 +322,8 @@ impl SentinelConn {
             || e.is_connection_dropped()
             || e.is_connection_refusal()
             || e.is_timeout()
-            || e.code() == Some("READONLY");
+            || e.code() == Some("READONLY")
+            || e.to_string().contains("READONLY");
         if !moved {
             return;
         }
@@ -332,12 +334,60 @@ impl SentinelConn {
             }
             *last = Instant::now();
         }
+        self.resolve().await;
+    }
+
+    /// Asks Sentinel for the master and switches to it.
+    async fn resolve(&self) {
         let client = match self.sentinel.lock().await.async_get_client().await {
             Ok(c) => c,
             Err(_) => return,
         };
         if let Ok(cm) = ConnectionManager::new_with_config(client, self.config.clone()).await {
             *self.current.write().unwrap() = cm;
+        }
+    }
+}
+
+/// Listens to Sentinel's `+switch-master` event and switches at once. Without it a client
+/// finds out only when the old master refuses a write, and until Sentinel demotes it (up to
+/// its 10 s INFO period after a manual failover) the old master keeps taking leases and acks
+/// that its resync will discard. Ends when the connection is dropped.
+async fn watch_switch_master(conn: std::sync::Weak<SentinelConn>) {
+    use futures_util::StreamExt;
+    loop {
+        let Some(s) = conn.upgrade() else { return };
+        let client = s.sentinel.lock().await.async_get_sentinel_client().await;
+        drop(s);
+        let pubsub = match client {
+            Ok(c) => c.get_async_pubsub().await,
+            Err(e) => Err(e),
+        };
+        let mut pubsub = match pubsub {
+            Ok(p) => p,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        if pubsub.subscribe("+switch-master").await.is_err() {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        }
+        let mut stream = pubsub.on_message();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(1), stream.next()).await {
+                Ok(Some(_)) => match conn.upgrade() {
+                    Some(s) => s.resolve().await,
+                    None => return,
+                },
+                Ok(None) => break,
+                Err(_) => {
+                    if conn.strong_count() == 0 {
+                        return;
+                    }
+                }
+            }
         }
     }
 }

@@ -24,7 +24,8 @@ async fn a_subscription_survives_a_sentinel_failover() {
                     Ok::<(), Failure>(())
                 }
             },
-            SubscribeOptions::concurrency(4),
+            // A short lease: an ack lost in the failover window is redelivered within the test.
+            SubscribeOptions { ttr: Some(Duration::from_secs(1)), ..SubscribeOptions::concurrency(4) },
         )
         .await
         .unwrap();
