@@ -21,6 +21,8 @@ pub(crate) struct ClientInner {
     pub conn: Conn,
     pub prefix: String,
     pub max_body_bytes: usize,
+    /// Replicas a publish waits for (WAIT), and for how long; None = don't wait.
+    pub wait_replicas: Option<(u32, Duration)>,
     pub rt: tokio::runtime::Handle,
     pub wake: WakeHub,
     pub defaults: Defaults,
@@ -41,6 +43,7 @@ pub struct ClientBuilder {
     url: String,
     prefix: String,
     max_body_bytes: usize,
+    wait_replicas: Option<(u32, Duration)>,
     connect_timeout: Duration,
     response_timeout: Duration,
     defaults: Defaults,
@@ -56,6 +59,15 @@ impl ClientBuilder {
     /// Largest body accepted by publish (default 8 MiB).
     pub fn max_body_bytes(mut self, n: usize) -> Self {
         self.max_body_bytes = n;
+        self
+    }
+    /// Durability: a publish returns only after `replicas` replicas have its writes (Redis
+    /// WAIT), or fails with a Redis error after `timeout`. With replication being asynchronous,
+    /// a failover otherwise discards what the old master took in its last moments; with this,
+    /// a publish that returned is on a replica, and one that failed can be retried (with ids,
+    /// a retry is a no-op for messages that did arrive). Single Redis and Sentinel only.
+    pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
+        self.wait_replicas = (replicas > 0).then_some((replicas, timeout));
         self
     }
     /// How long to try to reach Redis before giving up with a Connection error (default 5 s).
@@ -101,6 +113,11 @@ impl ClientBuilder {
             .map_err(|_| Error::invalid("Client::connect must run inside a tokio runtime"))?;
         let t = Timeouts { connect: self.connect_timeout, response: self.response_timeout };
         let bound = self.connect_timeout * 2 + Duration::from_secs(1);
+        if let Some((_, t)) = self.wait_replicas {
+            if t.is_zero() || t > Duration::from_secs(60) {
+                return Err(Error::invalid("wait_for_replicas timeout: must be 1 ms to 60 s"));
+            }
+        }
         let (conn, pubsub) = match tokio::time::timeout(bound, connection::connect(&self.url, t)).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) if e.kind() == ErrorKind::InvalidArgument => return Err(e),
@@ -121,6 +138,7 @@ impl ClientBuilder {
                 conn,
                 prefix: self.prefix,
                 max_body_bytes: self.max_body_bytes,
+                wait_replicas: self.wait_replicas,
                 rt,
                 wake,
                 defaults: self.defaults,
@@ -157,6 +175,7 @@ impl Client {
             url: url.to_string(),
             prefix: "redelay".to_string(),
             max_body_bytes: limits::DEFAULT_MAX_BODY_BYTES,
+            wait_replicas: None,
             connect_timeout: Duration::from_secs(5),
             response_timeout: Duration::from_secs(10),
             defaults: Defaults {

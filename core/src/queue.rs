@@ -201,6 +201,11 @@ impl Queue {
         self.register().await;
         let calls = chunks.into_iter().map(|args| self.run(&scripts::PUBLISH, args));
         let replies = futures_util::future::join_all(calls).await;
+        if let Some((n, timeout)) = self.inner.client.inner.wait_replicas {
+            if replies.iter().all(Result::is_ok) {
+                self.wait_replicas(n, timeout).await?;
+            }
+        }
         let mut out = Vec::with_capacity(msgs.len());
         for reply in replies {
             let mut items = array(reply?)?.into_iter().skip(1);
@@ -214,6 +219,28 @@ impl Queue {
             }
         }
         Ok(out)
+    }
+
+    /// WAIT on the connection the publish went through (it covers every earlier write on it).
+    async fn wait_replicas(&self, n: u32, timeout: Duration) -> Result<()> {
+        use redis::aio::ConnectionLike;
+        if matches!(self.inner.client.inner.conn, crate::connection::Conn::Cluster(_)) {
+            return Ok(());
+        }
+        let mut c = self.conn();
+        let cmd = redis::cmd("WAIT").arg(n).arg(timeout.as_millis() as u64).clone();
+        let got = int(&c.req_packed_command(&cmd).await.and_then(Value::extract_error)?)?;
+        if got < i64::from(n) {
+            return Err(Error::new(
+                ErrorKind::Redis,
+                format!(
+                    "publish: stored on the master but only {got} of {n} replicas confirmed within {} ms; \
+                     it may be lost if the master fails now (retry: ids make it safe)",
+                    timeout.as_millis()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// One fetch script call: reclaim, promote, lease up to `max` (0 = none).
