@@ -5,6 +5,7 @@
 --   mode 'b': retry after the message's backoff, value = jitter in [0,1)
 --   mode 'd': retry after value ms
 --   mode 'r': release unprocessed (no attempt counted, due now)
+--   mode 'x': dead letter now, whatever the attempts (the client could not read the record)
 -- Reply: one integer per group: 1 scheduled for retry, 2 moved to DEAD, 0 lease lost (unchanged)
 local now = clock()
 local before = first_score(DELAYED)
@@ -27,7 +28,7 @@ for i = 1, #ARGV, 5 do
         r.att = r.att + 1
         r.err = ARGV[i + 4]
       end
-      if mode ~= 'r' and r.att >= r.max then
+      if mode == 'x' or (mode ~= 'r' and r.att >= r.max) then
         bury(id, r, rec, r.err, now)
         out[#out + 1] = 2
       else

@@ -227,11 +227,11 @@ impl Queue {
 impl Subscription {
     /// Stops fetching, releases prefetched messages that did not start (due now again, no
     /// attempt counted), waits up to the drain timeout for running handlers, and returns.
-    /// Calling it again is a no-op.
+    /// Calling it again (even concurrently) waits for the same drain, then returns.
     pub async fn close(&self) {
         self.shared.closing.send_replace(true);
-        let h = self.fetcher.lock().await.take();
-        if let Some(h) = h {
+        let mut fetcher = self.fetcher.lock().await;
+        if let Some(h) = fetcher.take() {
             let _ = h.await;
         }
     }
@@ -313,6 +313,10 @@ async fn fetch_loop(shared: Arc<Shared>) {
         };
         backoff = Duration::from_millis(50);
         *shared.clock.lock().unwrap() = (f.local, f.now_us);
+        if let Some(e) = f.corrupt.last() {
+            shared.counters.errors.fetch_add(f.corrupt.len() as u64, Ordering::Relaxed);
+            *shared.last_error.lock().unwrap() = Some(e.clone());
+        }
         let got = f.deliveries.len();
         shared.counters.delivered.fetch_add(got as u64, Ordering::Relaxed);
         for d in &f.deliveries {

@@ -154,8 +154,9 @@ impl Delivery {
         Ok(r.await? == Settled::Dead)
     }
 
-    /// Hand the message back unprocessed, due now, without counting an attempt.
-    pub(crate) async fn release(&self) -> Result<()> {
+    /// Hand the message back unprocessed, due now, without counting an attempt (for a
+    /// consumer that cannot start the work, e.g. while shutting down).
+    pub async fn release(&self) -> Result<()> {
         self.begin_settle()?;
         let op = Op::Nack {
             id: self.inner.id.clone(),

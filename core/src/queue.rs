@@ -52,6 +52,9 @@ pub(crate) struct Fetched {
     /// More messages are leasable right now.
     pub more: bool,
     pub deliveries: Vec<Delivery>,
+    /// Messages whose stored record could not be read: moved to the dead letters, one error
+    /// naming each id.
+    pub corrupt: Vec<Error>,
 }
 
 impl Fetched {
@@ -263,16 +266,31 @@ impl Queue {
         let next_due_ms = opt(int(&v[2])?);
         let next_lease_ms = opt(int(&v[3])?);
         let more = int(&v[4])? == 1;
-        let mut it = v.into_iter().skip(6);
+        let mut it = v.into_iter();
+        // Records the script itself could not read were already moved to the dead letters.
+        let mut corrupt: Vec<Error> = array(it.nth(5).ok_or_else(|| bad("fetch"))?)?
+            .into_iter()
+            .map(|id| string(id).map(|id| record::decode(&id, b"").unwrap_err()))
+            .collect::<Result<_>>()?;
         let mut deliveries = Vec::new();
         while let (Some(id), Some(token), Some(deadline), Some(rec)) = (it.next(), it.next(), it.next(), it.next()) {
             let id = string(id)?;
-            let record = record::decode(&id, &bytes(rec)?)?;
+            let token = string(token)?;
+            let record = match record::decode(&id, &bytes(rec)?) {
+                Ok(r) => r,
+                Err(e) => {
+                    // Readable header, unreadable rest: dead letter it now; the others flow on.
+                    let op = Op::Nack { id: id.clone(), token, mode: NackMode::Bury, reason: e.message().to_string() };
+                    self.inner.settler.settle(op).await?;
+                    corrupt.push(e);
+                    continue;
+                }
+            };
             deliveries.push(Delivery {
                 inner: Arc::new(delivery::Inner {
                     id,
                     queue: self.inner.name.clone(),
-                    token: string(token)?,
+                    token,
                     record,
                     delivered_at_us: now_us,
                     lease_deadline_ms: AtomicI64::new(int(&deadline)?),
@@ -281,7 +299,7 @@ impl Queue {
                 }),
             });
         }
-        Ok(Fetched { now_us, local, next_due_ms, next_lease_ms, more, deliveries })
+        Ok(Fetched { now_us, local, next_due_ms, next_lease_ms, more, deliveries, corrupt })
     }
 
     /// Pulls up to `max` (1 to 1000) due messages, waiting up to `wait` for the first one. Each

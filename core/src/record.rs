@@ -145,6 +145,23 @@ mod tests {
         assert_eq!(r.last_error, None);
     }
 
+    proptest::proptest! {
+        /// Whatever bytes Redis hands back, decoding never panics.
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = decode("fuzz", &raw);
+        }
+
+        /// A record with a valid header and any tail decodes or names the id, never panics.
+        #[test]
+        fn any_tail_after_a_valid_header(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..100)) {
+            match decode("fuzz-id", &lua_like(1, &tail)) {
+                Ok(r) => proptest::prop_assert_eq!(r.attempts, 1),
+                Err(e) => proptest::prop_assert!(e.message().contains("fuzz-id")),
+            }
+        }
+    }
+
     #[test]
     fn corrupt_records_name_the_id() {
         for raw in [&b""[..], b"\x09garbage-garbage-garbage-garbage-garbage", &lua_like(0, b"")[..20]] {

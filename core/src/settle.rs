@@ -26,6 +26,8 @@ pub(crate) enum NackMode {
     After(u64),
     /// Unprocessed: back to due now, no attempt counted.
     Release,
+    /// Straight to the dead letters (the record could not be read).
+    Bury,
 }
 
 #[derive(Debug)]
@@ -122,6 +124,7 @@ async fn call(conn: &Conn, keys: &QueueKeys, script: &scripts::Script, items: Ve
                         NackMode::Backoff => c.arg("b").arg(rand::random::<f64>()),
                         NackMode::After(ms) => c.arg("d").arg(*ms),
                         NackMode::Release => c.arg("r").arg(0),
+                        NackMode::Bury => c.arg("x").arg(0),
                     };
                     c.arg(reason);
                 }
