@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# CI of the Python binding, from a clean clone: installs its tools with pip, builds the abi3
+# wheel once (release), installs it into a venv, runs pytest against the installed wheel and
+# mypy --strict on the examples. Needs Python >= 3.9 with pip, Rust, and REDIS_URL:
+#
+#   tests/with-redis.sh bindings-python/ci.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+: "${REDIS_URL:?REDIS_URL is not set: run this under tests/with-redis.sh}"
+python="${PYTHON:-python3}"
+
+# A fresh venv under the binding (git-ignored); fall back to the user site if venv is missing.
+venv="$here/.venv-ci"
+rm -rf "$venv"
+if "$python" -m venv "$venv" >/dev/null 2>&1; then
+  py="$venv/bin/python"
+  pipflags=()
+else
+  echo "ci.sh: python venv module unavailable; installing into the user site" >&2
+  py="$python"
+  pipflags=(--user)
+fi
+"$py" -m pip install --quiet --disable-pip-version-check ${pipflags[@]+"${pipflags[@]}"} \
+  "maturin>=1.16,<2" "pytest>=7" "mypy>=1.10"
+
+# One build of the wheel.
+dist="$(mktemp -d "${TMPDIR:-/tmp}/redelay-wheel.XXXXXX")"
+trap 'rm -rf "$dist"' EXIT
+"$py" -m maturin build --release --manifest-path "$here/Cargo.toml" --out "$dist"
+wheel="$(ls "$dist"/redelay-*.whl)"
+"$py" -m pip install --quiet --disable-pip-version-check ${pipflags[@]+"${pipflags[@]}"} --force-reinstall "$wheel"
+
+# Tests against the installed wheel: run from tests/, where the source tree is not importable
+# (conftest refuses to run if it were).
+status=0
+(cd "$here/tests" && REDELAY_TEST_INSTALLED=1 "$py" -m pytest -p no:cacheprovider -q -rfE .) || status=$?
+
+# Types: the examples, as a user's code, against the installed package.
+(cd "$here/examples" && "$py" -m mypy --strict --no-incremental --cache-dir=/dev/null .) || status=$?
+
+exit $status

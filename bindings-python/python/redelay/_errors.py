@@ -1,0 +1,97 @@
+"""The exceptions of redelay: one base class, one subclass per kind of error of the core."""
+
+from __future__ import annotations
+
+import builtins
+from datetime import timedelta
+from typing import ClassVar, Optional, Union
+
+__all__ = [
+    "RedelayError",
+    "InvalidArgumentError",
+    "ConnectionError",
+    "TimeoutError",
+    "LeaseLostError",
+    "NotFoundError",
+    "RedisError",
+    "HandlerError",
+    "RetryLater",
+]
+
+
+class RedelayError(Exception):
+    """Base class of every error raised by redelay.
+
+    ``kind`` names the core's error kind (``"InvalidArgument"``, ``"Connection"``, ...) and
+    ``message`` carries the core's message (also ``str(error)``).
+    """
+
+    kind: ClassVar[str] = ""
+    message: str
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidArgumentError(RedelayError, ValueError):
+    """Bad input, refused before anything was written; the message names the field and the limit."""
+
+    kind: ClassVar[str] = "InvalidArgument"
+
+
+class ConnectionError(RedelayError, builtins.ConnectionError):
+    """Redis could not be reached, or the connection broke (also a builtin ``ConnectionError``)."""
+
+    kind: ClassVar[str] = "Connection"
+
+
+class TimeoutError(RedelayError, builtins.TimeoutError):
+    """Redis did not answer in time (also a builtin ``TimeoutError``)."""
+
+    kind: ClassVar[str] = "Timeout"
+
+
+class LeaseLostError(RedelayError):
+    """The lease token is no longer the message's current lease (it expired and the message was
+    delivered again, or it was settled, cancelled or replaced). Nothing was changed."""
+
+    kind: ClassVar[str] = "LeaseLost"
+
+
+class NotFoundError(RedelayError, LookupError):
+    """No message with that id (also a ``LookupError``)."""
+
+    kind: ClassVar[str] = "NotFound"
+
+
+class RedisError(RedelayError):
+    """Redis answered with an error (ACL refusal, out of memory, a script error ...)."""
+
+    kind: ClassVar[str] = "Redis"
+
+
+class HandlerError(RedelayError):
+    """A message handler failed."""
+
+    kind: ClassVar[str] = "Handler"
+
+
+class RetryLater(Exception):
+    """Raise from a handler to retry the message after ``retry_in`` (seconds or ``timedelta``)
+    instead of its exponential backoff. The attempt still counts towards ``max_attempts``.
+
+    >>> raise RetryLater(30, "rate limited")
+    """
+
+    retry_in: float
+    reason: str
+
+    def __init__(self, retry_in: Union[float, timedelta], reason: Optional[str] = None) -> None:
+        seconds = retry_in.total_seconds() if isinstance(retry_in, timedelta) else float(retry_in)
+        self.retry_in = seconds
+        self.reason = reason if reason is not None else f"retry in {seconds:g} s"
+        super().__init__(self.reason)

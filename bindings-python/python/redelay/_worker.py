@@ -1,0 +1,125 @@
+"""The worker command: ``python -m redelay worker module:function --queue NAME``.
+
+Imports ``function`` from ``module`` (an ``async def`` runs on the worker's event loop, a plain
+``def`` in a thread pool), subscribes it to the queue, and runs until SIGTERM or SIGINT. Then it
+stops fetching, lets running handlers finish (up to ``--drain-timeout``), and exits 0. A
+second signal during the drain exits at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+import signal
+import sys
+from typing import Any, List, Optional
+
+from ._asyncio import AsyncClient
+from ._errors import RedelayError
+
+logger = logging.getLogger("redelay.worker")
+
+DEFAULT_URL = "redis://127.0.0.1:6379"
+
+
+def load_handler(target: str) -> Any:
+    """Imports ``module:function`` (the function part may be dotted: ``module:Class.method``)."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise SystemExit(f"redelay worker: expected module:function, got {target!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise SystemExit(f"redelay worker: {target} is not callable")
+    return obj
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m redelay", description="redelay command line")
+    sub = p.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("worker", help="run a handler for every message of a queue until SIGTERM/SIGINT")
+    w.add_argument("target", help="the handler, as module:function")
+    w.add_argument("--queue", "-q", required=True, help="queue name")
+    w.add_argument("--concurrency", "-c", type=int, default=10, help="handlers running at once (default 10)")
+    w.add_argument(
+        "--url",
+        default=None,
+        help=f"Redis URL (default: $REDELAY_URL, else $REDIS_URL, else {DEFAULT_URL})",
+    )
+    w.add_argument("--prefix", default=None, help="key prefix (default redelay)")
+    w.add_argument("--ttr", type=float, default=None, help="lease length in seconds (default: each message's)")
+    w.add_argument(
+        "--drain-timeout", type=float, default=30.0, help="seconds to let running handlers finish on stop (default 30)"
+    )
+    w.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    return p
+
+
+async def run_worker(
+    handler: Any,
+    *,
+    url: str,
+    queue: str,
+    concurrency: int = 10,
+    prefix: Optional[str] = None,
+    ttr: Optional[float] = None,
+    drain_timeout: float = 30.0,
+) -> int:
+    """Runs ``handler`` on ``queue`` until SIGTERM/SIGINT, then drains and returns 0."""
+    client = await AsyncClient.connect(url, prefix=prefix)
+    q = client.queue(queue)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = (signal.SIGTERM, signal.SIGINT)
+
+    def on_signal(signum: int) -> None:
+        logger.info("received %s: stopping (draining running handlers)", signal.Signals(signum).name)
+        stop.set()
+        for s in signals:
+            # A second signal falls back to the default action: exit at once.
+            loop.remove_signal_handler(s)
+            signal.signal(s, signal.SIG_DFL)
+
+    for s in signals:
+        loop.add_signal_handler(s, on_signal, s)
+    sub = await q.subscribe(handler, concurrency=concurrency, ttr=ttr, drain_timeout=drain_timeout)
+    logger.info("worker started: queue %r, concurrency %d, pid %d", queue, concurrency, os.getpid())
+    print(f"redelay worker ready: queue={queue} pid={os.getpid()}", flush=True)
+    await stop.wait()
+    await sub.close()
+    c = sub.counters()
+    logger.info("worker stopped: delivered %d, acked %d, nacked %d", c.delivered, c.acked, c.nacked)
+    print(f"redelay worker stopped: delivered={c.delivered} acked={c.acked} nacked={c.nacked}", flush=True)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of ``python -m redelay``."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    handler = load_handler(args.target)
+    url = args.url or os.environ.get("REDELAY_URL") or os.environ.get("REDIS_URL") or DEFAULT_URL
+    try:
+        return asyncio.run(
+            run_worker(
+                handler,
+                url=url,
+                queue=args.queue,
+                concurrency=args.concurrency,
+                prefix=args.prefix,
+                ttr=args.ttr,
+                drain_timeout=args.drain_timeout,
+            )
+        )
+    except RedelayError as e:
+        print(f"redelay worker: {e}", file=sys.stderr)
+        return 1

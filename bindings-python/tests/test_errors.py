@@ -1,0 +1,159 @@
+"""Every error kind of the core maps to its exception class, carrying the core's message."""
+
+from __future__ import annotations
+
+import builtins
+import socket
+import threading
+import time
+from typing import Iterator
+
+import pytest
+
+import redelay
+from conftest import Resp, run
+
+KINDS = {
+    redelay.InvalidArgumentError: ("InvalidArgument", ValueError),
+    redelay.ConnectionError: ("Connection", builtins.ConnectionError),
+    redelay.TimeoutError: ("Timeout", builtins.TimeoutError),
+    redelay.LeaseLostError: ("LeaseLost", None),
+    redelay.NotFoundError: ("NotFound", LookupError),
+    redelay.RedisError: ("Redis", None),
+    redelay.HandlerError: ("Handler", None),
+}
+
+
+@pytest.mark.parametrize("cls", list(KINDS))
+def test_hierarchy(cls: type) -> None:
+    kind, builtin = KINDS[cls]
+    assert issubclass(cls, redelay.RedelayError)
+    assert cls.kind == kind  # type: ignore[attr-defined]
+    if builtin is not None:
+        assert issubclass(cls, builtin)
+    e = cls("the message")
+    assert str(e) == "the message" and e.message == "the message"
+
+
+def test_invalid_argument(client: redelay.Client) -> None:
+    with pytest.raises(redelay.InvalidArgumentError, match="queue name") as ei:
+        client.queue("bad name!")
+    assert isinstance(ei.value, ValueError)
+    q = client.queue("inv")
+    with pytest.raises(redelay.InvalidArgumentError, match="max_attempts"):
+        q.publish(b"x", max_attempts=0)
+    with pytest.raises(redelay.InvalidArgumentError, match="ttr"):
+        q.publish(b"x", ttr=0.001)
+    with pytest.raises(redelay.InvalidArgumentError, match="id"):
+        q.publish(b"x", id="12345")  # all-digit ids are reserved for generated ones
+    with pytest.raises(redelay.InvalidArgumentError, match="delay"):
+        q.publish(b"x", delay=-1)
+    with pytest.raises(redelay.InvalidArgumentError, match="delay"):
+        q.publish(b"x", delay=float("nan"))
+    with pytest.raises(redelay.InvalidArgumentError, match="delay"):
+        q.publish(b"x", delay=100 * 365 * 24 * 3600)
+    with pytest.raises(redelay.InvalidArgumentError, match="max"):
+        q.fetch(0)
+    assert q.stats().total == 0
+
+
+def test_invalid_url_and_body_limit(url: str, prefix: str) -> None:
+    with pytest.raises(redelay.InvalidArgumentError, match="scheme"):
+        redelay.Client("http://localhost:6379")
+    c = redelay.Client(url, prefix=prefix, max_body_bytes=10)
+    with pytest.raises(redelay.InvalidArgumentError, match="body"):
+        c.queue("small").publish(b"x" * 11)
+
+
+def test_type_errors_for_wrong_types(client: redelay.Client) -> None:
+    q = client.queue("types")
+    with pytest.raises(TypeError, match="body"):
+        q.publish(12)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="headers"):
+        q.publish(b"x", headers={"a": 1})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="delay"):
+        q.publish(b"x", delay="soon")  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def dead_port() -> Iterator[int]:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    yield port
+
+
+def test_connection_error(dead_port: int) -> None:
+    with pytest.raises(redelay.ConnectionError) as ei:
+        redelay.Client(f"redis://127.0.0.1:{dead_port}", connect_timeout=0.5)
+    assert isinstance(ei.value, builtins.ConnectionError)
+    assert "cannot connect" in str(ei.value)
+
+    async def body() -> None:
+        with pytest.raises(redelay.ConnectionError):
+            await redelay.AsyncClient.connect(f"redis://127.0.0.1:{dead_port}", connect_timeout=0.5)
+
+    run(body)
+
+
+def test_timeout_error(url: str, prefix: str) -> None:
+    c = redelay.Client(url, prefix=prefix, response_timeout=0.2)
+    q = c.queue("slow")
+    q.stats()
+    # Keep Redis busy for ~1 s with a script from another connection.
+    busy = Resp(url)
+    script = "local t=redis.call('TIME'); local s=t[1]*1000000+t[2]; repeat t=redis.call('TIME') until t[1]*1000000+t[2]-s > 1000000; return 1"
+    busy.send("EVAL", script, 0)
+    time.sleep(0.05)
+    try:
+        with pytest.raises(redelay.TimeoutError) as ei:
+            q.stats()
+        assert isinstance(ei.value, builtins.TimeoutError)
+    finally:
+        assert busy.read() == 1
+        busy.close()
+
+
+def test_lease_lost_and_not_found(client: redelay.Client) -> None:
+    q = client.queue("lost")
+    q.publish(b"x", id="l-1", ttr=0.2)
+    m = q.fetch(1, wait=1)[0]
+    time.sleep(0.4)  # the lease runs out; the next fetch reclaims it
+    again = q.fetch(1, wait=1)
+    assert again and again[0].attempt == 2
+    with pytest.raises(redelay.LeaseLostError, match="lease lost"):
+        m.ack()
+    again[0].ack()
+    with pytest.raises(redelay.NotFoundError, match="no message") as ei:
+        q.reschedule("missing", delay=1)
+    assert isinstance(ei.value, LookupError)
+
+
+def test_redis_error(client: redelay.Client, resp: Resp, prefix: str) -> None:
+    # A key of the wrong type makes the script fail inside Redis.
+    resp.call("SET", f"{prefix}:{{broken}}:ready", "not a list")
+    resp.call("SET", f"{prefix}:{{broken}}:jobs", "not a hash")
+    resp.call("SET", f"{prefix}:{{broken}}:delayed", "not a zset")
+    with pytest.raises(redelay.RedisError) as ei:
+        client.queue("broken").publish(b"x")
+    assert ei.value.kind == "Redis"
+
+
+def test_errors_from_many_threads_do_not_deadlock(client: redelay.Client) -> None:
+    q = client.queue("err-threads")
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        for _ in range(20):
+            try:
+                q.reschedule("missing", delay=1)
+            except redelay.NotFoundError as e:
+                errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert len(errors) == 80

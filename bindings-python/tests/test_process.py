@@ -1,0 +1,201 @@
+"""Whole processes: the worker command stops gracefully on SIGTERM/SIGINT, and a program that
+exits with a live subscription exits cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import List
+
+import pytest
+
+import redelay
+
+HANDLERS = textwrap.dedent(
+    """
+    import asyncio, os, time
+
+    def _log(line):
+        with open(os.environ["OUT"], "a") as f:
+            f.write(line + "\\n")
+
+    async def handle(msg):
+        _log("start " + msg.id)
+        await asyncio.sleep(float(msg.headers.get("sleep", "0")))
+        _log("done " + msg.id)
+
+    def handle_sync(msg):
+        _log("start " + msg.id)
+        time.sleep(float(msg.headers.get("sleep", "0")))
+        _log("done " + msg.id)
+    """
+)
+
+
+def wait_for(cond, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
+
+
+def lines(p: Path) -> List[str]:
+    return p.read_text().splitlines() if p.exists() else []
+
+
+@pytest.mark.parametrize("target,sig", [("handlers:handle", signal.SIGTERM), ("handlers:handle_sync", signal.SIGINT)])
+def test_worker_drains_and_exits_0_on_signal(
+    tmp_path: Path, url: str, prefix: str, client: redelay.Client, target: str, sig: int
+) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    out = tmp_path / "out.txt"
+    env = dict(os.environ, OUT=str(out), PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", "redelay", "worker", target, "--queue", "work", "--url", url,
+           "--prefix", prefix, "--concurrency", "4"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "redelay worker ready" in first, first + (proc.stderr.read() if proc.poll() is not None else "")
+        q = client.queue("work")
+        q.publish_batch([{"body": b"quick", "id": f"quick-{i}"} for i in range(5)])
+        q.publish(b"slow", id="slow-1", headers={"sleep": "1.0"})
+        wait_for(lambda: "start slow-1" in lines(out))
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    got = lines(out)
+    assert "done slow-1" in got  # the running handler was allowed to finish
+    assert all(f"done quick-{i}" in got for i in range(5))
+    assert "redelay worker stopped" in stdout
+    s = client.queue("work").stats()
+    assert s.total == 0, s  # everything acked, nothing left leased
+
+
+def test_worker_rejects_a_bad_target(tmp_path: Path, url: str) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "redelay", "worker", "nocolon", "--queue", "q", "--url", url],
+        cwd=tmp_path, capture_output=True, text=True, timeout=30,
+    )
+    assert r.returncode != 0 and "module:function" in r.stderr
+
+
+EXIT_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys, threading, time
+    import redelay
+
+    url, prefix, mode = sys.argv[1:4]
+
+    if mode == "sync":
+        c = redelay.Client(url, prefix=prefix)
+        q = c.queue("exit")
+        started = threading.Event()
+        def h(msg):
+            started.set()
+            time.sleep(0.3)
+        q.publish_batch([b"x"] * 6)
+        sub = q.subscribe(h, concurrency=2)
+        assert started.wait(10)
+    else:
+        async def main():
+            c = await redelay.AsyncClient.connect(url, prefix=prefix)
+            q = c.queue("exit")
+            started = threading.Event()
+            async def ah(msg):
+                started.set()
+                await asyncio.sleep(0.3)
+            def sh(msg):
+                started.set()
+                time.sleep(0.3)
+            await q.publish_batch([b"x"] * 6)
+            sub = await q.subscribe(ah if mode == "async" else sh, concurrency=2)
+            while not started.is_set():
+                await asyncio.sleep(0.01)
+            if mode == "loop-stopped":
+                # Leave with the loop stopped but not closed: handler tasks never finish.
+                asyncio.get_running_loop().stop()
+        if mode == "loop-stopped":
+            loop = asyncio.new_event_loop()
+            loop.create_task(main())
+            loop.run_forever()
+        else:
+            asyncio.run(main())
+    print("leaving with a live subscription", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "async-sync-handler", "loop-stopped"])
+def test_exit_with_a_live_subscription(tmp_path: Path, url: str, prefix: str, client: redelay.Client, mode: str) -> None:
+    script = tmp_path / "leave.py"
+    script.write_text(EXIT_SCRIPT)
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, str(script), url, prefix, mode], capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    assert "leaving with a live subscription" in r.stdout
+    assert "panicked" not in r.stderr and "Fatal" not in r.stderr, r.stderr
+    assert elapsed < 30
+    assert client.queue("exit").verify().ok
+
+
+INTERRUPT_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import redelay
+
+    url, prefix, what = sys.argv[1:4]
+    q = redelay.Client(url, prefix=prefix).queue("ctrl-c")
+    print("ready", flush=True)
+    if what == "fetch":
+        q.fetch(1, wait=60)
+    else:
+        with q.subscribe(lambda msg: None) as sub:
+            sub.wait()
+    """
+)
+
+
+@pytest.mark.parametrize("what", ["fetch", "wait"])
+def test_ctrl_c_interrupts_a_blocking_call(tmp_path: Path, url: str, prefix: str, what: str) -> None:
+    script = tmp_path / "interrupt.py"
+    script.write_text(INTERRUPT_SCRIPT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), url, prefix, what], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=15)
+        elapsed = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "KeyboardInterrupt" in stderr, stderr
+    assert "panicked" not in stderr and "Fatal" not in stderr, stderr
+    assert elapsed < 5
+
+
+def test_worker_reports_a_bad_queue_name_and_exits_1(tmp_path: Path, url: str) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    r = subprocess.run(
+        [sys.executable, "-m", "redelay", "worker", "handlers:handle", "--queue", "bad name", "--url", url],
+        cwd=tmp_path, capture_output=True, text=True, timeout=30,
+    )
+    assert r.returncode == 1
+    assert "redelay worker: queue name" in r.stderr

@@ -1,0 +1,206 @@
+"""The blocking API: redelay.Client and Queue."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+
+import redelay
+
+
+def test_publish_fetch_ack(client: redelay.Client) -> None:
+    q = client.queue("orders")
+    p = q.publish(b"close order 42", headers={"tenant": "acme"})
+    assert p.status == "stored" and not p.duplicate and p.id
+    msgs = q.fetch(10, wait=1)
+    assert len(msgs) == 1
+    m = msgs[0]
+    assert isinstance(m, redelay.SyncMessage)
+    assert (m.id, m.queue, m.body, m.headers, m.attempt) == (p.id, "orders", b"close order 42", {"tenant": "acme"}, 1)
+    assert q.stats().leased == 1
+    m.ack()
+    assert m.settled
+    s = q.stats()
+    assert (s.total, s.leased) == (0, 0)
+    assert q.verify().ok
+
+
+def test_fetch_waits_for_a_delayed_message(client: redelay.Client) -> None:
+    q = client.queue("delayed")
+    q.publish(b"later", delay=0.3)
+    assert q.fetch(1) == []
+    t0 = time.monotonic()
+    msgs = q.fetch(1, wait=3)
+    waited = time.monotonic() - t0
+    assert [m.body for m in msgs] == [b"later"]
+    assert 0.1 < waited < 2.0
+    msgs[0].ack()
+
+
+def test_duplicate_and_replace(client: redelay.Client) -> None:
+    q = client.queue("ids")
+    assert q.publish(b"one", id="job-1", delay=60).status == "stored"
+    dup = q.publish(b"two", id="job-1", delay=60)
+    assert dup.duplicate and dup.status == "duplicate" and dup.id == "job-1"
+    info = q.peek("job-1")
+    assert info is not None and info.body == b"one"
+    assert q.publish(b"three", id="job-1", delay=60, replace=True).status == "replaced"
+    info = q.peek("job-1")
+    assert info is not None and info.body == b"three" and info.state == "scheduled"
+
+
+def test_publish_batch_mixed_items(client: redelay.Client) -> None:
+    q = client.queue("batch")
+    res = q.publish_batch([b"a", "b", {"body": b"c", "id": "c-1", "delay": 60, "headers": {"k": "v"}}])
+    assert [r.status for r in res] == ["stored"] * 3
+    assert res[2].id == "c-1"
+    s = q.stats()
+    assert (s.total, s.scheduled) == (3, 1)
+    info = q.peek("c-1")
+    assert info is not None and info.headers == {"k": "v"}
+
+
+def test_publish_batch_is_all_or_nothing(client: redelay.Client) -> None:
+    q = client.queue("batch-bad")
+    with pytest.raises(redelay.InvalidArgumentError, match="message 2"):
+        q.publish_batch([b"ok", b"ok", {"body": b"x", "max_attempts": 0}])
+    with pytest.raises(TypeError, match="unknown key"):
+        q.publish_batch([{"body": b"x", "dealy": 5}])
+    assert q.stats().total == 0
+
+
+def test_cancel_reschedule_peek(client: redelay.Client) -> None:
+    q = client.queue("change")
+    q.publish(b"x", id="r-1", delay=3600)
+    assert q.peek("nope") is None
+    new_due = q.reschedule("r-1", delay=0)
+    info = q.peek("r-1")
+    assert info is not None and info.due_at == new_due
+    assert [m.id for m in q.fetch(1, wait=1)] == ["r-1"]
+    assert q.cancel("r-1") is True
+    assert q.cancel("r-1") is False
+    assert q.stats().total == 0
+
+
+def test_nack_retry_and_dead_letters(client: redelay.Client) -> None:
+    q = client.queue("dead")
+    q.publish(b"doomed", id="d-1", max_attempts=2)
+    m = q.fetch(1, wait=1)[0]
+    assert m.nack(retry_in=0, reason="first") is False
+    m = q.fetch(1, wait=2)[0]
+    assert m.attempt == 2 and m.last_error == "first"
+    assert m.nack(reason="second") is True
+    dead = q.dead_letters()
+    assert [(d.id, d.state, d.last_error) for d in dead] == [("d-1", "dead", "second")]
+    assert dead[0].died_at is not None and dead[0].lease_deadline is None
+    assert q.respawn(["d-1"]) == 1
+    m = q.fetch(1, wait=2)[0]
+    assert m.attempt == 1
+    m.nack(reason="again")
+    m = q.fetch(1, wait=2)[0]
+    m.nack(reason="dead again")
+    assert q.stats().dead == 1
+    assert q.purge_dead(all=True) == 1
+    assert q.stats().total == 0
+    with pytest.raises(redelay.InvalidArgumentError):
+        q.respawn()
+
+
+def test_settle_by_id_and_token(client: redelay.Client) -> None:
+    q = client.queue("by-id")
+    q.publish(b"x", ttr=5)
+    m = q.fetch(1, wait=1)[0]
+    q.extend(m.id, m.token, timedelta(seconds=20))
+    info = q.peek(m.id)
+    assert info is not None and info.state == "leased" and info.lease_deadline is not None
+    q.ack(m.id, m.token)
+    with pytest.raises(redelay.LeaseLostError):
+        q.ack(m.id, m.token)
+
+
+def test_sync_subscription_handles_and_survives_failures(client: redelay.Client) -> None:
+    q = client.queue("sync-sub")
+    seen: list[bytes] = []
+    threads: set[int] = set()
+    main = threading.get_ident()
+
+    def handler(msg: redelay.SyncMessage) -> None:
+        threads.add(threading.get_ident())
+        if msg.body == b"bad":
+            raise ValueError("cannot handle bad")
+        seen.append(msg.body)
+
+    q.publish(b"bad", id="bad-1", max_attempts=5)
+    q.publish_batch([b"m%d" % i for i in range(20)])
+    with q.subscribe(handler, concurrency=4) as sub:
+        deadline = time.monotonic() + 10
+        while len(seen) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert sorted(seen) == sorted(b"m%d" % i for i in range(20))
+    assert main not in threads
+    assert sub.closed
+    info = q.peek("bad-1")
+    assert info is not None and info.last_error == "ValueError: cannot handle bad"
+    assert info.attempts >= 1
+    c = sub.counters()
+    assert c.acked == 20 and c.nacked >= 1
+
+
+def test_retry_later_sets_the_delay(client: redelay.Client) -> None:
+    q = client.queue("retry-later")
+    calls: list[float] = []
+
+    def handler(msg: redelay.SyncMessage) -> None:
+        calls.append(time.monotonic())
+        if msg.attempt == 1:
+            raise redelay.RetryLater(0.3, "busy")
+
+    q.publish(b"x")
+    with q.subscribe(handler):
+        deadline = time.monotonic() + 10
+        while len(calls) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert len(calls) == 2
+    assert 0.25 < calls[1] - calls[0] < 1.5  # default backoff would be about 1 s or more
+
+
+def test_sync_calls_release_the_gil(client: redelay.Client) -> None:
+    q = client.queue("gil")
+    ticks = 0
+    stop = threading.Event()
+
+    def spin() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        time.sleep(0.05)
+        before = ticks
+        assert q.fetch(1, wait=0.5) == []  # blocks 0.5 s waiting on Redis
+        during = ticks - before
+    finally:
+        stop.set()
+        t.join()
+    # With the GIL held the spinning thread could not run at all during the wait.
+    assert during > 10_000
+
+
+def test_async_handler_refused_by_sync_client(client: redelay.Client) -> None:
+    async def handler(msg: redelay.Message) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="AsyncClient"):
+        client.queue("x").subscribe(handler)  # type: ignore[arg-type]
+
+
+def test_client_info(client: redelay.Client, prefix: str) -> None:
+    client.ping()
+    assert client.prefix == prefix
+    client.queue("listed").publish(b"x")
+    assert "listed" in client.queues()
