@@ -35,6 +35,9 @@ pub struct BenchArgs {
     /// Handlers per subscription in (b)-(d)
     #[arg(long, default_value_t = 200)]
     pub concurrency: usize,
+    /// Run only these phases, e.g. `--only b` or `--only a,e` (default: all)
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
 }
 
 struct Counts {
@@ -84,11 +87,12 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
     let conc = a.concurrency;
     eprintln!("redelay bench against {} (concurrency {conc}{})", redelay::redact(url), if a.quick { ", quick" } else { "" });
 
-    let (single, batched) = publish_phase(&client, &c).await?;
-    let deliver = deliver_phase(&client, c.backlog, conc).await?;
-    let low = lateness_phase(&client, c.low, c.low_spread, conc).await?;
-    let (burst_lat, drain) = burst_phase(&client, "burst", c.burst, c.burst_due, conc).await?;
-    let mem = memory_phase(&client, &mut rc, c.memory).await?;
+    let on = |p: &str| a.only.is_empty() || a.only.iter().any(|o| o == p);
+    let (single, batched) = if on("a") { publish_phase(&client, &c).await? } else { (0.0, 0.0) };
+    let deliver = if on("b") { deliver_phase(&client, c.backlog, conc).await? } else { 0.0 };
+    let low = if on("c") { lateness_phase(&client, c.low, c.low_spread, conc).await? } else { Vec::new() };
+    let (burst_lat, drain) = if on("d") { burst_phase(&client, "burst", c.burst, c.burst_due, conc).await? } else { (Vec::new(), 0.0) };
+    let mem = if on("e") { memory_phase(&client, &mut rc, c.memory).await? } else { 0.0 };
     let stalls = match a.stalls {
         Some(n) => Some(stall_phase(&client, &mut rc, n, c.burst, conc).await?),
         None => None,

@@ -4,16 +4,22 @@
 -- ARGV: pairs of id, lease token
 -- Reply: one integer per pair: 1 acknowledged, 0 lease lost (token is not the current lease;
 -- nothing changed for that id)
-local out = {}
-for i = 1, #ARGV, 2 do
-  local id = ARGV[i]
-  if redis.call('HGET', TOKENS, id) == ARGV[i + 1] then
-    redis.call('HDEL', TOKENS, id)
-    redis.call('ZREM', LEASED, id)
-    redis.call('HDEL', JOBS, id)
-    out[#out + 1] = 1
+-- Batched: one HMGET for the tokens, then one HDEL / ZREM / HDEL for all that match.
+local ids, out, ok, seen = {}, {}, {}, {}
+for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local toks = redis.call('HMGET', TOKENS, unpack(ids))
+for i, id in ipairs(ids) do
+  if toks[i] == ARGV[2 * i] and not seen[id] then
+    seen[id] = true
+    ok[#ok + 1] = id
+    out[i] = 1
   else
-    out[#out + 1] = 0
+    out[i] = 0
   end
+end
+if #ok > 0 then
+  redis.call('HDEL', TOKENS, unpack(ok))
+  redis.call('ZREM', LEASED, unpack(ok))
+  redis.call('HDEL', JOBS, unpack(ok))
 end
 return out

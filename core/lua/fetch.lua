@@ -36,44 +36,54 @@ for _, id in ipairs(expired) do
 end
 
 -- 2. promote due messages, oldest (due, seq) first
+local promoted = {}
 local due = redis.call('ZRANGEBYSCORE', DELAYED, '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
 if #due > 0 then
-  local ids = {}
-  for i, m in ipairs(due) do ids[i] = member_id(m) end
+  for i, m in ipairs(due) do promoted[i] = member_id(m) end
   redis.call('ZREMRANGEBYRANK', DELAYED, 0, #due - 1)
-  redis.call('RPUSH', READY, unpack(ids))
 end
 
--- 3. lease
+-- 3. lease: from the ready list first; when it is empty, straight from what was just promoted
+-- (saving a push and a pop); the rest of the promoted ids go to the ready list, in order.
 local out = { now, now_us, -1, -1, 0, corrupt }
-if max > 0 then
-  local popped = redis.call('LPOP', READY, max)
-  if popped then
-    local token0 = redis.call('INCRBY', SEQ, #popped) - #popped
-    local lease_args, token_args = {}, {}
-    for i, id in ipairs(popped) do
-      local rec = redis.call('HGET', JOBS, id)
-      local r = decode(rec)
-      if r then
-        local ttr = ttr_override > 0 and ttr_override or r.ttr
-        local token = fmt_int(token0 + i)
-        lease_args[#lease_args + 1] = now + ttr
-        lease_args[#lease_args + 1] = id
-        token_args[#token_args + 1] = id
-        token_args[#token_args + 1] = token
-        out[#out + 1] = id
-        out[#out + 1] = token
-        out[#out + 1] = now + ttr
-        out[#out + 1] = rec
-      elseif rec then
-        bury_corrupt(id, now)
-        corrupt[#corrupt + 1] = id
-      end
+local popped = {}
+if max > 0 and redis.call('LLEN', READY) > 0 then
+  popped = redis.call('LPOP', READY, max) or {}
+end
+local take = 0
+if max > #popped and #promoted > 0 and #popped == 0 then
+  take = math.min(max, #promoted)
+  for i = 1, take do popped[i] = promoted[i] end
+end
+if #promoted > take then
+  redis.call('RPUSH', READY, unpack(promoted, take + 1))
+end
+if #popped > 0 then
+  local token0 = redis.call('INCRBY', SEQ, #popped) - #popped
+  local lease_args, token_args = {}, {}
+  local recs = redis.call('HMGET', JOBS, unpack(popped))
+  for i, id in ipairs(popped) do
+    local rec = recs[i]
+    local ttr = ttr_of(rec)
+    if ttr then
+      if ttr_override > 0 then ttr = ttr_override end
+      local token = fmt_int(token0 + i)
+      lease_args[#lease_args + 1] = now + ttr
+      lease_args[#lease_args + 1] = id
+      token_args[#token_args + 1] = id
+      token_args[#token_args + 1] = token
+      out[#out + 1] = id
+      out[#out + 1] = token
+      out[#out + 1] = now + ttr
+      out[#out + 1] = rec
+    elseif rec then
+      bury_corrupt(id, now)
+      corrupt[#corrupt + 1] = id
     end
-    if #lease_args > 0 then
-      redis.call('ZADD', LEASED, unpack(lease_args))
-      redis.call('HSET', TOKENS, unpack(token_args))
-    end
+  end
+  if #lease_args > 0 then
+    redis.call('ZADD', LEASED, unpack(lease_args))
+    redis.call('HSET', TOKENS, unpack(token_args))
   end
 end
 

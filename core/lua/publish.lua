@@ -14,17 +14,23 @@ local before = first_score(DELAYED)
 local new_min = nil
 local out = { now }
 
+local zadd = {}
 for i = 0, n - 1 do
   local a = 2 + i * 9
   local seq = seq0 + i + 1
   local id = ARGV[a]
   if id == '' then id = fmt_int(seq) end
+  local due = tonumber(ARGV[a + 3])
+  if ARGV[a + 2] == 'd' then due = now + due end
+  local rec = struct.pack(HDR, VERSION, 0, tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]),
+    tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7]), seq, now, due) .. struct.pack('>H', 0) .. ARGV[a + 8]
   local status = 1
-  local old = redis.call('HGET', JOBS, id)
-  if old then
-    if ARGV[a + 1] ~= '1' then
-      status = 0
-    else
+  if ARGV[a + 1] ~= '1' then
+    -- The common path: one HSETNX both checks for a duplicate and stores.
+    if redis.call('HSETNX', JOBS, id, rec) == 0 then status = 0 end
+  else
+    local old = redis.call('HGET', JOBS, id)
+    if old then
       status = 2
       local r = decode(old)
       local removed = 0
@@ -37,19 +43,17 @@ for i = 0, n - 1 do
         end
       end
     end
+    redis.call('HSET', JOBS, id, rec)
   end
   if status ~= 0 then
-    local due = tonumber(ARGV[a + 3])
-    if ARGV[a + 2] == 'd' then due = now + due end
-    local rec = struct.pack(HDR, VERSION, 0, tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]),
-      tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7]), seq, now, due) .. struct.pack('>H', 0) .. ARGV[a + 8]
-    redis.call('HSET', JOBS, id, rec)
-    redis.call('ZADD', DELAYED, due, member(seq, id))
+    zadd[#zadd + 1] = due
+    zadd[#zadd + 1] = member(seq, id)
     if new_min == nil or due < new_min then new_min = due end
   end
   out[#out + 1] = id
   out[#out + 1] = status
 end
+if #zadd > 0 then redis.call('ZADD', DELAYED, unpack(zadd)) end
 
 wake_if_earlier(before, new_min)
 return out
