@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# CI of the Node.js binding, from a clean clone: install, build the addon once, run the tests,
+# type-check the examples, and check that `npm pack` gives a tarball that installs and runs in a
+# fresh project. Needs Node >= 18 with npm, Rust (cargo), and a Redis at REDIS_URL:
+#
+#   tests/with-redis.sh bindings-node/ci.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+: "${REDIS_URL:?REDIS_URL is not set: run tests/with-redis.sh bindings-node/ci.sh}"
+export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
+
+echo "== node $(node --version), npm $(npm --version), $(cargo --version)"
+
+echo "== npm ci"
+npm ci --ignore-scripts
+
+echo "== build the native addon (once, release)"
+node scripts/install.js --force
+
+echo "== tsc --strict on the examples"
+node node_modules/typescript/bin/tsc --strict -p tsconfig.json
+
+echo "== node --test"
+node --test test/*.test.js test/*.test.mjs
+
+echo "== npm pack, then install the tarball into a fresh project"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/redelay-node-pack.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+npm pack --pack-destination "$tmp" >"$tmp/pack.out"
+tarball="$tmp/$(tail -n 1 "$tmp/pack.out")"
+test -f "$tarball" || { echo "npm pack made no tarball"; exit 1; }
+tar -tzf "$tarball" | sort >"$tmp/files"
+for f in package/redelay.js package/redelay.d.ts package/index.js package/index.d.ts package/README.md; do
+  grep -qx "$f" "$tmp/files" || { echo "missing from the tarball: $f"; exit 1; }
+done
+grep -q '^package/redelay\..*\.node$' "$tmp/files" || { echo "no native addon in the tarball"; exit 1; }
+mkdir "$tmp/app"
+cd "$tmp/app"
+npm init -y >/dev/null
+npm install "$tarball"
+cat >smoke.cjs <<'JS'
+const { Client, RedelayError } = require('redelay')
+;(async () => {
+  const client = await Client.connect(process.env.REDIS_URL, { prefix: `pack-smoke-${process.pid}` })
+  const q = client.queue('smoke')
+  const got = new Promise((resolve) => {
+    q.subscribe(async (m) => resolve(m)).then((sub) => (global.sub = sub))
+  })
+  const at = new Date(Date.now() + 200)
+  const { id } = await q.publish('hello from the tarball', { at })
+  const m = await got
+  if (m.id !== id || m.text() !== 'hello from the tarball') throw new Error('wrong message')
+  if (!(m.dueAt instanceof Date) || m.dueAt.getTime() !== at.getTime()) throw new Error('wrong due time')
+  try {
+    client.queue('')
+    throw new Error('no error')
+  } catch (e) {
+    if (!(e instanceof RedelayError) || e.code !== 'ERR_REDELAY_INVALID_ARGUMENT') throw e
+  }
+  await client.close()
+  console.log(`tarball ok: ${m.id} arrived ${m.latenessMs.toFixed(1)} ms after its due time`)
+})().catch((e) => { console.error(e); process.exitCode = 1 })
+JS
+# The process must exit by itself after client.close(); `timeout` catches one that hangs.
+timeout 30 node smoke.cjs
+cat >smoke.mjs <<'JS'
+import { Client } from 'redelay'
+const client = await Client.connect(process.env.REDIS_URL, { prefix: `pack-smoke-esm-${process.pid}` })
+const q = client.queue('smoke')
+await q.publish('esm')
+const [m] = await q.fetch(1, { waitMs: 1000 })
+await m.ack()
+await client.close()
+console.log(`esm import ok: ${m.text()}`)
+JS
+timeout 30 node smoke.mjs
+echo "== bindings-node CI passed"

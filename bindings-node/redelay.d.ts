@@ -1,0 +1,249 @@
+// Type definitions of the npm package `redelay` (the public API in redelay.js). The native
+// layer's generated types are in index.d.ts.
+
+/// <reference types="node" />
+
+/** A message body: bytes are stored as they are, a string as UTF-8. */
+export type Body = Buffer | Uint8Array | string
+
+export interface ClientOptions {
+  /** Key prefix of every queue (default `redelay`). */
+  prefix?: string
+  /** Largest body accepted by publish, in bytes (default 8 MiB). */
+  maxBodyBytes?: number
+  /** How long to try to reach Redis before a Connection error (default 5000). */
+  connectTimeoutMs?: number
+  /** How long to wait for any one answer from Redis before a Timeout error (default 10000). */
+  responseTimeoutMs?: number
+  /** Default max attempts of messages published through this client (default 10). */
+  defaultMaxAttempts?: number
+  /** Default lease (time to run) of messages published through this client (default 30000). */
+  defaultTtrMs?: number
+}
+
+export interface PublishOptions {
+  /** Due this many ms after Redis receives the publish (default 0: due now). */
+  delayMs?: number
+  /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
+  at?: Date | number
+  /** Your own id, unique within the queue (not all digits). A duplicate id changes nothing unless `replace`. */
+  id?: string
+  /** String pairs carried with the message. */
+  headers?: Record<string, string>
+  /** Deliveries allowed before the message goes to the dead letters (default 10). */
+  maxAttempts?: number
+  /** Lease of each delivery, ms (default 30000). */
+  ttrMs?: number
+  /** Replace an existing message with the same id instead of reporting a duplicate. */
+  replace?: boolean
+  /** First retry backoff, doubled at each failed attempt (default 1000). */
+  backoffBaseMs?: number
+  /** Largest retry backoff (default 3600000). */
+  backoffMaxMs?: number
+}
+
+export interface BatchMessage extends PublishOptions {
+  body: Body
+}
+
+export interface Published {
+  /** The message id (generated, all digits, when none was given). */
+  id: string
+  status: 'stored' | 'duplicate' | 'replaced'
+}
+
+export interface SubscribeOptions {
+  /** Handlers running at once (default 10). */
+  concurrency?: number
+  /** Messages leased ahead, waiting for a free handler (default: same as concurrency). */
+  prefetch?: number
+  /** Lease of each delivery, ms; default: each message's own ttr. Leases are extended while the handler runs. */
+  ttrMs?: number
+  /** How long close() waits for running handlers (default 30000). */
+  drainTimeoutMs?: number
+  /** Longest idle sleep between fetches, in case a wake-up was lost (default 1000). */
+  maxIdleMs?: number
+  /** Do not keep the process alive for this subscription (like `timer.unref()`). */
+  unref?: boolean
+}
+
+export interface FetchOptions {
+  /** How long to wait for the first message (default 0: return at once). */
+  waitMs?: number
+  /** Lease of every fetched message instead of each one's own ttr. */
+  ttrMs?: number
+}
+
+export interface NackOptions {
+  /** Retry after this long instead of the message's exponential backoff. */
+  retryInMs?: number
+  /** Why; stored with the message (and kept with a dead letter). */
+  reason?: string
+}
+
+export type Handler = (message: Message) => unknown | Promise<unknown>
+
+/** Which dead letters: these ids, the `n` that died first, or all of them. */
+export type DeadSelect = string[] | number | 'all'
+
+export type MessageState = 'scheduled' | 'ready' | 'leased' | 'dead'
+
+/** A stored message, as peek and deadLetters show it. */
+export interface MessageInfo {
+  id: string
+  state: MessageState
+  body: Buffer
+  headers: Record<string, string>
+  /** Failed or expired attempts so far. */
+  attempts: number
+  maxAttempts: number
+  ttrMs: number
+  publishedAt: Date
+  dueAt: Date
+  /** The lease deadline while leased. */
+  leaseDeadline: Date | null
+  /** When it died, for a dead letter. */
+  diedAt: Date | null
+  /** The reason of the last failure (for a dead letter: why it died). */
+  lastError: string | null
+}
+
+export interface Stats {
+  /** Redis time of the reading. */
+  now: Date
+  total: number
+  scheduled: number
+  ready: number
+  leased: number
+  dead: number
+  nextDue: Date | null
+  oldestReadyDue: Date | null
+}
+
+export interface VerifyReport {
+  records: number
+  problems: string[]
+  ok: boolean
+}
+
+export interface Counters {
+  delivered: number
+  acked: number
+  nacked: number
+  leaseLost: number
+  errors: number
+}
+
+export type ErrorCode =
+  | 'ERR_REDELAY_INVALID_ARGUMENT'
+  | 'ERR_REDELAY_CONNECTION'
+  | 'ERR_REDELAY_TIMEOUT'
+  | 'ERR_REDELAY_LEASE_LOST'
+  | 'ERR_REDELAY_NOT_FOUND'
+  | 'ERR_REDELAY_REDIS'
+  | 'ERR_REDELAY_HANDLER'
+
+export type ErrorKind = 'InvalidArgument' | 'Connection' | 'Timeout' | 'LeaseLost' | 'NotFound' | 'Redis' | 'Handler'
+
+/** Every error redelay raises. */
+export declare class RedelayError extends Error {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown })
+  readonly name: 'RedelayError'
+  readonly code: ErrorCode
+  readonly kind: ErrorKind
+}
+
+/** Throw it from a handler to retry after `retryInMs` instead of the message's backoff. */
+export declare class RetryLater extends Error {
+  constructor(message: string, retryInMs: number)
+  readonly retryInMs: number
+}
+
+/** The error codes by kind: `ErrorCodes.LeaseLost === 'ERR_REDELAY_LEASE_LOST'`. */
+export declare const ErrorCodes: Readonly<Record<ErrorKind, ErrorCode>>
+
+export declare class Client {
+  private constructor()
+  /** Connects: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path/to/redis.sock`. */
+  static connect(url: string, opts?: ClientOptions): Promise<Client>
+  /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). Throws RedelayError. */
+  queue(name: string): Queue
+  readonly prefix: string
+  readonly closed: boolean
+  /** Names of the queues published to under this prefix. */
+  queues(): Promise<string[]>
+  ping(): Promise<void>
+  /** Closes every subscription of this client gracefully; later calls reject with ERR_REDELAY_CONNECTION. */
+  close(): Promise<void>
+}
+
+export declare class Queue {
+  private constructor()
+  readonly name: string
+  publish(body: Body, opts?: PublishOptions): Promise<Published>
+  /** Up to 100,000 messages in one call; one bad message refuses the whole batch. */
+  publishBatch(messages: BatchMessage[]): Promise<Published[]>
+  /**
+   * Runs `handler` for every due message. Returning (or resolving) acks it; throwing or
+   * rejecting nacks it with the error's message (throw a RetryLater to choose the delay).
+   */
+  subscribe(handler: Handler, opts?: SubscribeOptions): Promise<Subscription>
+  /** Leases up to `max` (1 to 1000) due messages; settle each with ack/nack before its lease runs out. */
+  fetch(max: number, opts?: FetchOptions): Promise<Message[]>
+  ack(id: string, token: string): Promise<void>
+  /** Resolves to true when the message went to the dead letters. */
+  nack(id: string, token: string, opts?: NackOptions): Promise<boolean>
+  extend(id: string, token: string, ttrMs: number): Promise<void>
+  /** Deletes a message wherever it is; false when there was none. */
+  cancel(id: string): Promise<boolean>
+  /** A new due time for a scheduled or ready message; resolves to it. */
+  reschedule(id: string, when: Date | number | { at: Date | number } | { delayMs: number }): Promise<Date>
+  peek(id: string): Promise<MessageInfo | null>
+  stats(): Promise<Stats>
+  /** Dead letters, the oldest death first (default offset 0, limit 100). */
+  deadLetters(opts?: { offset?: number; limit?: number }): Promise<MessageInfo[]>
+  respawn(select: DeadSelect): Promise<number>
+  purgeDead(select: DeadSelect): Promise<number>
+  verify(): Promise<VerifyReport>
+}
+
+export declare class Subscription {
+  private constructor()
+  /** Stops fetching, lets running handlers finish (up to drainTimeoutMs); then the process can exit. */
+  close(): Promise<void>
+  readonly closed: boolean
+  counters(): Counters
+}
+
+/** One delivery of a message. */
+export declare class Message {
+  private constructor()
+  readonly id: string
+  readonly queue: string
+  /** The body, byte for byte as published. */
+  readonly body: Buffer
+  readonly headers: Record<string, string>
+  /** 1 on the first delivery. */
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly publishedAt: Date
+  readonly dueAt: Date
+  readonly deliveredAt: Date
+  /** deliveredAt - dueAt, by the Redis clock. */
+  readonly latenessMs: number
+  /** The lease token, for queue.ack(id, token) and friends. */
+  readonly token: string
+  /** The reason given by the previous failed attempt. */
+  readonly lastError: string | null
+  readonly settled: boolean
+  readonly leaseDeadline: Date
+  /** The body as UTF-8 text. */
+  text(): string
+  /** The body parsed as JSON. */
+  json<T = unknown>(): T
+  ack(): Promise<void>
+  /** Resolves to true when the message went to the dead letters. */
+  nack(opts?: NackOptions): Promise<boolean>
+  /** Extends the lease to ttrMs from now. */
+  extend(ttrMs: number): Promise<void>
+}

@@ -1,0 +1,125 @@
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { Client, RedelayError, ErrorCodes } = require('..')
+const { REDIS_URL, connect, fakeRedis, closedPort } = require('./helpers')
+
+function isRedelay(code, pattern) {
+  return (e) => {
+    assert.ok(e instanceof RedelayError, `a RedelayError, got ${e && e.constructor && e.constructor.name}: ${e}`)
+    assert.ok(e instanceof Error)
+    assert.equal(e.name, 'RedelayError')
+    assert.equal(e.code, code)
+    assert.equal(ErrorCodes[e.kind], code)
+    assert.ok(!e.message.includes('ERR_REDELAY'), `message without the code: ${e.message}`)
+    if (pattern) assert.match(e.message, pattern)
+    assert.ok(typeof e.stack === 'string' && e.stack.includes('RedelayError'))
+    return true
+  }
+}
+
+test('ErrorCodes lists the seven kinds', () => {
+  assert.deepEqual(ErrorCodes, {
+    InvalidArgument: 'ERR_REDELAY_INVALID_ARGUMENT',
+    Connection: 'ERR_REDELAY_CONNECTION',
+    Timeout: 'ERR_REDELAY_TIMEOUT',
+    LeaseLost: 'ERR_REDELAY_LEASE_LOST',
+    NotFound: 'ERR_REDELAY_NOT_FOUND',
+    Redis: 'ERR_REDELAY_REDIS',
+    Handler: 'ERR_REDELAY_HANDLER',
+  })
+  const e = new RedelayError('ERR_REDELAY_HANDLER', 'handler failed')
+  assert.ok(e instanceof Error)
+  assert.equal(e.kind, 'Handler')
+})
+
+test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message', async (t) => {
+  const c = await connect('invalid')
+  t.after(() => c.close())
+  assert.throws(() => c.queue(''), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /queue name: must be 1 to 128 bytes/))
+  assert.throws(() => c.queue('a b'), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /queue name/))
+  const q = c.queue('invalid')
+  const bad = [
+    [() => q.publish(42), /body: must be a Buffer, Uint8Array or string/],
+    [() => q.publish(undefined), /body/],
+    [() => q.publish('x', { id: '12345' }), /all digits/],
+    [() => q.publish('x', { id: '' }), /id: must be 1 to 256 bytes/],
+    [() => q.publish('x', { delayMs: -1 }), /delayMs/],
+    [() => q.publish('x', { delayMs: 1e15 }), /delay/],
+    [() => q.publish('x', { maxAttempts: 0 }), /max_attempts: must be 1 to 1000/],
+    [() => q.publish('x', { maxAttempts: 1.5 }), /maxAttempts/],
+    [() => q.publish('x', { ttrMs: 10 }), /ttr: must be 100 ms/],
+    [() => q.publish('x', { headers: { '': 'v' } }), /header name is empty/],
+    [() => q.publish('x', { headers: { k: 1 } }), /headers/],
+    [() => q.publish('x', { delayMs: 'soon' }), /delayMs/],
+    [() => q.publishBatch('nope'), /messages: must be an array/],
+    [() => q.publishBatch([null]), /message 0: must be an object with a body/],
+    [() => q.publish('x', 5), /opts: must be an object, got number/],
+    [() => q.cancel(5), /String/],
+    [() => q.fetch(0), /max: must be 1 to 1000/],
+    [() => q.fetch(1001), /max/],
+    [() => q.deadLetters({ limit: 0 }), /limit/],
+    [() => q.reschedule('x', 'later'), /when/],
+    [() => q.extend('x', 'tok', 1), /ttr/],
+    [() => Client.connect('http://localhost'), /url: unknown scheme/],
+    [() => Client.connect(REDIS_URL, { prefix: 'bad prefix' }), /prefix/],
+    [() => Client.connect(REDIS_URL, { maxBodyBytes: 0 }), /max_body_bytes/],
+  ]
+  for (const [p, pattern] of bad) await assert.rejects(p(), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', pattern))
+  const small = await connect('small', { maxBodyBytes: 10 })
+  t.after(() => small.close())
+  await assert.rejects(small.queue('q').publish(Buffer.alloc(11)), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /body: 11 bytes is more than the limit of 10 bytes/))
+  assert.equal((await q.stats()).total, 0, 'nothing was written')
+})
+
+test('ERR_REDELAY_CONNECTION: nothing listening, and a closed client', async () => {
+  const port = await closedPort()
+  await assert.rejects(
+    Client.connect(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 500 }),
+    isRedelay('ERR_REDELAY_CONNECTION', /cannot connect/),
+  )
+  const c = await connect('closed')
+  await c.close()
+  await assert.rejects(c.ping(), isRedelay('ERR_REDELAY_CONNECTION', /client is closed/))
+})
+
+test('ERR_REDELAY_TIMEOUT: a Redis that does not answer', async (t) => {
+  const fake = await fakeRedis('silent')
+  t.after(() => fake.close())
+  const c = await Client.connect(fake.url, { responseTimeoutMs: 200 })
+  t.after(() => c.close())
+  await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_TIMEOUT', /timeout|timed out/i))
+})
+
+test('ERR_REDELAY_REDIS: Redis answers with an error', async (t) => {
+  const fake = await fakeRedis('error')
+  t.after(() => fake.close())
+  const c = await Client.connect(fake.url)
+  t.after(() => c.close())
+  await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_REDIS', /fake redis refuses scripts/))
+})
+
+test('ERR_REDELAY_LEASE_LOST: settling twice, or with a stale token', async (t) => {
+  const c = await connect('leaselost')
+  t.after(() => c.close())
+  const q = c.queue('leaselost')
+  await q.publish('x', { id: 'x' })
+  const [m] = await q.fetch(1)
+  await assert.rejects(q.ack('x', 'not-the-token'), isRedelay('ERR_REDELAY_LEASE_LOST', /lease lost/))
+  await m.ack()
+  await assert.rejects(m.ack(), isRedelay('ERR_REDELAY_LEASE_LOST'))
+  await assert.rejects(m.nack(), isRedelay('ERR_REDELAY_LEASE_LOST'))
+  await assert.rejects(m.extend(1000), isRedelay('ERR_REDELAY_LEASE_LOST'))
+})
+
+test('ERR_REDELAY_NOT_FOUND: rescheduling a message that does not exist', async (t) => {
+  const c = await connect('notfound')
+  t.after(() => c.close())
+  await assert.rejects(c.queue('nf').reschedule('ghost', { delayMs: 10 }), isRedelay('ERR_REDELAY_NOT_FOUND', /no message with id "ghost"/))
+  assert.equal(await c.queue('nf').peek('ghost'), null)
+})
+
+test('objects are made by the library, not by new', () => {
+  const { Queue, Message, Subscription } = require('..')
+  for (const C of [Client, Queue, Message, Subscription]) assert.throws(() => new C(), TypeError)
+})

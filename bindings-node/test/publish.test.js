@@ -1,0 +1,134 @@
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { connect } = require('./helpers')
+
+test('string, Buffer and Uint8Array bodies arrive byte for byte', async (t) => {
+  const c = await connect('bodies')
+  t.after(() => c.close())
+  const q = c.queue('bodies')
+  const binary = Buffer.alloc(256)
+  for (let i = 0; i < 256; i++) binary[i] = i
+  const big = Buffer.alloc(1024 * 1024)
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7919) & 0xff
+  const view = new Uint8Array([0xde, 0xad, 0xbe, 0xef, 0x00, 0x01]).subarray(1, 5) // a view with an offset
+  const cases = [
+    ['empty', Buffer.alloc(0), Buffer.alloc(0)],
+    ['empty-string', '', Buffer.alloc(0)],
+    ['text', 'héllo wörld ✓', Buffer.from('héllo wörld ✓', 'utf8')],
+    ['binary', binary, binary],
+    ['u8view', view, Buffer.from([0xad, 0xbe, 0xef, 0x00])],
+    ['mib', big, big],
+  ]
+  for (const [id, body] of cases) {
+    const p = await q.publish(body, { id })
+    assert.deepEqual(p, { id, status: 'stored' })
+  }
+  const got = await q.fetch(10)
+  assert.equal(got.length, cases.length)
+  const byId = new Map(got.map((m) => [m.id, m]))
+  for (const [id, , expected] of cases) {
+    const m = byId.get(id)
+    assert.ok(m, `message ${id} fetched`)
+    assert.ok(Buffer.isBuffer(m.body), `${id}: body is a Buffer`)
+    assert.equal(m.body.length, expected.length, `${id}: length`)
+    assert.ok(m.body.equals(expected), `${id}: bytes`)
+    await m.ack()
+  }
+  assert.equal(byId.get('text').text(), 'héllo wörld ✓')
+  const s = await q.stats()
+  assert.equal(s.total, 0)
+  assert.equal((await q.verify()).ok, true)
+})
+
+test('publish options: headers, maxAttempts, ttr, duplicate and replace', async (t) => {
+  const c = await connect('options')
+  t.after(() => c.close())
+  const q = c.queue('options')
+  const p = await q.publish(JSON.stringify({ order: 42 }), {
+    id: 'order-42',
+    headers: { 'content-type': 'application/json', trace: 'abc' },
+    maxAttempts: 3,
+    ttrMs: 5000,
+  })
+  assert.equal(p.status, 'stored')
+  assert.equal((await q.publish('other', { id: 'order-42' })).status, 'duplicate')
+  const info = await q.peek('order-42')
+  assert.equal(info.state, 'ready')
+  assert.equal(info.maxAttempts, 3)
+  assert.equal(info.ttrMs, 5000)
+  assert.deepEqual(info.headers, { 'content-type': 'application/json', trace: 'abc' })
+  assert.equal(info.body.toString(), '{"order":42}')
+  assert.equal((await q.publish('replaced', { id: 'order-42', replace: true })).status, 'replaced')
+  const [m] = await q.fetch(1)
+  assert.equal(m.text(), 'replaced')
+  assert.equal(m.attempt, 1)
+  await m.ack()
+  const gen = await q.publish('x')
+  assert.match(gen.id, /^\d+$/)
+  assert.equal(await q.cancel(gen.id), true)
+  assert.equal(await q.cancel(gen.id), false)
+})
+
+test('publishBatch stores all or nothing', async (t) => {
+  const c = await connect('batch')
+  t.after(() => c.close())
+  const q = c.queue('batch')
+  const msgs = Array.from({ length: 2500 }, (_, i) => ({ body: `m${i}`, delayMs: i % 2 ? 60_000 : 0 }))
+  const res = await q.publishBatch(msgs)
+  assert.equal(res.length, 2500)
+  assert.ok(res.every((r) => r.status === 'stored'))
+  let s = await q.stats()
+  assert.equal(s.total, 2500)
+  assert.equal(s.scheduled, 1250)
+  // One bad message refuses the batch, naming it, and nothing is written.
+  await assert.rejects(
+    q.publishBatch([{ body: 'ok' }, { body: 'bad', maxAttempts: 0 }]),
+    (e) => e.code === 'ERR_REDELAY_INVALID_ARGUMENT' && /message 1: max_attempts/.test(e.message),
+  )
+  await assert.rejects(q.publishBatch([{ body: 'ok' }, { nobody: 1 }]), { code: 'ERR_REDELAY_INVALID_ARGUMENT' })
+  s = await q.stats()
+  assert.equal(s.total, 2500)
+  assert.deepEqual(await q.publishBatch([]), [])
+})
+
+test('fetch, then settle by id and token', async (t) => {
+  const c = await connect('settle')
+  t.after(() => c.close())
+  const q = c.queue('settle')
+  await q.publishBatch([{ body: 'a', id: 'a' }, { body: 'b', id: 'b' }, { body: 'c', id: 'c', maxAttempts: 1 }])
+  const got = await q.fetch(3, { ttrMs: 2000 })
+  assert.equal(got.length, 3)
+  const by = Object.fromEntries(got.map((m) => [m.id, m]))
+  await q.ack('a', by.a.token)
+  await q.extend('b', by.b.token, 10_000)
+  assert.equal(await q.nack('b', by.b.token, { retryInMs: 0, reason: 'again' }), false)
+  assert.equal(await by.c.nack({ reason: 'give up' }), true)
+  const [b2] = await q.fetch(1, { waitMs: 2000 })
+  assert.equal(b2.id, 'b')
+  assert.equal(b2.attempt, 2)
+  assert.equal(b2.lastError, 'again')
+  await b2.ack()
+  const s = await q.stats()
+  assert.deepEqual([s.total, s.dead], [1, 1])
+})
+
+test('dead letters: list, respawn, purge', async (t) => {
+  const c = await connect('dead')
+  t.after(() => c.close())
+  const q = c.queue('dead')
+  await q.publishBatch(['x', 'y', 'z'].map((id) => ({ body: id, id, maxAttempts: 1 })))
+  for (const m of await q.fetch(3)) await m.nack({ reason: `no ${m.id}` })
+  const dead = await q.deadLetters()
+  assert.equal(dead.length, 3)
+  assert.ok(dead.every((d) => d.state === 'dead' && d.diedAt instanceof Date && d.lastError === `no ${d.id}`))
+  assert.equal((await q.deadLetters({ offset: 1, limit: 1 })).length, 1)
+  assert.equal(await q.respawn(['x']), 1)
+  assert.equal((await q.peek('x')).state, 'ready')
+  assert.equal(await q.purgeDead(1), 1)
+  assert.equal(await q.purgeDead('all'), 1)
+  assert.equal((await q.stats()).dead, 0)
+  await assert.rejects(q.respawn('some'), { code: 'ERR_REDELAY_INVALID_ARGUMENT' })
+  assert.equal((await q.verify()).ok, true)
+  assert.ok((await c.queues()).includes('dead'))
+})

@@ -1,0 +1,223 @@
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { connect, until, sleep } = require('./helpers')
+const { RetryLater } = require('..')
+
+test('a sync handler acks each message', async (t) => {
+  const c = await connect('sync')
+  t.after(() => c.close())
+  const q = c.queue('sync')
+  const seen = []
+  const sub = await q.subscribe((m) => {
+    seen.push(m.text())
+  })
+  await q.publishBatch(Array.from({ length: 50 }, (_, i) => ({ body: `n${i}` })))
+  await until(async () => (await q.stats()).total === 0, 5000, 'all acked')
+  await sub.close()
+  assert.equal(seen.length, 50)
+  assert.deepEqual(new Set(seen).size, 50)
+  const k = sub.counters()
+  assert.equal(k.acked, 50)
+  assert.equal(k.nacked, 0)
+  assert.equal(sub.closed, true)
+})
+
+test('an async handler acks when its promise resolves, with concurrency', async (t) => {
+  const c = await connect('async')
+  t.after(() => c.close())
+  const q = c.queue('async')
+  let running = 0
+  let most = 0
+  let done = 0
+  const sub = await q.subscribe(
+    async (m) => {
+      running++
+      most = Math.max(most, running)
+      await sleep(20)
+      assert.equal(m.attempt, 1)
+      running--
+      done++
+    },
+    { concurrency: 4 },
+  )
+  await q.publishBatch(Array.from({ length: 20 }, (_, i) => ({ body: `n${i}` })))
+  await until(() => done === 20, 5000, '20 handled')
+  await until(async () => (await q.stats()).total === 0, 3000, 'all acked')
+  await sub.close()
+  assert.ok(most > 1 && most <= 4, `concurrency seen: ${most}`)
+})
+
+async function failingHandler(name, handler, expectedReason) {
+  const c = await connect(name)
+  try {
+    const q = c.queue(name)
+    const attempts = []
+    const sub = await q.subscribe((m) => {
+      attempts.push(m.attempt)
+      if (m.attempt === 1) return handler(m)
+      return undefined
+    })
+    await q.publish('x', { id: 'fail-me', backoffBaseMs: 1, backoffMaxMs: 1 })
+    await until(async () => (await q.stats()).total === 0, 5000, 'retried and acked')
+    await sub.close()
+    assert.deepEqual(attempts, [1, 2])
+    const k = sub.counters()
+    assert.equal(k.nacked, 1)
+    assert.equal(k.acked, 1)
+    return { q, c }
+  } finally {
+    await c.close()
+  }
+}
+
+async function reasonAfterFailure(name, handler) {
+  // The reason is kept with the message: look at the second delivery's lastError.
+  const c = await connect(name)
+  try {
+    const q = c.queue(name)
+    let reason
+    const sub = await q.subscribe((m) => {
+      if (m.attempt === 1) return handler(m)
+      reason = m.lastError
+      return undefined
+    })
+    await q.publish('x', { backoffBaseMs: 1, backoffMaxMs: 1 })
+    await until(() => reason !== undefined, 5000, 'redelivery')
+    await sub.close()
+    return reason
+  } finally {
+    await c.close()
+  }
+}
+
+test('a handler that throws synchronously nacks with the error message', async () => {
+  await failingHandler('throw', () => {
+    throw new Error('sync boom')
+  })
+  assert.equal(await reasonAfterFailure('throw2', () => { throw new Error('sync boom') }), 'sync boom')
+})
+
+test('an async handler that rejects nacks with the error message', async () => {
+  await failingHandler('reject', async () => {
+    await sleep(1)
+    throw new TypeError('async boom')
+  })
+  assert.equal(await reasonAfterFailure('reject2', async () => { throw new TypeError('async boom') }), 'async boom')
+})
+
+test('a plain function returning a rejected promise nacks too', async () => {
+  await failingHandler('rejected', () => Promise.reject(new Error('rejected boom')))
+  assert.equal(await reasonAfterFailure('rejected2', () => Promise.reject(new Error('rejected boom'))), 'rejected boom')
+})
+
+test('throwing a non-Error value nacks with its string form', async () => {
+  assert.equal(await reasonAfterFailure('nonerror', () => { throw 'just a string' }), 'just a string')
+  assert.equal(await reasonAfterFailure('nonerror2', () => Promise.reject(42)), '42')
+})
+
+test('RetryLater chooses the retry delay', async (t) => {
+  const c = await connect('retrylater')
+  t.after(() => c.close())
+  const q = c.queue('retrylater')
+  const times = []
+  const sub = await q.subscribe((m) => {
+    times.push(Date.now())
+    if (m.attempt === 1) throw new RetryLater('busy', 400)
+  })
+  await q.publish('x', { backoffBaseMs: 1, backoffMaxMs: 1 })
+  await until(() => times.length === 2, 5000, 'retry')
+  await sub.close()
+  assert.ok(times[1] - times[0] >= 350, `retried after ${times[1] - times[0]} ms`)
+})
+
+test('the handler may settle the message itself', async (t) => {
+  const c = await connect('manual')
+  t.after(() => c.close())
+  const q = c.queue('manual')
+  let second
+  const sub = await q.subscribe(async (m) => {
+    if (m.attempt === 1) {
+      await m.nack({ retryInMs: 0, reason: 'manual nack' })
+      return // returning normally after a nack does not ack
+    }
+    second = m
+    await m.ack()
+    await assert.rejects(m.ack(), { code: 'ERR_REDELAY_LEASE_LOST' })
+  })
+  await q.publish('x')
+  await until(() => second !== undefined, 5000, 'second delivery')
+  await until(async () => (await q.stats()).total === 0, 3000, 'acked')
+  await sub.close()
+  assert.equal(second.lastError, 'manual nack')
+  assert.equal(second.settled, true)
+})
+
+test('many failing handlers never crash the process; the messages end as dead letters', async (t) => {
+  const c = await connect('crashproof')
+  t.after(() => c.close())
+  const q = c.queue('crashproof')
+  const sub = await q.subscribe(
+    (m) => {
+      switch (Number(m.text()) % 3) {
+        case 0:
+          throw new Error(`t${m.text()}`)
+        case 1:
+          return Promise.reject(new Error(`r${m.text()}`))
+        default:
+          return (async () => {
+            throw new Error(`a${m.text()}`)
+          })()
+      }
+    },
+    { concurrency: 8 },
+  )
+  await q.publishBatch(Array.from({ length: 30 }, (_, i) => ({ body: String(i), maxAttempts: 1 })))
+  await until(async () => (await q.stats()).dead === 30, 5000, '30 dead letters')
+  await sub.close()
+  const dead = await q.deadLetters({ limit: 100 })
+  for (const d of dead) {
+    const n = Number(d.body.toString())
+    assert.equal(d.lastError, `${['t', 'r', 'a'][n % 3]}${n}`)
+  }
+})
+
+test('subscribe refuses a non-function handler and bad options', async (t) => {
+  const c = await connect('subbad')
+  t.after(() => c.close())
+  const q = c.queue('subbad')
+  await assert.rejects(q.subscribe('nope'), { code: 'ERR_REDELAY_INVALID_ARGUMENT' })
+  await assert.rejects(q.subscribe(() => {}, { concurrency: 0 }), /concurrency/)
+  await assert.rejects(q.subscribe(() => {}, { ttrMs: 1 }), /ttr/)
+})
+
+test('client.close() closes its subscriptions and refuses later calls', async () => {
+  const c = await connect('clientclose')
+  const q = c.queue('clientclose')
+  const sub = await q.subscribe(() => {})
+  await c.close()
+  assert.equal(sub.closed, true)
+  assert.equal(c.closed, true)
+  await assert.rejects(q.publish('x'), { code: 'ERR_REDELAY_CONNECTION', message: 'client is closed' })
+  assert.throws(() => c.queue('other'), { code: 'ERR_REDELAY_CONNECTION' })
+  await sub.close() // still a no-op
+})
+
+test('a handler that runs longer than its lease keeps it (no redelivery)', async (t) => {
+  const c = await connect('longrun')
+  t.after(() => c.close())
+  const q = c.queue('longrun')
+  const attempts = []
+  const sub = await q.subscribe(
+    async (m) => {
+      attempts.push(m.attempt)
+      await sleep(900)
+    },
+    { ttrMs: 300 },
+  )
+  await q.publish('slow')
+  await until(async () => (await q.stats()).total === 0, 5000, 'acked')
+  await sub.close()
+  assert.deepEqual(attempts, [1])
+  assert.equal(sub.counters().leaseLost, 0)
+})

@@ -1,0 +1,64 @@
+// Compiled by `tsc --strict` (see test/types.test.js): the declarations describe the API, and
+// misuse is a type error.
+import { Client, Queue, Message, Subscription, RedelayError, RetryLater, ErrorCodes } from 'redelay'
+import type { Published, Stats, MessageInfo, VerifyReport, Counters, ErrorCode, PublishOptions } from 'redelay'
+
+export async function everything(url: string): Promise<void> {
+  const c: Client = await Client.connect(url, { prefix: 'p', maxBodyBytes: 1024, connectTimeoutMs: 100 })
+  const q: Queue = c.queue('q')
+  const opts: PublishOptions = { delayMs: 5, at: new Date(), id: 'x', headers: { a: 'b' }, maxAttempts: 3, ttrMs: 1000 }
+  const p: Published = await q.publish(Buffer.from('x'), opts)
+  const s1: 'stored' | 'duplicate' | 'replaced' = p.status
+  await q.publish(new Uint8Array([1]))
+  await q.publish('text', { at: Date.now() })
+  const batch: Published[] = await q.publishBatch([{ body: 'a' }, { body: Buffer.alloc(1), delayMs: 3 }])
+  const sub: Subscription = await q.subscribe(async (m: Message) => {
+    const b: Buffer = m.body
+    const d: Date = m.publishedAt
+    const late: number = m.latenessMs
+    const h: string | undefined = m.headers['k']
+    await m.extend(1000)
+    void [b, d, late, h]
+  }, { concurrency: 2, ttrMs: 500, unref: true })
+  await q.subscribe((m) => { void m.id }) // a sync handler
+  const k: Counters = sub.counters()
+  await sub.close()
+  const got: Message[] = await q.fetch(10, { waitMs: 100 })
+  for (const m of got) {
+    const dead: boolean = await m.nack({ retryInMs: 10, reason: 'later' })
+    void dead
+  }
+  await q.ack('id', 'token')
+  await q.nack('id', 'token', { reason: 'x' })
+  await q.extend('id', 'token', 1000)
+  const ok: boolean = await q.cancel('id')
+  const due: Date = await q.reschedule('id', new Date())
+  await q.reschedule('id', { delayMs: 5 })
+  const info: MessageInfo | null = await q.peek('id')
+  const st: Stats = await q.stats()
+  const dl: MessageInfo[] = await q.deadLetters({ limit: 5 })
+  const n: number = (await q.respawn(['a'])) + (await q.respawn(3)) + (await q.purgeDead('all'))
+  const v: VerifyReport = await q.verify()
+  await c.close()
+  try {
+    c.queue('')
+  } catch (e) {
+    if (e instanceof RedelayError) {
+      const code: ErrorCode = e.code
+      if (e.code === ErrorCodes.InvalidArgument) void code
+    }
+  }
+  const r = new RetryLater('busy', 100)
+  void [s1, batch, k, ok, due, info, st, dl, n, v, r]
+}
+
+export async function misuse(q: Queue): Promise<void> {
+  // @ts-expect-error a number is not a body
+  await q.publish(42)
+  // @ts-expect-error delay is spelled delayMs
+  await q.publish('x', { delay: 5 })
+  // @ts-expect-error a delivered body is a Buffer, not a string
+  await q.subscribe((m) => { const s: string = m.body; void s })
+  // @ts-expect-error objects come from Client.connect and client.queue
+  new Queue()
+}
