@@ -26,6 +26,17 @@ pub(crate) struct ClientInner {
     pub rt: tokio::runtime::Handle,
     pub wake: WakeHub,
     pub defaults: Defaults,
+    pub closed: std::sync::atomic::AtomicBool,
+}
+
+impl ClientInner {
+    /// Err(Connection "client is closed") once `Client::close` was called.
+    pub fn check_open(&self) -> Result<()> {
+        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(Error::new(ErrorKind::Connection, "client is closed"));
+        }
+        Ok(())
+    }
 }
 
 /// Settings of messages that do not set their own.
@@ -142,6 +153,7 @@ impl ClientBuilder {
                 rt,
                 wake,
                 defaults: self.defaults,
+                closed: Default::default(),
             }),
         })
     }
@@ -206,6 +218,19 @@ impl Client {
             .await?;
         names.sort();
         Ok(names)
+    }
+
+    /// Closes the client: later calls fail with a Connection error "client is closed", and the
+    /// wake-up subscriber connection is shut down. Close subscriptions first (their drain needs
+    /// the connection); sockets still shared with live handles close when those are dropped.
+    pub fn close(&self) {
+        self.inner.closed.store(true, std::sync::atomic::Ordering::Release);
+        self.inner.wake.shutdown();
+    }
+
+    /// True once `close` was called.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Round trip to Redis.

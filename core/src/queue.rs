@@ -122,6 +122,7 @@ impl Queue {
     }
 
     async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
+        self.inner.client.inner.check_open()?;
         let conn = &self.inner.client.inner.conn;
         let add = |c: &mut redis::Cmd| {
             for a in &args {

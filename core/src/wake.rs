@@ -36,6 +36,7 @@ impl WakeSlot {
 enum Cmd {
     Add(String, Arc<WakeSlot>),
     Remove(String, Arc<WakeSlot>),
+    Shutdown,
 }
 
 /// Handle to the client's wake task.
@@ -64,6 +65,11 @@ impl WakeHub {
         WakeHub { tx }
     }
 
+    /// Ends the task and its connection.
+    pub fn shutdown(&self) {
+        let _ = self.tx.send(Cmd::Shutdown);
+    }
+
     pub fn listen(&self, channel: &str) -> Listener {
         let slot = Arc::new(WakeSlot { due: AtomicI64::new(i64::MAX), notify: Notify::new() });
         let _ = self.tx.send(Cmd::Add(channel.to_string(), slot.clone()));
@@ -76,6 +82,7 @@ type Subs = HashMap<String, Vec<Arc<WakeSlot>>>;
 /// Applies a command to the table; returns the channel to (un)subscribe, if any.
 fn apply(subs: &mut Subs, cmd: Cmd) -> Option<(bool, String)> {
     match cmd {
+        Cmd::Shutdown => None, // the task returns before it gets here
         Cmd::Add(ch, slot) => {
             let list = subs.entry(ch.clone()).or_default();
             list.push(slot);
@@ -100,10 +107,10 @@ async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
         // Connect only while somebody listens.
         while subs.is_empty() {
             match rx.recv().await {
+                Some(Cmd::Shutdown) | None => return,
                 Some(cmd) => {
                     apply(&mut subs, cmd);
                 }
-                None => return,
             }
         }
         let pubsub = match tokio::time::timeout(Duration::from_secs(5), client.pubsub()).await {
@@ -116,8 +123,8 @@ async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
                     tokio::select! {
                         _ = &mut sleep => break,
                         cmd = rx.recv() => match cmd {
+                            Some(Cmd::Shutdown) | None => return,
                             Some(cmd) => { apply(&mut subs, cmd); }
-                            None => return,
                         },
                     }
                 }
@@ -156,6 +163,7 @@ async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
                     None => break,
                 },
                 cmd = rx.recv() => match cmd {
+                    Some(Cmd::Shutdown) | None => return,
                     Some(cmd) => {
                         let r = match apply(&mut subs, cmd) {
                             Some((true, ch)) => sink.subscribe(&ch).await,
@@ -164,7 +172,6 @@ async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
                         };
                         if r.is_err() { break; }
                     }
-                    None => return,
                 },
             }
         }

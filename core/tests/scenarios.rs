@@ -235,6 +235,17 @@ async fn batch_of_ten_thousand() {
 }
 
 #[tokio::test]
+async fn a_closed_client_refuses_calls() {
+    let (c, q) = common::queue("closed").await;
+    q.publish(Message::new(b"x".to_vec())).await.unwrap();
+    c.close();
+    assert!(c.is_closed());
+    let e = q.publish(Message::new(b"y".to_vec())).await.unwrap_err();
+    assert_eq!((e.kind(), e.message()), (redelay::ErrorKind::Connection, "client is closed"));
+    assert_eq!(q.stats().await.unwrap_err().kind(), redelay::ErrorKind::Connection);
+}
+
+#[tokio::test]
 async fn destroy_deletes_every_state() {
     let (c, q) = common::queue("destroy").await;
     q.publish(Message::new(b"s".to_vec()).delay(Duration::from_secs(60))).await.unwrap();
