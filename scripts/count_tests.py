@@ -8,8 +8,8 @@ passed = failed = 0
 # cargo: "test result: ok. 11 passed; 0 failed; 0 ignored; ..."
 for p, f in re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed", text):
     passed += int(p); failed += int(f)
-# pytest: "=== 12 passed, 1 failed, 2 skipped in 3.2s ===" (either may be absent)
-for line in re.findall(r"^=+ (.*(?:passed|failed).*) in [\d.]+s.*=+$", text, re.M):
+# pytest: "=== 12 passed, 1 failed, 2 skipped in 3.2s ===", or without the banner under -q
+for line in re.findall(r"^=*\s*(\d+ (?:passed|failed|errors?)[^=\n]*?) in [\d.]+s\b.*$", text, re.M):
     m = re.search(r"(\d+) passed", line); passed += int(m.group(1)) if m else 0
     m = re.search(r"(\d+) failed", line); failed += int(m.group(1)) if m else 0
     m = re.search(r"(\d+) errors?", line); failed += int(m.group(1)) if m else 0
