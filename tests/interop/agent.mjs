@@ -1,0 +1,115 @@
+// The Node agent of the cross-language interop matrix: the command line of
+// core/examples/interop_agent.rs, using only the public API of the binding in bindings-node
+// (its package entry point, redelay.js; REDELAY_NODE_MODULE overrides the path).
+//
+//   node agent.mjs publish URL QUEUES SPEC_JSON_FILE
+//   node agent.mjs consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
+//
+// QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs.
+
+import { readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const TIMEOUT_MS = 30_000
+
+const modulePath =
+  process.env.REDELAY_NODE_MODULE ?? fileURLToPath(new URL('../../bindings-node/redelay.js', import.meta.url))
+const mod = await import(pathToFileURL(modulePath).href)
+const { Client } = mod.default ?? mod
+
+function die(msg, code = 1) {
+  process.stderr.write(`agent.mjs (node): ${msg}\n`)
+  process.exit(code)
+}
+
+const queues = (arg) => arg.split(',').filter((q) => q.length > 0)
+
+async function publish(client, queueArg, specFile) {
+  const spec = JSON.parse(readFileSync(specFile, 'utf8'))
+  const items = spec.map((e) => {
+    const item = { body: Buffer.from(e.body_b64, 'base64') }
+    if (e.id != null) item.id = e.id
+    if (e.headers != null) item.headers = e.headers
+    if (e.delay_ms != null) item.delayMs = e.delay_ms
+    if (e.max_attempts != null) item.maxAttempts = e.max_attempts
+    return item
+  })
+  const out = []
+  for (const name of queues(queueArg)) {
+    const published = await client.queue(name).publishBatch(items)
+    for (const p of published) out.push({ queue: name, id: p.id, status: p.status })
+  }
+  process.stdout.write(JSON.stringify(out) + '\n')
+}
+
+async function fetchN(q, n, deadline) {
+  const got = []
+  while (got.length < n) {
+    const left = deadline - Date.now()
+    if (left <= 0) break
+    try {
+      got.push(...(await q.fetch(Math.min(n - got.length, 1000), { waitMs: Math.min(left, 1000) })))
+    } catch (e) {
+      return { got, err: `fetch from ${q.name}: ${e.message}` }
+    }
+  }
+  return { got, err: null }
+}
+
+const record = (m) => ({
+  id: m.id,
+  queue: m.queue,
+  body_b64: Buffer.from(m.body).toString('base64'),
+  headers: m.headers,
+  attempt: m.attempt,
+  max_attempts: m.maxAttempts,
+  last_error: m.lastError,
+  published_at_ms: m.publishedAt.getTime(),
+  due_at_ms: m.dueAt.getTime(),
+  delivered_at_ms: m.deliveredAt.getTime(),
+  lateness_ms: m.latenessMs,
+  consumer: 'node',
+})
+
+async function consume(client, queueArg, n, outFile, nack) {
+  const qs = queues(queueArg).map((name) => client.queue(name))
+  process.stdout.write('ready\n')
+  const deadline = Date.now() + TIMEOUT_MS
+  const results = await Promise.all(qs.map((q) => fetchN(q, n, deadline)))
+  const problems = []
+  const all = []
+  results.forEach(({ got, err }, i) => {
+    if (got.length < n) problems.push(`${qs[i].name}: ${got.length} of ${n} messages arrived within ${TIMEOUT_MS} ms`)
+    if (err) problems.push(err)
+    all.push(...got)
+  })
+  writeFileSync(outFile, JSON.stringify(all.map(record)))
+  for (const m of all) {
+    try {
+      if (nack == null) await m.ack()
+      else await m.nack({ retryInMs: 0, reason: nack })
+    } catch (e) {
+      problems.push(`settling ${m.id}: ${e.message}`)
+    }
+  }
+  if (problems.length > 0) {
+    await client.close()
+    die(problems.join('; '), 3)
+  }
+}
+
+const argv = process.argv.slice(2)
+const usage = 'usage: agent.mjs publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]'
+if (argv.length < 4) die(usage, 2)
+const [cmd, url] = argv
+const client = await Client.connect(url)
+try {
+  if (cmd === 'publish' && argv.length === 4) await publish(client, argv[2], argv[3])
+  else if (cmd === 'consume' && (argv.length === 5 || (argv.length === 7 && argv[5] === '--nack')))
+    await consume(client, argv[2], Number.parseInt(argv[3], 10), argv[4], argv.length === 7 ? argv[6] : null)
+  else die(usage, 2)
+} catch (e) {
+  die(e && e.stack ? e.stack : String(e))
+} finally {
+  await client.close()
+}
