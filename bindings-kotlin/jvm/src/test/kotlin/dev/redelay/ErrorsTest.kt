@@ -1,0 +1,96 @@
+package dev.redelay
+
+import kotlinx.coroutines.runBlocking
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import kotlin.test.assertContains
+import kotlin.test.assertEquals
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+
+class ErrorsTest {
+    private fun <T : RedelayException> check(e: T, kind: ErrorKind, vararg words: String): T {
+        assertEquals(kind, e.kind)
+        for (w in words) assertContains(e.message, w)
+        return e
+    }
+
+    @Test
+    fun `bad input is InvalidArgument naming the field`() = runBlocking<Unit> {
+        testClient("inv").use { client ->
+            check(assertThrows<RedelayException.InvalidArgument> { client.queue("") }, ErrorKind.InvalidArgument, "queue name")
+            check(assertThrows<RedelayException.InvalidArgument> { client.queue("has space") }, ErrorKind.InvalidArgument, "queue name")
+            val q = client.queue(uniqueName("inv"))
+            suspend fun bad(field: String, block: suspend () -> Unit) {
+                val e = assertThrows<RedelayException.InvalidArgument> { runBlocking { block() } }
+                check(e, ErrorKind.InvalidArgument, field)
+            }
+            bad("id") { q.publish("x".encodeToByteArray(), id = "") }
+            bad("id") { q.publish("x".encodeToByteArray(), id = "12345") }
+            bad("delay") { q.publish("x".encodeToByteArray(), delay = (-5).milliseconds) }
+            bad("delay") { q.publish("x".encodeToByteArray(), delay = (3651 * 24 * 3600).seconds) }
+            bad("max_attempts") { q.publish("x".encodeToByteArray(), maxAttempts = 0) }
+            bad("ttr") { q.publish("x".encodeToByteArray(), ttr = 10.milliseconds) }
+            bad("max") { q.fetch(0) }
+            bad("concurrency") { q.subscribe(concurrency = 0) { } }
+            bad("message 1") {
+                q.publishBatch(listOf(Message("ok".encodeToByteArray()), Message("x".encodeToByteArray(), maxAttempts = -1)))
+            }
+            // Nothing of the refused batch was written.
+            assertEquals(0, q.stats().total)
+        }
+    }
+
+    @Test
+    fun `an oversized body is refused with the limit`() = runBlocking<Unit> {
+        testClient("body", ClientOptions(maxBodyBytes = 1024)).use { client ->
+            val q = client.queue(uniqueName("body"))
+            q.publish(ByteArray(1024))
+            val e = assertThrows<RedelayException.InvalidArgument> { runBlocking { q.publish(ByteArray(1025)) } }
+            check(e, ErrorKind.InvalidArgument, "body", "1024")
+        }
+    }
+
+    @Test
+    fun `connect errors`() = runBlocking<Unit> {
+        check(assertThrows<RedelayException.InvalidArgument> { runBlocking { Client.connect("http://localhost") } }, ErrorKind.InvalidArgument, "scheme")
+        check(assertThrows<RedelayException.InvalidArgument> { runBlocking { Client.connect(redisUrl, ClientOptions(prefix = "")) } }, ErrorKind.InvalidArgument, "prefix")
+        val port = java.net.ServerSocket(0).use { it.localPort } // nothing listens there now
+        val e = assertThrows<RedelayException.Connection> {
+            runBlocking { Client.connect("redis://127.0.0.1:$port", ClientOptions(connectTimeout = 300.milliseconds)) }
+        }
+        check(e, ErrorKind.Connection, "127.0.0.1:$port")
+    }
+
+    @Test
+    fun `NotFound and the sealed hierarchy`() = runBlocking<Unit> {
+        testClient("nf").use { client ->
+            val q = client.queue(uniqueName("nf"))
+            val e: RedelayException = assertThrows<RedelayException.NotFound> { runBlocking { q.reschedule("nope", 1.seconds) } }
+            // Exhaustive `when` over the sealed class: one branch per kind.
+            val kind = when (e) {
+                is RedelayException.InvalidArgument -> ErrorKind.InvalidArgument
+                is RedelayException.Connection -> ErrorKind.Connection
+                is RedelayException.Timeout -> ErrorKind.Timeout
+                is RedelayException.LeaseLost -> ErrorKind.LeaseLost
+                is RedelayException.NotFound -> ErrorKind.NotFound
+                is RedelayException.Redis -> ErrorKind.Redis
+                is RedelayException.Handler -> ErrorKind.Handler
+            }
+            assertEquals(ErrorKind.NotFound, kind)
+            assertContains(e.message, "nope")
+            assertEquals(7, ErrorKind.entries.size)
+        }
+    }
+
+    @Test
+    fun `calls after close fail with Connection`() = runBlocking<Unit> {
+        val client = testClient("closed")
+        val q = client.queue(uniqueName("closed"))
+        q.publish("x".encodeToByteArray())
+        client.close()
+        client.close() // idempotent
+        check(assertThrows<RedelayException.Connection> { runBlocking { q.stats() } }, ErrorKind.Connection, "closed")
+        check(assertThrows<RedelayException.Connection> { client.queue("other") }, ErrorKind.Connection, "closed")
+    }
+}

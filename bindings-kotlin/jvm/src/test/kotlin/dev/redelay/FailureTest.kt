@@ -1,0 +1,113 @@
+package dev.redelay
+
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+import org.junit.jupiter.api.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.TimeSource
+
+class FailureTest {
+    @Test
+    fun `a handler that throws nacks with its message and the message comes back`() = runBlocking<Unit> {
+        testClient("throw", ClientOptions(defaultBackoff = Backoff(50.milliseconds, 100.milliseconds))).use { client ->
+            val q = client.queue(uniqueName("throw"))
+            val got = Channel<Delivery>(4)
+            val sub = q.subscribe { msg ->
+                got.send(msg)
+                if (msg.attempt == 1) throw IllegalStateException("payment service down")
+            }
+            q.publish("pay".encodeToByteArray(), id = "pay-1")
+            val first = withTimeout(10.seconds) { got.receive() }
+            assertEquals(1, first.attempt)
+            val second = withTimeout(10.seconds) { got.receive() }
+            assertEquals(2, second.attempt)
+            assertEquals("payment service down", second.lastError)
+            eventually(what = "ack of the retry") { q.stats().total == 0L }
+            assertEquals(1, sub.counters.nacked)
+            assertEquals(1, sub.counters.acked)
+        }
+    }
+
+    @Test
+    fun `an Error (not an Exception) nacks too and names its class when it has no message`() = runBlocking<Unit> {
+        testClient("error", ClientOptions(defaultBackoff = Backoff(20.milliseconds, 40.milliseconds))).use { client ->
+            val q = client.queue(uniqueName("error"))
+            val got = Channel<Delivery>(4)
+            q.subscribe { msg ->
+                got.send(msg)
+                if (msg.attempt == 1) throw AssertionError()
+            }
+            q.publish("x".encodeToByteArray())
+            withTimeout(10.seconds) { got.receive() }
+            val second = withTimeout(10.seconds) { got.receive() }
+            assertEquals("java.lang.AssertionError", second.lastError)
+        }
+    }
+
+    @Test
+    fun `RetryLater retries after its delay, not the backoff`() = runBlocking<Unit> {
+        testClient("later", ClientOptions(defaultBackoff = Backoff(1.seconds * 3600, 1.seconds * 3600))).use { client ->
+            val q = client.queue(uniqueName("later"))
+            val got = Channel<Pair<Delivery, TimeSource.Monotonic.ValueTimeMark>>(4)
+            q.subscribe { msg ->
+                got.send(msg to TimeSource.Monotonic.markNow())
+                if (msg.attempt == 1) throw RetryLater(300.milliseconds, "rate limited")
+            }
+            q.publish("x".encodeToByteArray())
+            val (_, t1) = withTimeout(10.seconds) { got.receive() }
+            val (second, t2) = withTimeout(10.seconds) { got.receive() }
+            assertEquals(2, second.attempt)
+            assertEquals("rate limited", second.lastError)
+            val gap = t2 - t1
+            assertTrue(gap >= 250.milliseconds && gap < 3.seconds, "retried after $gap")
+        }
+    }
+
+    @Test
+    fun `out of attempts goes to the dead letters, which respawn and purge`() = runBlocking<Unit> {
+        testClient("dead").use { client ->
+            val q = client.queue(uniqueName("dead"))
+            val sub = q.subscribe { throw RuntimeException("bad payload") }
+            q.publish("a".encodeToByteArray(), id = "d-a", maxAttempts = 1)
+            q.publish("b".encodeToByteArray(), id = "d-b", maxAttempts = 1)
+            eventually(what = "two dead letters") { q.stats().dead == 2L }
+            sub.close()
+            val dead = q.deadLetters(limit = 10)
+            assertEquals(setOf("d-a", "d-b"), dead.map { it.id }.toSet())
+            assertTrue(dead.all { it.state == MessageState.Dead && it.lastError == "bad payload" })
+            assertTrue(dead.all { it.stateSinceOrUntil != null })
+            assertEquals(1, q.respawn(Select.Ids("d-a")))
+            val back = q.peek("d-a")!!
+            assertEquals(MessageState.Ready, back.state)
+            assertEquals(0, back.attempts)
+            assertEquals(1, q.purgeDead(Select.All))
+            assertNull(q.peek("d-b"))
+            assertEquals(0, q.stats().dead)
+            assertEquals(0, q.respawn(Select.Oldest(5)))
+            assertTrue(q.verify().isOk)
+        }
+    }
+
+    @Test
+    fun `a handler may settle the message itself`() = runBlocking<Unit> {
+        testClient("manual").use { client ->
+            val q = client.queue(uniqueName("manual"))
+            val dead = Channel<Boolean>(1)
+            val sub = q.subscribe { msg ->
+                dead.send(msg.nack(reason = "manual nack"))
+                // Settled already: returning normally must not ack it.
+            }
+            q.publish("x".encodeToByteArray(), id = "m-1", maxAttempts = 1)
+            assertEquals(true, withTimeout(10.seconds) { dead.receive() })
+            eventually(what = "dead") { q.stats().dead == 1L }
+            sub.close()
+            assertEquals("manual nack", q.peek("m-1")!!.lastError)
+            assertEquals(0, sub.counters.acked)
+        }
+    }
+}

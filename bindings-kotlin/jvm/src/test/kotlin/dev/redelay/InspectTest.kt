@@ -1,0 +1,72 @@
+package dev.redelay
+
+import kotlinx.coroutines.runBlocking
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.time.Instant
+import kotlin.test.assertEquals
+import kotlin.test.assertFalse
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+import kotlin.time.Duration.Companion.hours
+import kotlin.time.Duration.Companion.seconds
+
+class InspectTest {
+    @Test
+    fun `peek, cancel, reschedule and stats`() = runBlocking<Unit> {
+        testClient("insp").use { client ->
+            val q = client.queue(uniqueName("insp"))
+            q.publish("a".encodeToByteArray(), id = "a", delay = 1.hours, headers = mapOf("h" to "1"), ttr = 5.seconds)
+            q.publish("b".encodeToByteArray(), id = "b")
+            val a = q.peek("a")!!
+            assertEquals(MessageState.Scheduled, a.state)
+            assertEquals("a", a.text)
+            assertEquals(mapOf("h" to "1"), a.headers)
+            assertEquals(5.seconds, a.ttr)
+            assertEquals(0, a.attempts)
+            assertEquals(MessageState.Ready, q.peek("b")!!.state)
+            assertNull(q.peek("zzz"))
+
+            val s = q.stats()
+            assertEquals(2, s.total)
+            assertEquals(1, s.scheduled)
+            assertEquals(1, s.ready)
+            assertEquals(a.dueAt, s.nextDue)
+            assertTrue(s.now.isAfter(Instant.parse("2020-01-01T00:00:00Z")))
+
+            val due = q.reschedule("a", Instant.now().minusSeconds(1))
+            assertTrue(due.isBefore(Instant.now().plusSeconds(1)))
+            val due2 = q.reschedule("a", 2.hours)
+            assertTrue(due2.isAfter(Instant.now().plusSeconds(3600)))
+
+            val leased = q.fetch(1)
+            assertEquals("b", leased.single().id)
+            assertThrows<RedelayException.InvalidArgument> { runBlocking { q.reschedule("b", 1.seconds) } }
+            assertEquals(MessageState.Leased, q.peek("b")!!.state)
+            assertTrue(q.peek("b")!!.stateSinceOrUntil != null)
+
+            assertTrue(q.cancel("a"))
+            assertFalse(q.cancel("a"))
+            assertTrue(q.cancel("b"))
+            assertThrows<RedelayException.LeaseLost> { runBlocking { leased[0].ack() } }
+            assertEquals(0, q.stats().total)
+            val v = q.verify()
+            assertTrue(v.isOk, v.problems.joinToString())
+        }
+    }
+
+    @Test
+    fun `client lists queues and pings`() = runBlocking<Unit> {
+        testClient("list").use { client ->
+            val names = listOf(uniqueName("l1"), uniqueName("l2"))
+            for (n in names) client.queue(n).publish("x".encodeToByteArray())
+            client.ping()
+            assertEquals(names.sorted(), client.queues())
+            assertTrue(client.prefix.startsWith("kt-p-list-"))
+            val q = client.queue(names[0])
+            q.destroy()
+            assertEquals(0, q.stats().total)
+            assertEquals(listOf(names[1]), client.queues())
+        }
+    }
+}
