@@ -32,8 +32,9 @@ pub const MAX_TTR: Duration = Duration::from_secs(24 * 3600);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Most messages in one `publish_batch` call: 100,000 (sent as chunks of [`PUBLISH_CHUNK`]).
 pub const MAX_BATCH: usize = 100_000;
-/// Messages per publish script call: a call stays well under a few milliseconds.
-pub const PUBLISH_CHUNK: usize = 1000;
+/// Messages per publish script call (the chunks of a batch go out pipelined, in one round
+/// trip): a call stays around a millisecond even over a million pending messages.
+pub const PUBLISH_CHUNK: usize = 100;
 /// Most messages in one fetch: 1000.
 pub const MAX_FETCH: usize = 1000;
 /// Longest nack reason kept with the message (longer ones are cut): 4000 bytes.

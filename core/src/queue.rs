@@ -21,7 +21,7 @@ use crate::settle::{NackMode, Op, Settled, Settler};
 /// Largest queue `verify` checks (it is O(n) and blocks Redis meanwhile).
 pub const VERIFY_MAX_RECORDS: u64 = 2_000_000;
 /// Due messages promoted per fetch call; expired leases reclaimed per fetch call.
-pub(crate) const PROMOTE_LIMIT: usize = 1000;
+pub(crate) const PROMOTE_LIMIT: usize = 250;
 pub(crate) const RECLAIM_LIMIT: usize = 200;
 
 /// A handle to one queue. Cheap to clone.

@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::keys::QueueKeys;
 use crate::scripts;
 
-const MAX_BATCH: usize = 2000;
+const MAX_BATCH: usize = 500;
 
 /// How a nack schedules the retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
