@@ -4,7 +4,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use redelay::{Client, Delivery, ErrorKind, Failure, Message, SubscribeOptions};
+use redelay::{Client, ErrorKind, Message, SubscribeOptions};
 
 #[tokio::test]
 async fn unreachable_redis_is_a_connection_error_within_bounded_time() {
@@ -35,17 +35,10 @@ async fn a_subscription_keeps_delivering_after_redis_restarts() {
     let mut server = common::RedisServer::start();
     let client = Client::builder(&server.url()).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
     let q = client.queue("restart").unwrap();
-    let got: Arc<Mutex<Vec<String>>> = Arc::default();
-    let g = got.clone();
+    let (got, handler) = common::recording(|d| String::from_utf8_lossy(d.body()).into_owned());
     let sub = q
         .subscribe(
-            move |d: Delivery| {
-                let g = g.clone();
-                async move {
-                    g.lock().unwrap().push(String::from_utf8_lossy(d.body()).into_owned());
-                    Ok::<(), Failure>(())
-                }
-            },
+            handler,
             SubscribeOptions::concurrency(2),
         )
         .await

@@ -2,10 +2,9 @@
 //! rest of the queue keeps flowing: no panic, no stuck consumer.
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use redelay::{Delivery, Failure, Message, State, SubscribeOptions};
+use redelay::{Message, State, SubscribeOptions};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_records_are_moved_aside_and_the_queue_keeps_flowing() {
@@ -28,17 +27,10 @@ async fn corrupt_records_are_moved_aside_and_the_queue_keeps_flowing() {
     rec.extend_from_slice(&[0, 5, 0, 200]);
     let _: () = redis::cmd("HSET").arg(&jobs).arg("bad-tail").arg(rec).query_async(&mut r).await.unwrap();
 
-    let got: Arc<Mutex<Vec<String>>> = Arc::default();
-    let g = got.clone();
+    let (got, handler) = common::recording(|d| d.id().to_string());
     let sub = q
         .subscribe(
-            move |d: Delivery| {
-                let g = g.clone();
-                async move {
-                    g.lock().unwrap().push(d.id().to_string());
-                    Ok::<(), Failure>(())
-                }
-            },
+            handler,
             SubscribeOptions::concurrency(4),
         )
         .await

@@ -1,7 +1,6 @@
 //! Sentinel failover, TLS with a private CA, and an ACL user restricted to redelay's keys.
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redelay::{Client, Delivery, ErrorKind, Failure, Message, SubscribeOptions};
@@ -20,17 +19,10 @@ async fn a_subscription_survives_a_sentinel_failover() {
         .await
         .unwrap();
     let q = client.queue("failover").unwrap();
-    let got: Arc<Mutex<Vec<String>>> = Arc::default();
-    let g = got.clone();
+    let (got, handler) = common::recording(|d| d.id().to_string());
     let sub = q
         .subscribe(
-            move |d: Delivery| {
-                let g = g.clone();
-                async move {
-                    g.lock().unwrap().push(d.id().to_string());
-                    Ok::<(), Failure>(())
-                }
-            },
+            handler,
             // A short lease: an ack lost in the failover window is redelivered within the test.
             SubscribeOptions { ttr: Some(Duration::from_secs(1)), ..SubscribeOptions::concurrency(4) },
         )

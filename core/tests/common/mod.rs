@@ -219,3 +219,17 @@ impl Drop for Launched {
         let _ = Command::new("bash").arg(Self::path(self.script)).arg("stop").arg(&self.dir).status();
     }
 }
+
+/// A handler that acks every delivery and records `what(delivery)` in the returned list.
+pub fn recording<F>(what: F) -> (std::sync::Arc<std::sync::Mutex<Vec<String>>>, impl redelay::Handler)
+where
+    F: Fn(&redelay::Delivery) -> String + Send + Sync + 'static,
+{
+    let got: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let g = got.clone();
+    let handler = move |d: redelay::Delivery| {
+        g.lock().unwrap().push(what(&d));
+        async { Ok::<(), redelay::Failure>(()) }
+    };
+    (got, handler)
+}
