@@ -75,3 +75,35 @@ async fn wait_for(got: &Arc<Mutex<Vec<String>>>, n: usize) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unix_socket_url_works_for_every_call_and_a_subscription() {
+    let dir = std::env::temp_dir().join(common::unique("sock"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("redis.sock");
+    let mut child = std::process::Command::new("redis-server")
+        .args(["--port", "0", "--save", "", "--appendonly", "no", "--unixsocket"])
+        .arg(&sock)
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("redis-server");
+    let t = Instant::now();
+    while !sock.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "no socket");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let client = Client::connect(&format!("unix://{}", sock.display())).await.unwrap();
+    let q = client.queue("over-unix").unwrap();
+    let (got, handler) = common::recording(|d| d.id().to_string());
+    let sub = q.subscribe(handler, SubscribeOptions::concurrency(2)).await.unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("u1").delay(Duration::from_millis(100))).await.unwrap();
+    wait_for(&got, 1).await;
+    sub.close().await;
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
