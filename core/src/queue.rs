@@ -271,7 +271,7 @@ impl Queue {
         // Records the script itself could not read were already moved to the dead letters.
         let mut corrupt: Vec<Error> = array(it.nth(5).ok_or_else(|| bad("fetch"))?)?
             .into_iter()
-            .map(|id| string(id).map(|id| record::decode(&id, b"").unwrap_err()))
+            .map(|id| string(id).map(|id| record::corrupt(&id)))
             .collect::<Result<_>>()?;
         let mut deliveries = Vec::new();
         while let (Some(id), Some(token), Some(deadline), Some(rec)) = (it.next(), it.next(), it.next(), it.next()) {
@@ -392,7 +392,7 @@ impl Queue {
             0 => Err(Error::not_found(id)),
             -1 => Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled"))),
             -2 => Err(Error::invalid(format!("id: message {id:?} is dead; respawn it instead of rescheduling"))),
-            _ => Err(record::decode(id, b"").unwrap_err()),
+            _ => Err(record::corrupt(id)),
         }
     }
 

@@ -60,11 +60,14 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The error for a stored record that cannot be read; it names the id.
+pub(crate) fn corrupt(id: &str) -> Error {
+    Error::new(ErrorKind::Redis, format!("message {id:?}: stored record is corrupt or of an unknown version"))
+}
+
 /// Decodes a stored record; an error names the id when the record is unreadable.
 pub(crate) fn decode(id: &str, raw: &[u8]) -> Result<Record> {
-    decode_opt(raw).ok_or_else(|| {
-        Error::new(ErrorKind::Redis, format!("message {id:?}: stored record is corrupt or of an unknown version"))
-    })
+    decode_opt(raw).ok_or_else(|| corrupt(id))
 }
 
 fn decode_opt(raw: &[u8]) -> Option<Record> {
