@@ -2,7 +2,8 @@
 //!
 //! One fetch loop per subscription leases as many messages as it has free slots
 //! (`concurrency` running + `prefetch` waiting), one task per message runs the handler and
-//! settles the message from its outcome, and a lease keeper extends the leases of messages held
+//! settles the message from its outcome (with a [`BatchHandler`], deliveries go out and
+//! outcomes come back in batches instead: `batch.rs`), and a lease keeper extends the leases of messages held
 //! (running or waiting) before they run out. With nothing to do the loop sleeps until the next
 //! due time or lease deadline that fetch reported (mapped from the Redis clock to a local
 //! timer), capped by `max_idle`, and is woken early by the queue's `wake` channel. No Redis
@@ -12,7 +13,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ use futures_util::FutureExt;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
+use crate::batch::{self, BatchHandler, BatchState};
 use crate::delivery::Delivery;
 use crate::error::{Error, Result};
 use crate::limits;
@@ -138,29 +140,46 @@ pub struct Counters {
 }
 
 #[derive(Default)]
-struct AtomicCounters {
-    delivered: AtomicU64,
-    handled: AtomicU64,
-    acked: AtomicU64,
-    nacked: AtomicU64,
-    lease_lost: AtomicU64,
-    errors: AtomicU64,
+pub(crate) struct AtomicCounters {
+    pub delivered: AtomicU64,
+    pub handled: AtomicU64,
+    pub acked: AtomicU64,
+    pub nacked: AtomicU64,
+    pub lease_lost: AtomicU64,
+    pub errors: AtomicU64,
 }
 
-struct Shared {
-    queue: Queue,
-    handler: Arc<dyn Handler>,
-    opts: SubscribeOptions,
+/// How a subscription runs its handler.
+enum Mode {
+    /// One task per delivery, awaiting the handler's future.
+    Each(Arc<dyn Handler>),
+    /// Batches handed over and reported back (see `batch.rs`).
+    Batch(Arc<dyn BatchHandler>),
+}
+
+pub(crate) struct Shared {
+    pub queue: Queue,
+    mode: Mode,
+    pub opts: SubscribeOptions,
     closing: watch::Sender<bool>,
+    /// Handler slots (per-delivery mode).
     running: Arc<Semaphore>,
+    /// Leases held, running or waiting: `concurrency + prefetch` slots.
+    pub inflight: Arc<Semaphore>,
     /// Leases held (running or waiting), by lease token.
-    held: Mutex<HashMap<String, Delivery>>,
+    pub held: Mutex<HashMap<String, Delivery>>,
     /// Latest (local instant, Redis µs) pair, to estimate the Redis clock.
     clock: Mutex<(Instant, i64)>,
-    counters: AtomicCounters,
+    pub counters: AtomicCounters,
     /// Tells the lease keeper that new leases are held.
     keeper_wake: tokio::sync::Notify,
     last_error: Mutex<Option<Error>>,
+    /// Batch mode: waiting deliveries and slot counts.
+    pub batch: Mutex<BatchState>,
+    /// Batch mode: notified when reports or settles finish (close waits on it).
+    pub idle: tokio::sync::Notify,
+    /// Set once close has finished; later reports are ignored.
+    pub finished: AtomicBool,
 }
 
 impl Shared {
@@ -177,6 +196,16 @@ impl Shared {
     }
     fn lease_ttr(&self, d: &Delivery) -> Duration {
         self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
+    }
+    pub fn record_error(&self, e: Error) {
+        self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap() = Some(e);
+    }
+    pub fn batch_handler(&self) -> Option<&Arc<dyn BatchHandler>> {
+        match &self.mode {
+            Mode::Batch(h) => Some(h),
+            Mode::Each(_) => None,
+        }
     }
 }
 
@@ -195,6 +224,17 @@ impl Queue {
 
     /// [`subscribe`](Queue::subscribe) with a shared handler (for bindings).
     pub async fn subscribe_arc(&self, handler: Arc<dyn Handler>, opts: SubscribeOptions) -> Result<Subscription> {
+        self.start(Mode::Each(handler), opts).await
+    }
+
+    /// Starts consuming with a [`BatchHandler`]: deliveries are handed over in batches (as
+    /// many as there are free handler slots) and reported back in batches, with no task per
+    /// message. For bindings whose handlers run on another runtime's thread.
+    pub async fn subscribe_batch(&self, handler: Arc<dyn BatchHandler>, opts: SubscribeOptions) -> Result<Subscription> {
+        self.start(Mode::Batch(handler), opts).await
+    }
+
+    async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
         limits::check_concurrency(opts.concurrency)?;
         if opts.prefetch > limits::MAX_FETCH {
             return Err(Error::invalid(format!("prefetch: must be 0 to {}, got {}", limits::MAX_FETCH, opts.prefetch)));
@@ -206,10 +246,15 @@ impl Queue {
             return Err(Error::invalid("max_idle: must be 10 ms to 60 s"));
         }
         let (closing, _) = watch::channel(false);
+        let cap = (opts.concurrency + opts.prefetch).min(limits::MAX_FETCH);
         let shared = Arc::new(Shared {
             queue: self.clone(),
-            handler,
+            mode,
             running: Arc::new(Semaphore::new(opts.concurrency)),
+            inflight: Arc::new(Semaphore::new(cap)),
+            batch: Mutex::new(BatchState::new(opts.concurrency)),
+            idle: tokio::sync::Notify::new(),
+            finished: AtomicBool::new(false),
             opts,
             closing,
             held: Mutex::new(HashMap::new()),
@@ -277,7 +322,7 @@ impl Drop for Subscription {
 async fn fetch_loop(shared: Arc<Shared>) {
     let opts = shared.opts.clone();
     let cap = (opts.concurrency + opts.prefetch).min(limits::MAX_FETCH);
-    let inflight = Arc::new(Semaphore::new(cap));
+    let inflight = shared.inflight.clone();
     // Leases per fetch call: keeps each script call short (SLOWLOG stays under a few ms even
     // over a million pending messages); more slots just mean more calls in a row.
     let per_call = cap.min(FETCH_PER_CALL);
@@ -303,12 +348,11 @@ async fn fetch_loop(shared: Arc<Shared>) {
             }
         }
         let n = permit.num_permits();
-        let f = match shared.queue.fetch_once(n, opts.ttr).await {
+        let mut f = match shared.queue.fetch_once(n, opts.ttr).await {
             Ok(f) => f,
             Err(e) => {
                 drop(permit);
-                shared.counters.errors.fetch_add(1, Ordering::Relaxed);
-                *shared.last_error.lock().unwrap() = Some(e);
+                shared.record_error(e);
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
                     _ = shared.closed() => break,
@@ -320,15 +364,31 @@ async fn fetch_loop(shared: Arc<Shared>) {
         backoff = Duration::from_millis(50);
         *shared.clock.lock().unwrap() = (f.local, f.now_us);
         if let Some(e) = f.corrupt.last() {
-            shared.counters.errors.fetch_add(f.corrupt.len() as u64, Ordering::Relaxed);
-            *shared.last_error.lock().unwrap() = Some(e.clone());
+            shared.counters.errors.fetch_add(f.corrupt.len() as u64 - 1, Ordering::Relaxed);
+            shared.record_error(e.clone());
         }
         let got = f.deliveries.len();
         shared.counters.delivered.fetch_add(got as u64, Ordering::Relaxed);
-        for d in &f.deliveries {
-            let p = permit.split(1).expect("one permit per leased message");
-            shared.held.lock().unwrap().insert(d.token().to_string(), d.clone());
-            tasks.spawn(run_one(shared.clone(), d.clone(), p));
+        {
+            let mut held = shared.held.lock().unwrap();
+            for d in &f.deliveries {
+                held.insert(d.token().to_string(), d.clone());
+            }
+        }
+        match &shared.mode {
+            Mode::Each(_) => {
+                for d in f.deliveries.iter() {
+                    let p = permit.split(1).expect("one permit per leased message");
+                    tasks.spawn(run_one(shared.clone(), d.clone(), p));
+                }
+            }
+            Mode::Batch(_) => {
+                // Slots come back through the Completer (add_permits), not by dropping permits.
+                if let Some(p) = permit.split(got) {
+                    p.forget();
+                }
+                batch::enqueue(&shared, std::mem::take(&mut f.deliveries));
+            }
         }
         drop(permit);
         if got > 0 {
@@ -369,6 +429,9 @@ async fn fetch_loop(shared: Arc<Shared>) {
 
     // Closing: handlers that have not started release their messages (run_one sees the flag);
     // running ones get the drain timeout.
+    if shared.batch_handler().is_some() {
+        batch::close(&shared).await;
+    }
     let drained = tokio::time::timeout(opts.drain_timeout, async {
         while tasks.join_next().await.is_some() {}
     })
@@ -389,7 +452,8 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
     };
     let outcome = match run {
         Some(_permit) => {
-            let fut = shared.handler.handle(d.clone());
+            let Mode::Each(handler) = &shared.mode else { unreachable!("run_one in batch mode") };
+            let fut = handler.handle(d.clone());
             let out = AssertUnwindSafe(fut).catch_unwind().await;
             shared.counters.handled.fetch_add(1, Ordering::Relaxed);
             if d.is_settled() {
@@ -413,8 +477,8 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
         Some(Ok(false)) => c.nacked.fetch_add(1, Ordering::Relaxed),
         Some(Err(e)) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
         Some(Err(e)) => {
-            *shared.last_error.lock().unwrap() = Some(e);
-            c.errors.fetch_add(1, Ordering::Relaxed)
+            shared.record_error(e);
+            0
         }
         None => 0,
     };

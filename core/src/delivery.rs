@@ -122,21 +122,14 @@ impl Delivery {
         Ok(())
     }
 
-    /// Acknowledge: the message is done and deleted. `LeaseLost` if the lease had expired (the
-    /// message may then be delivered again) or it was already settled.
-    pub async fn ack(&self) -> Result<()> {
+    /// Marks the delivery settled and returns its ack request.
+    pub(crate) fn ack_op(&self) -> Result<Op> {
         self.begin_settle()?;
-        self.inner
-            .settler
-            .settle(Op::Ack { id: self.inner.id.clone(), token: self.inner.token.clone() })
-            .await
-            .map(|_| ())
+        Ok(Op::Ack { id: self.inner.id.clone(), token: self.inner.token.clone() })
     }
 
-    /// Give the message back for another attempt: after `retry_in`, or after the message's
-    /// exponential backoff when `None`. At max_attempts it goes to the dead letters with
-    /// `reason`. Returns true when it went to the dead letters.
-    pub async fn nack(&self, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
+    /// Checks `retry_in`, marks the delivery settled and returns its nack request.
+    pub(crate) fn nack_op(&self, retry_in: Option<Duration>, reason: &str) -> Result<Op> {
         if let Some(d) = retry_in {
             limits::check_delay("retry_in", d)?;
         }
@@ -145,25 +138,44 @@ impl Delivery {
             Some(d) => NackMode::After(d.as_millis() as u64),
             None => NackMode::Backoff,
         };
-        let r = self.inner.settler.settle(Op::Nack {
+        Ok(Op::Nack {
             id: self.inner.id.clone(),
             token: self.inner.token.clone(),
             mode,
             reason: truncate(reason, limits::MAX_REASON_BYTES),
-        });
-        Ok(r.await? == Settled::Dead)
+        })
+    }
+
+    /// Marks the delivery settled and returns the request that hands it back unprocessed.
+    pub(crate) fn release_op(&self) -> Result<Op> {
+        self.begin_settle()?;
+        Ok(Op::Nack {
+            id: self.inner.id.clone(),
+            token: self.inner.token.clone(),
+            mode: NackMode::Release,
+            reason: String::new(),
+        })
+    }
+
+    /// Acknowledge: the message is done and deleted. `LeaseLost` if the lease had expired (the
+    /// message may then be delivered again) or it was already settled.
+    pub async fn ack(&self) -> Result<()> {
+        let op = self.ack_op()?;
+        self.inner.settler.settle(op).await.map(|_| ())
+    }
+
+    /// Give the message back for another attempt: after `retry_in`, or after the message's
+    /// exponential backoff when `None`. At max_attempts it goes to the dead letters with
+    /// `reason`. Returns true when it went to the dead letters.
+    pub async fn nack(&self, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
+        let op = self.nack_op(retry_in, reason)?;
+        Ok(self.inner.settler.settle(op).await? == Settled::Dead)
     }
 
     /// Hand the message back unprocessed, due now, without counting an attempt (for a
     /// consumer that cannot start the work, e.g. while shutting down).
     pub async fn release(&self) -> Result<()> {
-        self.begin_settle()?;
-        let op = Op::Nack {
-            id: self.inner.id.clone(),
-            token: self.inner.token.clone(),
-            mode: NackMode::Release,
-            reason: String::new(),
-        };
+        let op = self.release_op()?;
         self.inner.settler.settle(op).await.map(|_| ())
     }
 

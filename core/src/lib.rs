@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod client;
 mod connection;
 mod consumer;
@@ -41,6 +42,7 @@ mod scripts;
 mod settle;
 mod wake;
 
+pub use batch::{BatchHandler, Completer};
 pub use client::{redact, Client, ClientBuilder};
 pub use connection::URL_SCHEMES;
 pub use consumer::{Counters, Failure, Handler, HandlerFuture, SubscribeOptions, Subscription};

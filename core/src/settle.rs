@@ -47,13 +47,13 @@ pub(crate) enum Settled {
     Extended(i64),
 }
 
+/// One submission: a single settle call, or a whole batch of a batch handler's outcomes. The
+/// reply holds one result per op, in order.
 struct Pending {
-    op: Op,
-    reply: oneshot::Sender<Result<Settled>>,
+    ops: Vec<Op>,
+    reply: oneshot::Sender<Vec<Result<Settled>>>,
 }
 
-/// Handle to a queue's settle task. Cloned into every delivery; the task ends when the last
-/// handle is dropped.
 #[derive(Clone)]
 pub(crate) struct Settler {
     tx: mpsc::UnboundedSender<Pending>,
@@ -67,9 +67,18 @@ impl Settler {
     }
 
     pub async fn settle(&self, op: Op) -> Result<Settled> {
+        let rx = self.submit(vec![op]);
+        rx.await.map_err(|_| closed())?.pop().unwrap_or_else(|| Err(closed()))
+    }
+
+    /// Queues `ops` without waiting (callable from any thread); the receiver gets one result
+    /// per op, in order. All of them go out with the next batch.
+    pub fn submit(&self, ops: Vec<Op>) -> oneshot::Receiver<Vec<Result<Settled>>> {
         let (reply, rx) = oneshot::channel();
-        self.tx.send(Pending { op, reply }).map_err(|_| closed())?;
-        rx.await.map_err(|_| closed())?
+        // On a closed settler the reply sender is dropped with the message: the receiver then
+        // reports the closed client.
+        let _ = self.tx.send(Pending { ops, reply });
+        rx
     }
 }
 
@@ -79,10 +88,14 @@ fn closed() -> Error {
 
 async fn run(conn: Conn, keys: Arc<QueueKeys>, mut rx: mpsc::UnboundedReceiver<Pending>) {
     while let Some(first) = rx.recv().await {
+        let mut n = first.ops.len();
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+        while n < MAX_BATCH {
             match rx.try_recv() {
-                Ok(p) => batch.push(p),
+                Ok(p) => {
+                    n += p.ops.len();
+                    batch.push(p);
+                }
                 Err(_) => break,
             }
         }
@@ -90,31 +103,61 @@ async fn run(conn: Conn, keys: Arc<QueueKeys>, mut rx: mpsc::UnboundedReceiver<P
     }
 }
 
+/// Where an op sits: (submission, op) indexes.
+type At = (usize, usize);
+
 async fn settle_batch(conn: &Conn, keys: &QueueKeys, batch: Vec<Pending>) {
     let (mut acks, mut nacks, mut extends) = (Vec::new(), Vec::new(), Vec::new());
-    for p in batch {
-        match &p.op {
-            Op::Ack { .. } => acks.push(p),
-            Op::Nack { .. } => nacks.push(p),
-            Op::Extend { .. } => extends.push(p),
+    for (pi, p) in batch.iter().enumerate() {
+        for (oi, op) in p.ops.iter().enumerate() {
+            match op {
+                Op::Ack { .. } => acks.push((pi, oi)),
+                Op::Nack { .. } => nacks.push((pi, oi)),
+                Op::Extend { .. } => extends.push((pi, oi)),
+            }
         }
     }
-    tokio::join!(
-        call(conn, keys, &scripts::ACK, acks, 0),
-        call(conn, keys, &scripts::NACK, nacks, 0),
-        call(conn, keys, &scripts::EXTEND, extends, 1),
+    let (a, n, e) = tokio::join!(
+        call(conn, keys, &scripts::ACK, &batch, acks, 0),
+        call(conn, keys, &scripts::NACK, &batch, nacks, 0),
+        call(conn, keys, &scripts::EXTEND, &batch, extends, 1),
     );
+    let mut results: Vec<Vec<Option<Result<Settled>>>> = batch.iter().map(|p| p.ops.iter().map(|_| None).collect()).collect();
+    for ((pi, oi), r) in a.into_iter().chain(n).chain(e) {
+        results[pi][oi] = Some(r);
+    }
+    for (p, r) in batch.into_iter().zip(results) {
+        let _ = p.reply.send(r.into_iter().map(|r| r.unwrap_or_else(|| Err(closed()))).collect());
+    }
 }
 
-/// Runs one script for `items` and answers each; `skip` leading reply elements are not per-item
-/// (extend puts the Redis time first).
-async fn call(conn: &Conn, keys: &QueueKeys, script: &scripts::Script, items: Vec<Pending>, skip: usize) {
-    if items.is_empty() {
-        return;
-    }
+/// Runs one script for the ops at `at` (in calls of at most [`MAX_BATCH`], concurrently) and
+/// returns each one's result; `skip` leading reply elements are not per-op (extend puts the
+/// Redis time first).
+async fn call(
+    conn: &Conn,
+    keys: &QueueKeys,
+    script: &scripts::Script,
+    batch: &[Pending],
+    at: Vec<At>,
+    skip: usize,
+) -> Vec<(At, Result<Settled>)> {
+    let chunks = at.chunks(MAX_BATCH).map(|chunk| call_chunk(conn, keys, script, batch, chunk, skip));
+    futures_util::future::join_all(chunks).await.into_iter().flatten().collect()
+}
+
+async fn call_chunk(
+    conn: &Conn,
+    keys: &QueueKeys,
+    script: &scripts::Script,
+    batch: &[Pending],
+    at: &[At],
+    skip: usize,
+) -> Vec<(At, Result<Settled>)> {
+    let op = |&(pi, oi): &At| &batch[pi].ops[oi];
     let add = |c: &mut redis::Cmd| {
-        for p in &items {
-            match &p.op {
+        for a in at {
+            match op(a) {
                 Op::Ack { id, token } => {
                     c.arg(id).arg(token);
                 }
@@ -134,36 +177,37 @@ async fn call(conn: &Conn, keys: &QueueKeys, script: &scripts::Script, items: Ve
             }
         }
     };
+    if at.is_empty() {
+        return Vec::new();
+    }
     let reply: Result<Vec<i64>> = match script.run(conn, &keys.all, add).await {
         Ok(v) => redis::FromRedisValue::from_redis_value(v).map_err(|e| Error::from(redis::RedisError::from(e))),
         Err(e) => Err(Error::from(e)),
     };
     match reply {
-        Ok(codes) if codes.len() == items.len() + skip => {
+        Ok(codes) if codes.len() == at.len() + skip => {
             let now = if skip > 0 { codes[0] } else { 0 };
-            for (p, code) in items.into_iter().zip(&codes[skip..]) {
-                let id = match &p.op {
-                    Op::Ack { id, .. } | Op::Nack { id, .. } | Op::Extend { id, .. } => id,
-                };
-                let out = match (code, &p.op) {
-                    (0, _) => Err(Error::lease_lost(id)),
-                    (2, Op::Nack { .. }) => Ok(Settled::Dead),
-                    (_, Op::Extend { ttr_ms, .. }) => Ok(Settled::Extended(now + *ttr_ms as i64)),
-                    _ => Ok(Settled::Done),
-                };
-                let _ = p.reply.send(out);
-            }
+            at.iter()
+                .zip(&codes[skip..])
+                .map(|(a, code)| {
+                    let o = op(a);
+                    let id = match o {
+                        Op::Ack { id, .. } | Op::Nack { id, .. } | Op::Extend { id, .. } => id,
+                    };
+                    let out = match (code, o) {
+                        (0, _) => Err(Error::lease_lost(id)),
+                        (2, Op::Nack { .. }) => Ok(Settled::Dead),
+                        (_, Op::Extend { ttr_ms, .. }) => Ok(Settled::Extended(now + *ttr_ms as i64)),
+                        _ => Ok(Settled::Done),
+                    };
+                    (*a, out)
+                })
+                .collect()
         }
         Ok(codes) => {
             let e = Error::new(ErrorKind::Redis, format!("settle: unexpected reply of {} items", codes.len()));
-            for p in items {
-                let _ = p.reply.send(Err(e.clone()));
-            }
+            at.iter().map(|a| (*a, Err(e.clone()))).collect()
         }
-        Err(e) => {
-            for p in items {
-                let _ = p.reply.send(Err(e.clone()));
-            }
-        }
+        Err(e) => at.iter().map(|a| (*a, Err(e.clone()))).collect(),
     }
 }

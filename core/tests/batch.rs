@@ -1,0 +1,186 @@
+//! Batch handlers (`Queue::subscribe_batch`): deliveries handed to another thread in batches and
+//! reported back in batches, as the Node binding does with its event loop.
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redelay::{BatchHandler, Completer, Delivery, Failure, Message, SubscribeOptions};
+
+/// What the foreign thread does with one delivery.
+#[derive(Clone, Copy)]
+enum Plan {
+    Ack,
+    Fail,
+    /// Acks it itself, then reports Ok (the report must not settle it twice).
+    SelfAck,
+    /// Never reported until the test says so.
+    Hold,
+}
+
+/// Hands every batch to one plain thread (the "event loop"), which reports outcomes per batch.
+struct ForeignThread {
+    tx: Mutex<mpsc::Sender<(Vec<Delivery>, Completer)>>,
+    /// Dispatched and not yet reported, and the most ever at once.
+    out: Arc<AtomicUsize>,
+    max_out: Arc<AtomicUsize>,
+    batches: Arc<AtomicUsize>,
+}
+
+struct Log {
+    seen: Mutex<Vec<(String, u32)>>,
+    held: Mutex<Vec<(Delivery, Completer)>>,
+}
+
+fn foreign(plan: impl Fn(&Delivery) -> Plan + Send + 'static, rt: tokio::runtime::Handle) -> (Arc<ForeignThread>, Arc<Log>) {
+    let (tx, rx) = mpsc::channel::<(Vec<Delivery>, Completer)>();
+    let out = Arc::new(AtomicUsize::new(0));
+    let log = Arc::new(Log { seen: Mutex::default(), held: Mutex::default() });
+    let (o, l) = (out.clone(), log.clone());
+    std::thread::spawn(move || {
+        while let Ok((batch, completer)) = rx.recv() {
+            std::thread::sleep(Duration::from_micros(200));
+            let mut report = Vec::new();
+            for d in batch {
+                l.seen.lock().unwrap().push((d.id().to_string(), d.attempt()));
+                match plan(&d) {
+                    Plan::Ack => report.push((d, Ok(()))),
+                    Plan::Fail => report.push((d, Err(Failure::retry_in("planned failure", Duration::ZERO)))),
+                    Plan::SelfAck => {
+                        rt.block_on(d.ack()).unwrap();
+                        report.push((d, Ok(())));
+                    }
+                    Plan::Hold => l.held.lock().unwrap().push((d, completer.clone())),
+                }
+            }
+            o.fetch_sub(report.len(), Ordering::SeqCst);
+            completer.complete(report);
+        }
+    });
+    let h = ForeignThread {
+        tx: Mutex::new(tx),
+        out,
+        max_out: Arc::default(),
+        batches: Arc::default(),
+    };
+    (Arc::new(h), log)
+}
+
+impl BatchHandler for ForeignThread {
+    fn dispatch(&self, batch: Vec<Delivery>, completer: &Completer) {
+        let now = self.out.fetch_add(batch.len(), Ordering::SeqCst) + batch.len();
+        self.max_out.fetch_max(now, Ordering::SeqCst);
+        self.batches.fetch_add(1, Ordering::SeqCst);
+        self.tx.lock().unwrap().send((batch, completer.clone())).unwrap();
+    }
+}
+
+async fn wait_for(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < within, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_are_handed_over_and_settled_with_retries() {
+    let (_c, q) = common::queue("batch-retries").await;
+    let n = 3000usize;
+    let msgs: Vec<Message> = (0..n).map(|i| Message::new(vec![b'x'; 16]).id(format!("m{i}"))).collect();
+    q.publish_batch(msgs).await.unwrap();
+    // Every 10th message fails its first attempt and succeeds on the second.
+    let (h, log) = foreign(
+        |d| if d.id()[1..].parse::<usize>().unwrap() % 10 == 0 && d.attempt() == 1 { Plan::Fail } else { Plan::Ack },
+        tokio::runtime::Handle::current(),
+    );
+    let sub = q.subscribe_batch(h.clone(), SubscribeOptions::concurrency(64)).await.unwrap();
+    wait_for("every message acked", Duration::from_secs(30), || sub.counters().acked == n as u64).await;
+    sub.close().await;
+
+    let c = sub.counters();
+    assert_eq!((c.acked, c.nacked, c.lease_lost, c.errors), (n as u64, n as u64 / 10, 0, 0));
+    assert_eq!(c.handled, n as u64 + n as u64 / 10);
+    let seen = log.seen.lock().unwrap();
+    let mut attempts: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (id, a) in seen.iter() {
+        attempts.entry(id).or_default().push(*a);
+    }
+    assert_eq!(attempts.len(), n);
+    for (id, a) in attempts {
+        let failing = id[1..].parse::<usize>().unwrap() % 10 == 0;
+        assert_eq!(a, if failing { vec![1, 2] } else { vec![1] }, "{id}");
+    }
+    let max_out = h.max_out.load(Ordering::SeqCst);
+    assert!(max_out <= 64, "{max_out} dispatched at once with concurrency 64");
+    let batches = h.batches.load(Ordering::SeqCst);
+    assert!(batches < n / 4, "{batches} dispatches for {n} deliveries: not batched");
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_gives_back_waiting_ones_and_waits_for_reports() {
+    let (_c, q) = common::queue("batch-close").await;
+    q.publish_batch((0..40).map(|i| Message::new(vec![]).id(format!("c{i}"))).collect()).await.unwrap();
+    let (h, log) = foreign(|_| Plan::Hold, tokio::runtime::Handle::current());
+    // 4 run, 4 more wait in the prefetch; the rest stay in Redis.
+    let opts = SubscribeOptions { concurrency: 4, prefetch: 4, ..Default::default() };
+    let sub = Arc::new(q.subscribe_batch(h.clone(), opts).await.unwrap());
+    wait_for("4 held", Duration::from_secs(10), || log.held.lock().unwrap().len() == 4).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(h.batches.load(Ordering::SeqCst), 1, "nothing more is dispatched while the slots are taken");
+    assert_eq!(q.stats().await.unwrap().leased, 8);
+
+    // close() waits for the 4 dispatched ones; the 4 waiting are handed back at once.
+    let closing = tokio::spawn({
+        let sub = sub.clone();
+        async move { sub.close().await }
+    });
+    let t = Instant::now();
+    while q.stats().await.unwrap().leased != 4 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the 4 waiting ones were not handed back");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!closing.is_finished(), "close returned before the dispatched ones were reported");
+    let held: Vec<(Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
+    let (first, rest) = held.split_at(2);
+    // Two reported done, two handed back as never started; a second report is ignored.
+    first[0].1.complete(first.iter().map(|(d, _)| (d.clone(), Ok(()))).collect());
+    first[0].1.complete(first.iter().map(|(d, _)| (d.clone(), Err(Failure::new("again")))).collect());
+    rest[0].1.give_back(rest.iter().map(|(d, _)| d.clone()).collect());
+    tokio::time::timeout(Duration::from_secs(5), closing).await.expect("close finished").unwrap();
+
+    let c = sub.counters();
+    assert_eq!((c.delivered, c.handled, c.acked, c.nacked, c.errors), (8, 2, 2, 0, 0));
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.total, s.leased), (38, 0));
+    // Handed back (waiting or given back): due again with no attempt counted.
+    for (d, _) in rest {
+        let info = q.peek(d.id()).await.unwrap().expect("still stored");
+        assert_eq!(info.attempts, 0, "{} was never started", d.id());
+    }
+    // Reports after close are ignored.
+    rest[0].1.complete(rest.iter().map(|(d, _)| (d.clone(), Ok(()))).collect());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(q.stats().await.unwrap().total, 38);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_the_handler_settled_itself_is_not_settled_again() {
+    let (_c, q) = common::queue("batch-self").await;
+    q.publish_batch((0..20).map(|i| Message::new(vec![]).id(format!("s{i}"))).collect()).await.unwrap();
+    let (h, _log) = foreign(|_| Plan::SelfAck, tokio::runtime::Handle::current());
+    let sub = q.subscribe_batch(h, SubscribeOptions::concurrency(8)).await.unwrap();
+    wait_for("all handled", Duration::from_secs(10), || sub.counters().handled == 20).await;
+    sub.close().await;
+    let c = sub.counters();
+    // The subscription only counts what it settled; none was refused as a lost lease.
+    assert_eq!((c.acked, c.nacked, c.lease_lost, c.errors), (0, 0, 0, 0));
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
