@@ -27,11 +27,6 @@ export declare class NativeDelivery {
   /** Returns true when the message went to the dead letters. */
   nack(opts?: NackOptions | undefined | null): Promise<boolean>
   extend(ttrMs: number): Promise<void>
-  /**
-   * Reports a subscription handler's outcome: no reason acks, a reason nacks (after
-   * `retryInMs`, or the message's backoff). Only the first call counts.
-   */
-  done(reason?: string | undefined | null, retryInMs?: number | undefined | null): void
   get settled(): boolean
   get leaseDeadline(): number
 }
@@ -58,21 +53,36 @@ export declare class NativeQueue {
   purgeDead(select: string[] | number | 'all'): Promise<number>
   verify(): Promise<RawVerifyReport>
   /**
-   * Starts a subscription. `dispatch` is called on the JS thread with batches of
-   * deliveries; it runs the handler for each and reports each outcome with
-   * `raw.handle.done(reason?, retryInMs?)`. It must not throw.
+   * A subscription, not started yet: `dispatch` is called on the JS thread with batches of
+   * deliveries (`RawBatch`), and JS reports their outcomes with `complete`. It must not throw.
    */
-  subscribe(dispatch: (batch: RawDelivery[]) => void, opts?: RawSubscribeOptions | undefined | null): Promise<NativeSubscription>
+  subscription(dispatch: (batch: RawBatch) => void, opts?: RawSubscribeOptions | undefined | null): NativeSubscription
 }
 
 export declare class NativeSubscription {
   /**
-   * Stops fetching, waits for running handlers (up to the drain timeout) and releases the
-   * JS handler, so that the process can exit. Calling it again is a no-op.
+   * Starts fetching. Rejects (and lets go of the dispatch function) when Redis cannot be
+   * reached or the options are refused by the core.
+   */
+  start(): Promise<void>
+  /**
+   * Stops fetching, hands back what did not start, waits for running handlers (up to the
+   * drain timeout) and lets go of the JS function, so that the process can exit. Calling it
+   * again is a no-op.
    */
   close(): Promise<void>
   get closed(): boolean
   counters(): RawCounters
+  /**
+   * Reports finished handlers: `acks` succeeded; `fails[i]` failed with `reasons[i]`, to be
+   * retried after `retryInMs[i]` (NaN: the message's backoff). Unknown slots are ignored.
+   */
+  complete(acks: Array<number>, fails: Array<number>, reasons: Array<string>, retryInMs: Array<number>): void
+  /**
+   * The delivery in `slot`, for `message.ack()` and friends while its handler runs; null
+   * once its outcome was reported.
+   */
+  delivery(slot: number): NativeDelivery | null
 }
 
 export interface ClientOptions {
@@ -117,6 +127,27 @@ export interface Published {
   id: string
   /** `stored`, `duplicate` or `replaced`. */
   status: string
+}
+
+/** One batch of deliveries, in columns; `redelay.js` builds a `Message` from row `i`. */
+export interface RawBatch {
+  queue: string
+  /** Each delivery's slot, for `complete` and `delivery`. */
+  slots: Uint32Array
+  ids: Array<string>
+  tokens: Array<string>
+  /** Every body, one after the other; body `i` ends at `ends[i]`. */
+  bodies: Buffer
+  ends: Uint32Array
+  /**
+   * 7 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
+   * the epoch), latenessMs, leaseDeadline (ms since the epoch).
+   */
+  nums: Float64Array
+  /** Each delivery's headers; absent when none in the batch has any. */
+  headers?: Array<Record<string, string>>
+  /** Each delivery's previous failure; absent when none in the batch has one. */
+  lastErrors?: Array<string | undefined | null>
 }
 
 export interface RawCounters {

@@ -158,6 +158,77 @@ function failure(e) {
   return { reason: reasonOf(e), retryInMs }
 }
 
+// Outcomes of finished handlers, per native subscription, reported with one native call per
+// tick: `complete(acks, fails, reasons, retryInMs)` settles them all with one script call.
+const reports = new Map()
+
+function report(n, slot, ok, e) {
+  let r = reports.get(n)
+  if (r === undefined) {
+    r = { acks: [], fails: [], reasons: [], retry: [] }
+    reports.set(n, r)
+    if (reports.size === 1) process.nextTick(flushReports)
+  }
+  if (ok) {
+    r.acks.push(slot)
+  } else {
+    const f = failure(e)
+    r.fails.push(slot)
+    r.reasons.push(f.reason)
+    r.retry.push(f.retryInMs ?? NaN)
+  }
+}
+
+function flushReports() {
+  for (const [n, r] of reports) {
+    try {
+      n.complete(r.acks, r.fails, r.reasons, r.retry)
+    } catch {
+      // Cannot happen with these arrays; if it did, the leases run out and the messages come
+      // back, which beats crashing the process from a nextTick callback.
+    }
+  }
+  reports.clear()
+}
+
+// Runs the handler on each delivery of a batch (columns from the native side, see
+// src/subscription.rs) and reports each outcome. Never throws: a handler's throw or rejection
+// is its message's nack.
+function run(n, handler, b) {
+  const count = b.slots.length
+  for (let i = 0; i < count; i++) {
+    const slot = b.slots[i]
+    let m
+    try {
+      m = new Message(INTERNAL, null, n, b, i)
+    } catch (e) {
+      report(n, slot, false, e)
+      continue
+    }
+    try {
+      const r = handler(m)
+      if (r != null && typeof r.then === 'function') {
+        r.then(
+          () => {
+            finished(m)
+            report(n, slot, true)
+          },
+          (e) => {
+            finished(m)
+            report(n, slot, false, e)
+          },
+        )
+        continue
+      }
+      finished(m)
+      report(n, slot, true)
+    } catch (e) {
+      finished(m)
+      report(n, slot, false, e)
+    }
+  }
+}
+
 class Queue {
   #n
   /** @internal */
@@ -191,33 +262,13 @@ class Queue {
     if (typeof handler !== 'function') {
       return Promise.reject(new RedelayError('ERR_REDELAY_INVALID_ARGUMENT', 'handler: must be a function'))
     }
-    const run = (raw) => {
-      const h = raw.handle
-      try {
-        const r = handler(new Message(INTERNAL, raw))
-        if (r != null && typeof r.then === 'function') {
-          r.then(
-            () => h.done(),
-            (e) => {
-              const f = failure(e)
-              h.done(f.reason, f.retryInMs)
-            },
-          )
-          return
-        }
-      } catch (e) {
-        const f = failure(e)
-        h.done(f.reason, f.retryInMs)
-        return
-      }
-      h.done()
+    let n
+    try {
+      n = this.#n.subscription((batch) => run(n, handler, batch), opts)
+    } catch (e) {
+      return Promise.reject(toRedelayError(e))
     }
-    // Called by the native side with the deliveries that are ready; each reports its outcome
-    // through handle.done(): nothing (ack) or a reason (nack).
-    const dispatch = (batch) => {
-      for (let i = 0; i < batch.length; i++) run(batch[i])
-    }
-    return call(() => this.#n.subscribe(dispatch, opts)).then((n) => new Subscription(INTERNAL, n))
+    return call(() => n.start()).then(() => new Subscription(INTERNAL, n))
   }
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
@@ -315,24 +366,76 @@ if (typeof Symbol.asyncDispose === 'symbol') {
   }
 }
 
+/** Marks a subscription message whose handler finished (its subscription settles it). */
+let finished
+
+/** A delivered message. Subscription handlers get one per delivery; so does `queue.fetch`. */
 class Message {
   #h
+  #sub
+  #slot
+  #deadline
+  #done = false
+  static {
+    finished = (m) => {
+      m.#done = true
+    }
+  }
+
   /** @internal */
-  constructor(token, raw) {
+  constructor(token, raw, sub, b, i) {
     internal(token)
-    this.#h = raw.handle
-    this.id = raw.id
-    this.queue = raw.queue
-    this.body = raw.body
-    this.headers = raw.headers
-    this.attempt = raw.attempt
-    this.maxAttempts = raw.maxAttempts
-    this.publishedAt = new Date(raw.publishedAt)
-    this.dueAt = new Date(raw.dueAt)
-    this.deliveredAt = new Date(raw.deliveredAt)
-    this.latenessMs = raw.latenessMs
-    this.token = raw.token
-    this.lastError = raw.lastError ?? null
+    if (raw !== null) {
+      // From fetch: one object per delivery, with its own native handle.
+      this.#h = raw.handle
+      this.id = raw.id
+      this.queue = raw.queue
+      this.body = raw.body
+      this.headers = raw.headers
+      this.attempt = raw.attempt
+      this.maxAttempts = raw.maxAttempts
+      this.publishedAt = new Date(raw.publishedAt)
+      this.dueAt = new Date(raw.dueAt)
+      this.deliveredAt = new Date(raw.deliveredAt)
+      this.latenessMs = raw.latenessMs
+      this.token = raw.token
+      this.lastError = raw.lastError ?? null
+      return
+    }
+    // From a subscription batch: row i of the columns; the native handle is fetched on use.
+    this.#h = null
+    this.#sub = sub
+    this.#slot = b.slots[i]
+    const k = i * 7
+    const nums = b.nums
+    this.id = b.ids[i]
+    this.queue = b.queue
+    this.body = b.bodies.subarray(i === 0 ? 0 : b.ends[i - 1], b.ends[i])
+    this.headers = b.headers == null ? {} : b.headers[i]
+    this.attempt = nums[k]
+    this.maxAttempts = nums[k + 1]
+    this.publishedAt = new Date(nums[k + 2])
+    this.dueAt = new Date(nums[k + 3])
+    this.deliveredAt = new Date(nums[k + 4])
+    this.latenessMs = nums[k + 5]
+    this.#deadline = nums[k + 6]
+    this.token = b.tokens[i]
+    this.lastError = b.lastErrors == null ? null : b.lastErrors[i] ?? null
+  }
+
+  /** The native handle of this delivery, or null once its subscription settled it. */
+  #handle() {
+    if (this.#h === null && !this.#done) this.#h = this.#sub.delivery(this.#slot)
+    return this.#h
+  }
+
+  #spent() {
+    return Promise.reject(
+      new RedelayError(
+        'ERR_REDELAY_LEASE_LOST',
+        `message ${this.id}: already settled by its subscription (its handler had finished)`,
+      ),
+    )
   }
 
   /** The body as UTF-8 text. */
@@ -345,24 +448,31 @@ class Message {
     return JSON.parse(this.body.toString('utf8'))
   }
 
+  /** True once the message was acked or nacked (by the handler, or by its subscription). */
   get settled() {
-    return this.#h.settled
+    const h = this.#handle()
+    return h === null ? true : h.settled
   }
 
+  /** When the current lease runs out, unless extended (a subscription extends it by itself). */
   get leaseDeadline() {
-    return new Date(this.#h.leaseDeadline)
+    const h = this.#handle()
+    return new Date(h === null ? this.#deadline : h.leaseDeadline)
   }
 
   ack() {
-    return call(() => this.#h.ack())
+    const h = this.#handle()
+    return h === null ? this.#spent() : call(() => h.ack())
   }
 
   nack(opts) {
-    return call(() => this.#h.nack(opts))
+    const h = this.#handle()
+    return h === null ? this.#spent() : call(() => h.nack(opts))
   }
 
   extend(ttrMs) {
-    return call(() => this.#h.extend(ttrMs))
+    const h = this.#handle()
+    return h === null ? this.#spent() : call(() => h.extend(ttrMs))
   }
 }
 

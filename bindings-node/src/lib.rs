@@ -8,20 +8,19 @@
 //! Errors leave this crate as JS errors whose message is `ERR_REDELAY_<KIND>|<core message>`;
 //! `redelay.js` maps them to `RedelayError` with `code` and the bare message.
 //!
-//! A subscription calls its JS handler through one ThreadsafeFunction: deliveries that arrive
-//! while a call is queued join that call (one wake-up of the JS thread per batch), and each
-//! delivery's outcome comes back through `NativeDelivery.done()`. The ThreadsafeFunction is
-//! released on close, so that the process can exit; `unref` subscriptions never hold it.
+//! Subscriptions (`subscription.rs`) hand deliveries to JavaScript in columnar batches and take
+//! outcomes back in batches; see there.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeCallContext, ThreadsafeFunction};
 use napi_derive::napi;
 use redelay::{ErrorKind, Select};
+
+mod subscription;
 
 // ---------------------------------------------------------------------------------------------
 // Errors and conversions
@@ -278,7 +277,7 @@ pub struct RawDelivery {
     pub last_error: Option<String>,
 }
 
-fn raw_delivery(d: redelay::Delivery, done: Option<Done>) -> RawDelivery {
+fn raw_delivery(d: redelay::Delivery) -> RawDelivery {
     RawDelivery {
         id: d.id().to_string(),
         queue: d.queue().to_string(),
@@ -292,10 +291,7 @@ fn raw_delivery(d: redelay::Delivery, done: Option<Done>) -> RawDelivery {
         lateness_ms: d.lateness().as_secs_f64() * 1000.0,
         token: d.token().to_string(),
         last_error: d.last_error().map(str::to_string),
-        handle: NativeDelivery {
-            d,
-            done: Mutex::new(done),
-        },
+        handle: NativeDelivery { d },
     }
 }
 
@@ -360,12 +356,6 @@ pub struct RawCounters {
     pub errors: f64,
 }
 
-/// A failed JS handler outcome: the reason, and an optional explicit retry delay.
-struct Outcome {
-    reason: String,
-    retry_in_ms: Option<f64>,
-}
-
 // ---------------------------------------------------------------------------------------------
 // Client
 // ---------------------------------------------------------------------------------------------
@@ -373,7 +363,7 @@ struct Outcome {
 struct ClientState {
     client: redelay::Client,
     closed: AtomicBool,
-    subs: Mutex<Vec<Weak<SubState>>>,
+    subs: Mutex<Vec<Weak<subscription::SubState>>>,
 }
 
 impl ClientState {
@@ -479,11 +469,13 @@ impl NativeClient {
     #[napi]
     pub async fn close(&self) -> Result<()> {
         self.state.closed.store(true, Ordering::Release);
-        let subs: Vec<Arc<SubState>> = {
+        let subs: Vec<Arc<subscription::SubState>> = {
             let mut v = self.state.subs.lock().unwrap();
             v.drain(..).filter_map(|w| w.upgrade()).collect()
         };
         futures_util::future::join_all(subs.iter().map(|s| s.close())).await;
+        // Then the core client: its wake-up connection goes, later core calls fail too.
+        self.state.client.close();
         Ok(())
     }
 }
@@ -514,17 +506,6 @@ pub struct DeadLetterOptions {
     pub limit: Option<f64>,
 }
 
-#[napi(object)]
-pub struct RawSubscribeOptions {
-    pub concurrency: Option<f64>,
-    pub prefetch: Option<f64>,
-    pub ttr_ms: Option<f64>,
-    pub drain_timeout_ms: Option<f64>,
-    pub max_idle_ms: Option<f64>,
-    /// Do not keep the Node.js process alive for this subscription.
-    pub unref: Option<bool>,
-}
-
 #[napi]
 pub struct NativeQueue {
     state: Arc<ClientState>,
@@ -550,11 +531,6 @@ fn select(sel: Either3<Vec<String>, f64, String>) -> Result<Select> {
         ))),
     }
 }
-
-/// Called with a batch of deliveries; each one reports its outcome through `handle.done()`.
-type Tsfn = ThreadsafeFunction<(), (), Vec<RawDelivery>, Status, false>;
-/// Where a subscription's JS handler reports one delivery's outcome: `None` acks, `Some` nacks.
-type Done = tokio::sync::oneshot::Sender<Option<Outcome>>;
 
 #[napi]
 impl NativeQueue {
@@ -628,7 +604,7 @@ impl NativeQueue {
             None => (Duration::ZERO, None),
         };
         let v = self.q.fetch_leasing(max, wait, ttr).await.js()?;
-        Ok(v.into_iter().map(|d| raw_delivery(d, None)).collect())
+        Ok(v.into_iter().map(|d| raw_delivery(d)).collect())
     }
 
     #[napi]
@@ -749,215 +725,16 @@ impl NativeQueue {
         })
     }
 
-    /// Starts a subscription. `dispatch` is called on the JS thread with batches of
-    /// deliveries; it runs the handler for each and reports each outcome with
-    /// `raw.handle.done(reason?, retryInMs?)`. It must not throw.
-    #[napi(
-        ts_args_type = "dispatch: (batch: RawDelivery[]) => void, opts?: RawSubscribeOptions | undefined | null",
-        ts_return_type = "Promise<NativeSubscription>"
-    )]
-    pub fn subscribe<'e>(
+    /// A subscription, not started yet: `dispatch` is called on the JS thread with batches of
+    /// deliveries (`RawBatch`), and JS reports their outcomes with `complete`. It must not throw.
+    #[napi(ts_args_type = "dispatch: (batch: RawBatch) => void, opts?: RawSubscribeOptions | undefined | null")]
+    pub fn subscription(
         &self,
-        env: &'e Env,
-        dispatch: Function<'e, Vec<RawDelivery>, ()>,
-        opts: Option<RawSubscribeOptions>,
-    ) -> Result<PromiseRaw<'e, NativeSubscription>> {
-        self.state.check()?;
-        let mut so = redelay::SubscribeOptions::default();
-        let mut unref = false;
-        if let Some(o) = opts {
-            if let Some(c) = o.concurrency {
-                so.concurrency = count_usize("concurrency", c)?;
-                so.prefetch = so.concurrency;
-            }
-            if let Some(p) = o.prefetch {
-                so.prefetch = count_usize("prefetch", p)?;
-            }
-            if let Some(t) = o.ttr_ms {
-                so.ttr = Some(ms("ttrMs", t)?);
-            }
-            if let Some(t) = o.drain_timeout_ms {
-                so.drain_timeout = ms("drainTimeoutMs", t)?;
-            }
-            if let Some(t) = o.max_idle_ms {
-                so.max_idle = ms("maxIdleMs", t)?;
-            }
-            unref = o.unref.unwrap_or(false);
-        }
-        let pending: Arc<Mutex<Vec<(redelay::Delivery, Done)>>> = Arc::new(Mutex::new(Vec::new()));
-        let scheduled = Arc::new(AtomicBool::new(false));
-        let (p, sch) = (pending.clone(), scheduled.clone());
-        let mut tsfn: Tsfn = dispatch
-            .build_threadsafe_function::<()>()
-            .callee_handled::<false>()
-            .build_callback(move |_ctx: ThreadsafeCallContext<()>| {
-                // Clear the flag before taking: a delivery queued after the take schedules a
-                // new call, one queued before it is in this batch.
-                sch.store(false, Ordering::SeqCst);
-                let batch = std::mem::take(&mut *p.lock().unwrap());
-                Ok(batch
-                    .into_iter()
-                    .map(|(d, done)| raw_delivery(d, Some(done)))
-                    .collect::<Vec<_>>())
-            })?;
-        if unref {
-            #[allow(deprecated)]
-            tsfn.unref(env)?;
-        }
-        let handler = Arc::new(JsHandler {
-            tsfn: Mutex::new(Some(Arc::new(tsfn))),
-            pending,
-            scheduled,
-        });
-        let q = self.q.clone();
-        let state = self.state.clone();
-        env.spawn_future(async move {
-            let sub = match q.subscribe_arc(handler.clone(), so).await {
-                Ok(s) => s,
-                Err(e) => {
-                    handler.release();
-                    return Err(to_js(e));
-                }
-            };
-            let s = Arc::new(SubState {
-                sub,
-                handler,
-                done: tokio::sync::OnceCell::new(),
-                id: NEXT_SUB.fetch_add(1, Ordering::Relaxed),
-            });
-            OPEN.lock().unwrap().insert(s.id, s.clone());
-            state.subs.lock().unwrap().push(Arc::downgrade(&s));
-            if state.closed.load(Ordering::Acquire) {
-                // The client was closed while this subscription was starting.
-                s.close().await;
-                return Err(closed_client());
-            }
-            Ok(NativeSubscription { s })
-        })
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Subscriptions
-// ---------------------------------------------------------------------------------------------
-
-/// Open subscriptions, so that one keeps running when JavaScript drops every reference to it
-/// (it stops on close, or with the process).
-static OPEN: LazyLock<Mutex<HashMap<u64, Arc<SubState>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
-static NEXT_SUB: AtomicU64 = AtomicU64::new(1);
-
-/// Runs deliveries through the JS dispatch function. Deliveries that arrive while a call is
-/// queued join it, so the JS thread is woken once per batch, not once per message; each
-/// delivery's outcome comes back through its `done` channel.
-struct JsHandler {
-    /// The JS dispatch function; taken (released) on close so the process can exit.
-    tsfn: Mutex<Option<Arc<Tsfn>>>,
-    pending: Arc<Mutex<Vec<(redelay::Delivery, Done)>>>,
-    scheduled: Arc<AtomicBool>,
-}
-
-impl JsHandler {
-    fn release(&self) {
-        self.tsfn.lock().unwrap().take();
-        // Nothing should be waiting here after close; whatever is gets its sender dropped
-        // (and is nacked).
-        self.pending.lock().unwrap().clear();
-    }
-}
-
-fn failure(o: Outcome) -> redelay::Failure {
-    match o.retry_in_ms {
-        Some(r) if r.is_finite() && r >= 0.0 => {
-            redelay::Failure::retry_in(o.reason, Duration::from_micros((r.min(1e15) * 1000.0) as u64))
-        }
-        _ => redelay::Failure::new(o.reason),
-    }
-}
-
-impl redelay::Handler for JsHandler {
-    fn handle(&self, delivery: redelay::Delivery) -> redelay::HandlerFuture {
-        let tsfn = self.tsfn.lock().unwrap().clone();
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let schedule = match &tsfn {
-            Some(_) => {
-                self.pending.lock().unwrap().push((delivery, tx));
-                !self.scheduled.swap(true, Ordering::SeqCst)
-            }
-            None => false,
-        };
-        let scheduled = self.scheduled.clone();
-        Box::pin(async move {
-            let Some(tsfn) = tsfn else {
-                return Err(redelay::Failure::new("subscription closed"));
-            };
-            if schedule {
-                // call_async_catch: a JS exception becomes an Err here, never a crash. The
-                // dispatch function catches handler errors itself, so this is only a safety net.
-                if tsfn.call_async_catch(()).await.is_err() {
-                    scheduled.store(false, Ordering::SeqCst);
-                }
-            }
-            drop(tsfn);
-            match rx.await {
-                Ok(None) => Ok(()),
-                Ok(Some(o)) => Err(failure(o)),
-                Err(_) => Err(redelay::Failure::new(
-                    "handler outcome lost (the JavaScript side went away)",
-                )),
-            }
-        })
-    }
-}
-
-struct SubState {
-    id: u64,
-    sub: redelay::Subscription,
-    handler: Arc<JsHandler>,
-    done: tokio::sync::OnceCell<()>,
-}
-
-impl SubState {
-    async fn close(&self) {
-        self.done
-            .get_or_init(|| async {
-                self.sub.close().await;
-                self.handler.release();
-                OPEN.lock().unwrap().remove(&self.id);
-            })
-            .await;
-    }
-}
-
-#[napi]
-pub struct NativeSubscription {
-    s: Arc<SubState>,
-}
-
-#[napi]
-impl NativeSubscription {
-    /// Stops fetching, waits for running handlers (up to the drain timeout) and releases the
-    /// JS handler, so that the process can exit. Calling it again is a no-op.
-    #[napi]
-    pub async fn close(&self) -> Result<()> {
-        self.s.close().await;
-        Ok(())
-    }
-
-    #[napi(getter)]
-    pub fn closed(&self) -> bool {
-        self.s.sub.is_closed()
-    }
-
-    #[napi]
-    pub fn counters(&self) -> RawCounters {
-        let c = self.s.sub.counters();
-        RawCounters {
-            delivered: c.delivered as f64,
-            acked: c.acked as f64,
-            nacked: c.nacked as f64,
-            lease_lost: c.lease_lost as f64,
-            errors: c.errors as f64,
-        }
+        env: &Env,
+        dispatch: Function<'_, subscription::RawBatch, ()>,
+        opts: Option<subscription::RawSubscribeOptions>,
+    ) -> Result<subscription::NativeSubscription> {
+        subscription::create(env, self.q.clone(), self.state.clone(), dispatch, opts)
     }
 }
 
@@ -968,7 +745,6 @@ impl NativeSubscription {
 #[napi]
 pub struct NativeDelivery {
     d: redelay::Delivery,
-    done: Mutex<Option<Done>>,
 }
 
 #[napi]
@@ -988,15 +764,6 @@ impl NativeDelivery {
     #[napi]
     pub async fn extend(&self, ttr_ms: f64) -> Result<()> {
         self.d.extend(ms("ttrMs", ttr_ms)?).await.js()
-    }
-
-    /// Reports a subscription handler's outcome: no reason acks, a reason nacks (after
-    /// `retryInMs`, or the message's backoff). Only the first call counts.
-    #[napi]
-    pub fn done(&self, reason: Option<String>, retry_in_ms: Option<f64>) {
-        if let Some(tx) = self.done.lock().unwrap().take() {
-            let _ = tx.send(reason.map(|reason| Outcome { reason, retry_in_ms }));
-        }
     }
 
     #[napi(getter)]

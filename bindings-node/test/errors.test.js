@@ -2,7 +2,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { Client, RedelayError, ErrorCodes } = require('..')
-const { REDIS_URL, connect, fakeRedis, closedPort } = require('./helpers')
+const { REDIS_URL, connect, redisCli, privateRedis, closedPort } = require('./helpers')
 
 function isRedelay(code, pattern) {
   return (e) => {
@@ -84,19 +84,21 @@ test('ERR_REDELAY_CONNECTION: nothing listening, and a closed client', async () 
 })
 
 test('ERR_REDELAY_TIMEOUT: a Redis that does not answer', async (t) => {
-  const fake = await fakeRedis('silent')
-  t.after(() => fake.close())
-  const c = await Client.connect(fake.url, { responseTimeoutMs: 200 })
+  const redis = await privateRedis()
+  t.after(() => redis.close())
+  const c = await Client.connect(redis.url, { responseTimeoutMs: 200 })
   t.after(() => c.close())
+  await c.ping()
+  redis.freeze() // SIGSTOP: the connection stays open, nothing answers
   await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_TIMEOUT', /timeout|timed out/i))
 })
 
 test('ERR_REDELAY_REDIS: Redis answers with an error', async (t) => {
-  const fake = await fakeRedis('error')
-  t.after(() => fake.close())
-  const c = await Client.connect(fake.url)
+  const c = await connect('rediserror')
   t.after(() => c.close())
-  await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_REDIS', /fake redis refuses scripts/))
+  // A key of the queue that holds the wrong type: the script's HLEN gets WRONGTYPE.
+  redisCli('SET', `${c.prefix}:{q}:jobs`, 'not a hash')
+  await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_REDIS', /WRONGTYPE/))
 })
 
 test('ERR_REDELAY_LEASE_LOST: settling twice, or with a stale token', async (t) => {

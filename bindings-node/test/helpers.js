@@ -2,6 +2,7 @@
 // Shared by the tests: a real Redis from tests/with-redis.sh (REDIS_URL), a fresh prefix per test.
 const { Client } = require('..')
 const net = require('node:net')
+const { spawn, spawnSync } = require('node:child_process')
 
 const REDIS_URL = process.env.REDIS_URL
 if (!REDIS_URL) throw new Error('REDIS_URL is not set: run the tests under tests/with-redis.sh')
@@ -29,67 +30,39 @@ async function until(cond, ms = 5000, what = 'condition') {
   }
 }
 
-/**
- * A TCP server on 127.0.0.1 that speaks just enough RESP for a client to connect (it answers
- * +OK / PONG), and then answers script calls per `mode`: 'silent' never answers (a hung
- * Redis), 'error' answers with an error reply.
- */
-async function fakeRedis(mode) {
-  const sockets = new Set()
-  const server = net.createServer((s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-    s.on('error', () => {})
-    let buf = ''
-    s.on('data', (d) => {
-      buf += d.toString('latin1')
-      for (;;) {
-        const cmd = parseCommand(buf)
-        if (!cmd) break
-        buf = buf.slice(cmd.used)
-        const name = (cmd.args[0] || '').toUpperCase()
-        if (name === 'EVALSHA' || name === 'EVAL' || name === 'SCRIPT' || name === 'SADD') {
-          if (mode === 'error') s.write('-ERR fake redis refuses scripts\r\n')
-        } else if (name === 'PING') {
-          s.write('+PONG\r\n')
-        } else if (name === 'SUBSCRIBE' || name === 'PSUBSCRIBE') {
-          // never confirm
-        } else {
-          s.write('+OK\r\n')
-        }
-      }
-    })
-  })
-  await new Promise((r) => server.listen(0, '127.0.0.1', r))
-  return {
-    url: `redis://127.0.0.1:${server.address().port}`,
-    close: () => {
-      for (const s of sockets) s.destroy()
-      return new Promise((r) => server.close(r))
-    },
-  }
+/** Runs redis-cli against the test Redis; returns its output (throws when it fails). */
+function redisCli(...args) {
+  const r = spawnSync('redis-cli', ['-u', REDIS_URL, ...args], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`redis-cli ${args.join(' ')}: ${r.stderr || r.error}`)
+  return r.stdout.trim()
 }
 
-function parseCommand(buf) {
-  if (!buf.startsWith('*')) {
-    const end = buf.indexOf('\r\n')
-    if (end < 0) return null
-    return { args: buf.slice(0, end).split(' '), used: end + 2 }
+/**
+ * A redis-server of the test's own on a free 127.0.0.1 port, to freeze (SIGSTOP) without
+ * disturbing the other tests. `close()` stops it.
+ */
+async function privateRedis() {
+  const port = await closedPort()
+  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  })
+  const url = `redis://127.0.0.1:${port}`
+  const end = Date.now() + 5000
+  for (;;) {
+    const r = spawnSync('redis-cli', ['-u', url, 'ping'], { encoding: 'utf8' })
+    if (r.stdout && r.stdout.trim() === 'PONG') break
+    if (Date.now() > end) throw new Error(`redis-server on port ${port} did not start`)
+    await sleep(20)
   }
-  let i = buf.indexOf('\r\n')
-  if (i < 0) return null
-  const count = Number(buf.slice(1, i))
-  let pos = i + 2
-  const args = []
-  for (let k = 0; k < count; k++) {
-    const e = buf.indexOf('\r\n', pos)
-    if (e < 0) return null
-    const len = Number(buf.slice(pos + 1, e))
-    if (buf.length < e + 2 + len + 2) return null
-    args.push(buf.slice(e + 2, e + 2 + len))
-    pos = e + 2 + len + 2
+  return {
+    url,
+    freeze: () => child.kill('SIGSTOP'),
+    close: async () => {
+      child.kill('SIGCONT')
+      child.kill('SIGKILL')
+      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', r)))
+    },
   }
-  return { args, used: pos }
 }
 
 /** A TCP port on 127.0.0.1 with nothing listening. */
@@ -101,4 +74,4 @@ async function closedPort() {
   return port
 }
 
-module.exports = { REDIS_URL, uniquePrefix, connect, sleep, until, fakeRedis, closedPort }
+module.exports = { REDIS_URL, uniquePrefix, connect, sleep, until, redisCli, privateRedis, closedPort }

@@ -221,3 +221,105 @@ test('a handler that runs longer than its lease keeps it (no redelivery)', async
   assert.deepEqual(attempts, [1])
   assert.equal(sub.counters().leaseLost, 0)
 })
+
+test('a batch of mixed bodies and headers reaches the handler byte for byte', async (t) => {
+  const c = await connect('batchbodies')
+  t.after(() => c.close())
+  const q = c.queue('batchbodies')
+  const binary = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+  const big = Buffer.alloc(1024 * 1024)
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7919) & 0xff
+  const cases = [
+    { id: 'empty-first', body: Buffer.alloc(0) },
+    { id: 'text', body: Buffer.from('héllo ✓'), headers: { lang: 'fr', 'x-trace': 'ü' } },
+    { id: 'empty-middle', body: Buffer.alloc(0) },
+    { id: 'binary', body: binary },
+    { id: 'mib', body: big, headers: { size: 'big' } },
+    { id: 'last', body: Buffer.from('z') },
+  ]
+  // Published before subscribing, so that they arrive together in one batch.
+  await q.publishBatch(cases.map(({ id, body, headers }) => ({ id, body, headers })))
+  const got = new Map()
+  const sub = await q.subscribe((m) => { got.set(m.id, m) }, { concurrency: 10 })
+  await until(() => got.size === cases.length, 5000, 'all delivered')
+  await until(async () => (await q.stats()).total === 0, 3000, 'all acked')
+  await sub.close()
+  for (const { id, body, headers } of cases) {
+    const m = got.get(id)
+    assert.ok(Buffer.isBuffer(m.body), `${id}: a Buffer`)
+    assert.ok(m.body.equals(body), `${id}: bytes (${m.body.length} of ${body.length})`)
+    assert.deepEqual(m.headers, headers ?? {}, `${id}: headers`)
+    assert.equal(m.queue, 'batchbodies')
+    assert.equal(m.attempt, 1)
+    assert.equal(m.lastError, null)
+    assert.ok(m.dueAt instanceof Date && m.deliveredAt >= m.dueAt, `${id}: dates`)
+    assert.match(m.token, /^\d+$/)
+  }
+  assert.equal(got.get('text').text(), 'héllo ✓')
+})
+
+test('after its handler finished, a message reports settled and refuses ack', async (t) => {
+  const c = await connect('afterwards')
+  t.after(() => c.close())
+  const q = c.queue('afterwards')
+  let kept
+  const sub = await q.subscribe(async (m) => {
+    assert.equal(m.settled, false, 'not settled while the handler runs')
+    assert.ok(m.leaseDeadline.getTime() > Date.now(), 'the lease runs into the future')
+    kept = m
+  })
+  await q.publish('x', { id: 'x' })
+  await until(async () => kept !== undefined && (await q.stats()).total === 0, 5000, 'handled and acked')
+  await sub.close()
+  assert.equal(kept.settled, true)
+  assert.ok(kept.leaseDeadline instanceof Date)
+  await assert.rejects(kept.ack(), { code: 'ERR_REDELAY_LEASE_LOST', message: /x/ })
+  await assert.rejects(kept.extend(5000), { code: 'ERR_REDELAY_LEASE_LOST' })
+})
+
+test('a message first touched after its handler finished refuses ack too', async (t) => {
+  const c = await connect('untouched')
+  t.after(() => c.close())
+  const q = c.queue('untouched')
+  let kept
+  const sub = await q.subscribe((m) => { kept = m })
+  await q.publish('y', { id: 'y' })
+  await until(async () => kept !== undefined && (await q.stats()).total === 0, 5000, 'handled and acked')
+  await sub.close()
+  assert.equal(kept.settled, true)
+  await assert.rejects(kept.ack(), { code: 'ERR_REDELAY_LEASE_LOST', message: /y: already settled by its subscription/ })
+  await assert.rejects(kept.nack(), { code: 'ERR_REDELAY_LEASE_LOST' })
+})
+
+test('thousands of messages over many batches: each handled once, within the concurrency', async (t) => {
+  const c = await connect('many')
+  t.after(() => c.close())
+  const q = c.queue('many')
+  const n = 3000
+  for (let i = 0; i < n; i += 1000) {
+    await q.publishBatch(Array.from({ length: 1000 }, (_, k) => ({ body: `m${i + k}`, id: `m${i + k}` })))
+  }
+  const seen = new Map()
+  let running = 0
+  let most = 0
+  const sub = await q.subscribe(
+    async (m) => {
+      running++
+      most = Math.max(most, running)
+      seen.set(m.id, (seen.get(m.id) ?? 0) + 1)
+      if (Number(m.id.slice(1)) % 7 === 0) await sleep(1)
+      running--
+      if (Number(m.id.slice(1)) % 100 === 0 && m.attempt === 1) throw new RetryLater('later', 0)
+    },
+    { concurrency: 32 },
+  )
+  await until(async () => (await q.stats()).total === 0, 30000, 'all acked')
+  await sub.close()
+  assert.equal(seen.size, n)
+  for (const [id, times] of seen) assert.equal(times, Number(id.slice(1)) % 100 === 0 ? 2 : 1, id)
+  assert.ok(most <= 32, `at most 32 at once, saw ${most}`)
+  const k = sub.counters()
+  assert.equal(k.acked, n)
+  assert.equal(k.nacked, n / 100)
+  assert.equal((await q.verify()).ok, true)
+})
