@@ -1,10 +1,12 @@
 //! Coalesces the acks, nacks and extends of many handlers into few script calls.
 //!
-//! Every settle request goes into one channel per queue handle. A task takes the first request,
-//! then everything already waiting (up to [`MAX_BATCH`]), and sends at most one ack, one nack
-//! and one extend script call for the lot, concurrently on the multiplexed connection (one
-//! round trip). While that is in flight new requests pile up for the next batch: at low load a
-//! request goes out at once, at high load batches grow by themselves. No timer is involved.
+//! Every settle request — one op from `Delivery::ack` and friends, or a batch handler's whole
+//! batch of outcomes — goes into one channel per queue handle. A task takes the first
+//! submission, then everything already waiting (until [`MAX_BATCH`] ops), and sends one ack,
+//! one nack and one extend script call per [`MAX_BATCH`] ops of each kind, concurrently on the
+//! multiplexed connection (one round trip). While that is in flight new requests pile up for
+//! the next batch: at low load a request goes out at once, at high load batches grow by
+//! themselves. No timer is involved.
 
 use std::sync::Arc;
 
