@@ -235,14 +235,21 @@ export declare class Message {
   readonly token: string
   /** The reason given by the previous failed attempt. */
   readonly lastError: string | null
+  /** True once acked or nacked: by the handler itself, or by its subscription after the handler finished. */
   readonly settled: boolean
+  /** When the current lease runs out unless extended (a subscription extends it while the handler runs). */
   readonly leaseDeadline: Date
   /** The body as UTF-8 text. */
   text(): string
   /** The body parsed as JSON. */
   json<T = unknown>(): T
+  /**
+   * Acknowledges now. In a subscription handler this is optional (returning acks); once the
+   * handler has finished, the subscription has settled the message and this rejects with
+   * ERR_REDELAY_LEASE_LOST.
+   */
   ack(): Promise<void>
-  /** Resolves to true when the message went to the dead letters. */
+  /** Resolves to true when the message went to the dead letters. Same rule as ack() in handlers. */
   nack(opts?: NackOptions): Promise<boolean>
   /** Extends the lease to ttrMs from now. */
   extend(ttrMs: number): Promise<void>
