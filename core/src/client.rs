@@ -76,7 +76,8 @@ impl ClientBuilder {
     /// WAIT), or fails with a Redis error after `timeout`. With replication being asynchronous,
     /// a failover otherwise discards what the old master took in its last moments; with this,
     /// a publish that returned is on a replica, and one that failed can be retried (with ids,
-    /// a retry is a no-op for messages that did arrive). Single Redis and Sentinel only.
+    /// a retry is a no-op for messages that did arrive). In a cluster, WAIT goes to the master
+    /// of the queue's slot.
     pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
         self.wait_replicas = (replicas > 0).then_some((replicas, timeout));
         self

@@ -226,14 +226,20 @@ impl Queue {
     }
 
     /// WAIT on the connection the publish went through (it covers every earlier write on it).
+    /// In a cluster, WAIT goes to the master of the queue's slot, on the same per-node
+    /// connection as the publish (redis-rs would otherwise send it to every master).
     async fn wait_replicas(&self, n: u32, timeout: Duration) -> Result<()> {
         use redis::aio::ConnectionLike;
-        if matches!(self.inner.client.inner.conn, crate::connection::Conn::Cluster(_)) {
-            return Ok(());
-        }
-        let mut c = self.conn();
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
         let cmd = redis::cmd("WAIT").arg(n).arg(timeout.as_millis() as u64).clone();
-        let got = int(&c.req_packed_command(&cmd).await.and_then(Value::extract_error)?)?;
+        let reply = match self.conn() {
+            crate::connection::Conn::Cluster(mut c) => {
+                let route = Route::with_key(&self.inner.keys.all[0], SlotAddr::Master);
+                c.route_command(cmd, RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route))).await
+            }
+            mut c => c.req_packed_command(&cmd).await,
+        };
+        let got = int(&reply.and_then(Value::extract_error)?)?;
         if got < i64::from(n) {
             return Err(Error::new(
                 ErrorKind::Redis,

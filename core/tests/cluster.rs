@@ -74,6 +74,19 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
         q.destroy().await.unwrap();
     }
 
+    // Durability in a cluster: WAIT goes to the master of each queue's slot. Every master has
+    // one replica, so waiting for 1 succeeds and waiting for 2 fails, whichever master it is.
+    let durable = Client::builder(&cluster.url).wait_for_replicas(1, Duration::from_secs(2)).connect().await.unwrap();
+    let greedy = Client::builder(&cluster.url).wait_for_replicas(2, ms(200)).connect().await.unwrap();
+    for name in &names {
+        let q = durable.queue(name).unwrap();
+        q.publish(Message::new(b"w".to_vec()).id("w")).await.unwrap();
+        let e = greedy.queue(name).unwrap().publish(Message::new(b"w".to_vec()).id("w2")).await.unwrap_err();
+        assert!(e.message().contains("only 1 of 2 replicas confirmed"), "{name}: {e}");
+        assert_eq!(q.stats().await.unwrap().total, 2, "{name}: both stored on the master");
+        q.destroy().await.unwrap();
+    }
+
     // Subscriptions on every queue at once, then the master of one queue is killed.
     let victim = names[0].clone();
     let victim_port = cluster.master_of(&format!("redelay:{{{victim}}}:jobs"));
