@@ -41,7 +41,7 @@ pub struct NativeClient {
 impl NativeClient {
     /// Connects; returns a NativeClient (blocking) or an awaitable of one.
     #[staticmethod]
-    #[pyo3(signature = (url, blocking, prefix=None, max_body_bytes=None, connect_timeout=None, response_timeout=None, default_max_attempts=None, default_ttr=None, default_backoff=None))]
+    #[pyo3(signature = (url, blocking, prefix=None, max_body_bytes=None, connect_timeout=None, response_timeout=None, default_max_attempts=None, default_ttr=None, default_backoff=None, wait_for_replicas=None))]
     #[allow(clippy::too_many_arguments)]
     fn connect<'py>(
         py: Python<'py>,
@@ -54,6 +54,7 @@ impl NativeClient {
         default_max_attempts: Option<&Bound<'py, PyAny>>,
         default_ttr: Option<&Bound<'py, PyAny>>,
         default_backoff: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+        wait_for_replicas: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut b = redelay::Client::builder(&url);
         if let Some(p) = prefix {
@@ -76,6 +77,9 @@ impl NativeClient {
         }
         if let Some((base, max)) = default_backoff {
             b = b.default_backoff(duration_arg(&base, "default_backoff base")?, duration_arg(&max, "default_backoff max")?);
+        }
+        if let Some((n, timeout)) = wait_for_replicas {
+            b = b.wait_for_replicas(u32_arg(&n, "wait_for_replicas replicas")?, duration_arg(&timeout, "wait_for_replicas timeout")?);
         }
         run(py, blocking, async move { b.connect().await.map(|c| NativeClient { c }) })
     }

@@ -157,3 +157,31 @@ def test_errors_from_many_threads_do_not_deadlock(client: redelay.Client) -> Non
     for t in threads:
         t.join(timeout=20)
     assert len(errors) == 80
+
+
+def test_wait_for_replicas(url: str, prefix: str) -> None:
+    # The test Redis has no replicas: waiting for one times out, and the publish says so
+    # (the message is stored on the master, so a retry with its id is safe).
+    c = redelay.Client(url, prefix=prefix, wait_for_replicas=(1, 0.1))
+    q = c.queue("durable")
+    t = time.monotonic()
+    with pytest.raises(redelay.RedisError, match="only 0 of 1 replicas confirmed within 100 ms"):
+        q.publish(b"x", id="d1")
+    assert time.monotonic() - t >= 0.09
+    assert q.stats().total == 1
+    # Waiting for 0 replicas is the same as not waiting.
+    q0 = redelay.Client(url, prefix=prefix, wait_for_replicas=(0, 0.1)).queue("durable")
+    assert q0.publish(b"y", id="d2").status == "stored"
+    with pytest.raises(redelay.InvalidArgumentError, match="wait_for_replicas timeout"):
+        redelay.Client(url, prefix=prefix, wait_for_replicas=(1, 120))
+    with pytest.raises(TypeError, match="wait_for_replicas replicas"):
+        redelay.Client(url, prefix=prefix, wait_for_replicas=("one", 1))  # type: ignore[arg-type]
+
+
+def test_wait_for_replicas_async(url: str, prefix: str) -> None:
+    async def body() -> None:
+        c = await redelay.AsyncClient.connect(url, prefix=prefix, wait_for_replicas=(1, 0.05))
+        with pytest.raises(redelay.RedisError, match="only 0 of 1 replicas"):
+            await c.queue("durable-async").publish(b"x")
+
+    run(body)

@@ -55,14 +55,19 @@ class AsyncClient:
         default_max_attempts: Optional[int] = None,
         default_ttr: Optional[Seconds] = None,
         default_backoff: Optional[Tuple[Seconds, Seconds]] = None,
+        wait_for_replicas: Optional[Tuple[int, Seconds]] = None,
     ) -> "AsyncClient":
         """Connects to ``url`` (``redis://[user:password@]host[:port][/db]``, ``rediss://`` for
         TLS, ``unix:///path/redis.sock``).
 
         ``prefix`` namespaces every key (default ``"redelay"``); ``max_body_bytes`` is the
         largest body ``publish`` accepts (default 8 MiB); the ``default_*`` options apply to
-        messages that do not set their own. Raises :class:`InvalidArgumentError` for a bad URL
-        or option and :class:`ConnectionError` when Redis cannot be reached.
+        messages that do not set their own. ``wait_for_replicas=(n, timeout)`` makes every
+        publish wait until ``n`` replicas have it (Redis ``WAIT``) and raise
+        :class:`RedisError` when they do not confirm within ``timeout`` (the message is then
+        stored on the master only: publish it again, with its id). Raises
+        :class:`InvalidArgumentError` for a bad URL or option and :class:`ConnectionError` when
+        Redis cannot be reached.
         """
         native = await NativeClient.connect(
             url,
@@ -74,6 +79,7 @@ class AsyncClient:
             default_max_attempts,
             default_ttr,
             default_backoff,
+            wait_for_replicas,
         )
         return cls(native)
 

@@ -264,6 +264,7 @@ class NativeClient:
         default_max_attempts: Any = None,
         default_ttr: Any = None,
         default_backoff: Optional[Tuple[Any, Any]] = None,
+        wait_for_replicas: Optional[Tuple[Any, Any]] = None,
     ) -> Any: ...
     def queue(self, name: str) -> NativeQueue: ...
     @property

@@ -46,10 +46,12 @@ class Client:
         default_max_attempts: Optional[int] = None,
         default_ttr: Optional[Seconds] = None,
         default_backoff: Optional[Tuple[Seconds, Seconds]] = None,
+        wait_for_replicas: Optional[Tuple[int, Seconds]] = None,
     ) -> None:
-        """Connects to ``url`` (``redis://``, ``rediss://`` or ``unix://``). Raises
-        :class:`InvalidArgumentError` for a bad URL or option and :class:`ConnectionError`
-        when Redis cannot be reached."""
+        """Connects to ``url`` (``redis://``, ``rediss://`` or ``unix://``); the options are
+        those of :meth:`AsyncClient.connect` (``wait_for_replicas=(n, timeout)`` for publishes
+        that survive a failover). Raises :class:`InvalidArgumentError` for a bad URL or option
+        and :class:`ConnectionError` when Redis cannot be reached."""
         self._native: NativeClient = NativeClient.connect(
             url,
             True,
@@ -60,6 +62,7 @@ class Client:
             default_max_attempts,
             default_ttr,
             default_backoff,
+            wait_for_replicas,
         )
 
     def queue(self, name: str) -> "Queue":
