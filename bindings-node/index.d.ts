@@ -98,6 +98,8 @@ export interface ClientOptions {
   defaultMaxAttempts?: number
   /** Default ttr (lease) of messages published through this client (default 30000). */
   defaultTtrMs?: number
+  /** Every publish waits until this many replicas have it (Redis WAIT), or rejects. */
+  waitForReplicas?: WaitForReplicas
 }
 
 /** Connects to Redis. See `Client.connect` in `redelay.js`. */
@@ -216,4 +218,14 @@ export interface RawSubscribeOptions {
 export interface RawVerifyReport {
   records: number
   problems: Array<string>
+}
+
+/**
+ * Durability: a publish resolves only once `replicas` replicas have it; after `timeoutMs` it
+ * rejects with ERR_REDELAY_REDIS instead (the message is on the master: publish it again with
+ * its id).
+ */
+export interface WaitForReplicas {
+  replicas: number
+  timeoutMs: number
 }

@@ -19,6 +19,12 @@ export interface ClientOptions {
   defaultMaxAttempts?: number
   /** Default lease (time to run) of messages published through this client (default 30000). */
   defaultTtrMs?: number
+  /**
+   * Durability across failovers: every publish waits until `replicas` replicas have it (Redis
+   * WAIT, also in a cluster) and rejects with ERR_REDELAY_REDIS after `timeoutMs` otherwise —
+   * the message is then on the master only; publish it again with the same id.
+   */
+  waitForReplicas?: { replicas: number; timeoutMs: number }
 }
 
 export interface PublishOptions {

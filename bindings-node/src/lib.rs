@@ -389,6 +389,17 @@ pub struct ClientOptions {
     pub default_max_attempts: Option<f64>,
     /// Default ttr (lease) of messages published through this client (default 30000).
     pub default_ttr_ms: Option<f64>,
+    /// Every publish waits until this many replicas have it (Redis WAIT), or rejects.
+    pub wait_for_replicas: Option<WaitForReplicas>,
+}
+
+/// Durability: a publish resolves only once `replicas` replicas have it; after `timeoutMs` it
+/// rejects with ERR_REDELAY_REDIS instead (the message is on the master: publish it again with
+/// its id).
+#[napi(object)]
+pub struct WaitForReplicas {
+    pub replicas: f64,
+    pub timeout_ms: f64,
 }
 
 /// Connects to Redis. See `Client.connect` in `redelay.js`.
@@ -413,6 +424,12 @@ pub async fn connect(url: String, opts: Option<ClientOptions>) -> Result<NativeC
         }
         if let Some(t) = o.default_ttr_ms {
             b = b.default_ttr(ms("defaultTtrMs", t)?);
+        }
+        if let Some(w) = o.wait_for_replicas {
+            b = b.wait_for_replicas(
+                count_u32("waitForReplicas.replicas", w.replicas)?,
+                ms("waitForReplicas.timeoutMs", w.timeout_ms)?,
+            );
         }
     }
     let client = b.connect().await.js()?;

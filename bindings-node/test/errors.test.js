@@ -125,3 +125,23 @@ test('objects are made by the library, not by new', () => {
   const { Queue, Message, Subscription } = require('..')
   for (const C of [Client, Queue, Message, Subscription]) assert.throws(() => new C(), TypeError)
 })
+
+test('waitForReplicas: a publish no replica confirms rejects, naming the count', async (t) => {
+  // The test Redis has no replicas: WAIT 1 times out; the message is stored on the master.
+  const c = await connect('durable', { waitForReplicas: { replicas: 1, timeoutMs: 100 } })
+  t.after(() => c.close())
+  const q = c.queue('durable')
+  const t0 = Date.now()
+  await assert.rejects(q.publish('x', { id: 'd1' }), isRedelay('ERR_REDELAY_REDIS', /only 0 of 1 replicas confirmed within 100 ms/))
+  assert.ok(Date.now() - t0 >= 90, 'waited for the timeout')
+  await assert.rejects(q.publishBatch([{ body: 'y' }]), isRedelay('ERR_REDELAY_REDIS', /replicas/))
+  assert.equal((await q.stats()).total, 2)
+  await assert.rejects(
+    connect('durable', { waitForReplicas: { replicas: 1, timeoutMs: 120000 } }),
+    isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /wait_for_replicas timeout/),
+  )
+  await assert.rejects(
+    connect('durable', { waitForReplicas: { replicas: -1, timeoutMs: 100 } }),
+    isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /waitForReplicas.replicas/),
+  )
+})
