@@ -199,6 +199,9 @@ pub struct ClientOptions {
     pub default_ttr_ms: Option<i64>,
     pub default_backoff_base_ms: Option<i64>,
     pub default_backoff_max_ms: Option<i64>,
+    /// Replicas every publish waits for (Redis WAIT), with `wait_for_replicas_timeout_ms`.
+    pub wait_for_replicas: Option<i32>,
+    pub wait_for_replicas_timeout_ms: Option<i64>,
 }
 
 /// Connects to Redis (`redis://`, `rediss://`, `unix://`).
@@ -231,6 +234,12 @@ pub async fn connect(url: String, options: ClientOptions) -> Result<Arc<NativeCl
                 let max = millis("default backoff max", max.unwrap_or(3_600_000))?;
                 b = b.default_backoff(base, max);
             }
+        }
+        if let Some(n) = options.wait_for_replicas {
+            let Some(t) = options.wait_for_replicas_timeout_ms else {
+                return Err(invalid("wait_for_replicas: needs a timeout too"));
+            };
+            b = b.wait_for_replicas(count_u32("wait_for_replicas replicas", n)?, millis("wait_for_replicas timeout", t)?);
         }
         let client = b.connect().await?;
         Ok(Arc::new(NativeClient { inner: Mutex::new(Some(client)) }))

@@ -17,6 +17,10 @@ import dev.redelay.ffi.connect as nativeConnect
  * @property defaultMaxAttempts max attempts of messages that do not set their own (default 10).
  * @property defaultTtr lease of messages that do not set their own (default 30 s).
  * @property defaultBackoff retry backoff of messages that do not set their own (default 1 s .. 1 h).
+ * @property waitForReplicas durability across failovers: every publish waits until this many
+ *   replicas have it (Redis `WAIT`, also in a cluster) and throws [RedelayException.Redis] when
+ *   they do not confirm in time; the message is then on the master only, so publish it again
+ *   with the same id.
  */
 data class ClientOptions(
     val prefix: String? = null,
@@ -26,6 +30,7 @@ data class ClientOptions(
     val defaultMaxAttempts: Int? = null,
     val defaultTtr: Duration? = null,
     val defaultBackoff: Backoff? = null,
+    val waitForReplicas: WaitForReplicas? = null,
 )
 
 /**
@@ -61,6 +66,8 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
                 defaultTtrMs = options.defaultTtr?.ms(),
                 defaultBackoffBaseMs = options.defaultBackoff?.base?.ms(),
                 defaultBackoffMaxMs = options.defaultBackoff?.max?.ms(),
+                waitForReplicas = options.waitForReplicas?.replicas,
+                waitForReplicasTimeoutMs = options.waitForReplicas?.timeout?.ms(),
             )
             return Client(native { nativeConnect(url, o) })
         }
@@ -126,3 +133,6 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
 
 /** Retry backoff: [base] doubled at each failed attempt, capped at [max], with jitter. */
 data class Backoff(val base: Duration, val max: Duration)
+
+/** Publishes wait until [replicas] replicas have them, for at most [timeout] (1 ms to 60 s). */
+data class WaitForReplicas(val replicas: Int, val timeout: Duration)

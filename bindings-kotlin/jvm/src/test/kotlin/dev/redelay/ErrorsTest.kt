@@ -63,6 +63,31 @@ class ErrorsTest {
     }
 
     @Test
+    fun `waitForReplicas - a publish no replica confirms throws Redis, naming the count`() = runBlocking<Unit> {
+        // The test Redis has no replicas: WAIT 1 times out; the message is stored on the master.
+        testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(1, 100.milliseconds))).use { client ->
+            val q = client.queue(uniqueName("durable"))
+            val started = System.nanoTime()
+            val e = assertThrows<RedelayException.Redis> { runBlocking { q.publish("x".encodeToByteArray(), id = "d1") } }
+            check(e, ErrorKind.Redis, "only 0 of 1 replicas confirmed within 100 ms")
+            assert(System.nanoTime() - started >= 90_000_000) { "waited for the timeout" }
+            assertEquals(1, q.stats().total)
+        }
+        check(
+            assertThrows<RedelayException.InvalidArgument> {
+                runBlocking { testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(1, 120.seconds))) }
+            },
+            ErrorKind.InvalidArgument, "wait_for_replicas timeout",
+        )
+        check(
+            assertThrows<RedelayException.InvalidArgument> {
+                runBlocking { testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(-1, 1.seconds))) }
+            },
+            ErrorKind.InvalidArgument, "wait_for_replicas replicas",
+        )
+    }
+
+    @Test
     fun `NotFound and the sealed hierarchy`() = runBlocking<Unit> {
         testClient("nf").use { client ->
             val q = client.queue(uniqueName("nf"))
