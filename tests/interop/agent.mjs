@@ -59,7 +59,7 @@ async function fetchN(q, n, deadline) {
 const record = (m) => ({
   id: m.id,
   queue: m.queue,
-  body_b64: Buffer.from(m.body).toString('base64'),
+  body_b64: m.body.toString('base64'),
   headers: m.headers,
   attempt: m.attempt,
   max_attempts: m.maxAttempts,
@@ -71,25 +71,57 @@ const record = (m) => ({
   consumer: 'node',
 })
 
+// Without --nack, every queue is consumed the way a Node service does it: a subscription
+// whose handler returns (the subscription acks). With --nack the messages are fetched and
+// nacked by hand, so that none comes back to this process before it exits.
 async function consume(client, queueArg, n, outFile, nack) {
   const qs = queues(queueArg).map((name) => client.queue(name))
-  process.stdout.write('ready\n')
-  const deadline = Date.now() + TIMEOUT_MS
-  const results = await Promise.all(qs.map((q) => fetchN(q, n, deadline)))
   const problems = []
   const all = []
-  results.forEach(({ got, err }, i) => {
-    if (got.length < n) problems.push(`${qs[i].name}: ${got.length} of ${n} messages arrived within ${TIMEOUT_MS} ms`)
-    if (err) problems.push(err)
-    all.push(...got)
-  })
-  writeFileSync(outFile, JSON.stringify(all.map(record)))
-  for (const m of all) {
-    try {
-      if (nack == null) await m.ack()
-      else await m.nack({ retryInMs: 0, reason: nack })
-    } catch (e) {
-      problems.push(`settling ${m.id}: ${e.message}`)
+  if (nack == null) {
+    const done = []
+    const subs = await Promise.all(
+      qs.map((q) => {
+        let count = 0
+        let finish
+        done.push(new Promise((resolve) => (finish = resolve)))
+        return q.subscribe(
+          (m) => {
+            all.push(record(m))
+            if (++count === n) finish()
+          },
+          { concurrency: 64 },
+        )
+      }),
+    )
+    process.stdout.write('ready\n')
+    const timer = new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS, 'timeout'))
+    const outcomes = await Promise.all(done.map((d) => Promise.race([d, timer])))
+    await Promise.all(subs.map((s) => s.close()))
+    outcomes.forEach((o, i) => {
+      const got = all.filter((r) => r.queue === qs[i].name).length
+      if (o === 'timeout') problems.push(`${qs[i].name}: ${got} of ${n} messages arrived within ${TIMEOUT_MS} ms`)
+      const c = subs[i].counters()
+      if (c.acked !== got) problems.push(`${qs[i].name}: ${got} handled but ${c.acked} acked`)
+    })
+    writeFileSync(outFile, JSON.stringify(all))
+  } else {
+    process.stdout.write('ready\n')
+    const deadline = Date.now() + TIMEOUT_MS
+    const results = await Promise.all(qs.map((q) => fetchN(q, n, deadline)))
+    const got = []
+    results.forEach(({ got: g, err }, i) => {
+      if (g.length < n) problems.push(`${qs[i].name}: ${g.length} of ${n} messages arrived within ${TIMEOUT_MS} ms`)
+      if (err) problems.push(err)
+      got.push(...g)
+    })
+    writeFileSync(outFile, JSON.stringify(got.map(record)))
+    for (const m of got) {
+      try {
+        await m.nack({ retryInMs: 0, reason: nack })
+      } catch (e) {
+        problems.push(`settling ${m.id}: ${e.message}`)
+      }
     }
   }
   if (problems.length > 0) {
