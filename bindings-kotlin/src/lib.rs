@@ -13,7 +13,7 @@ use std::future::Future;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use redelay::{Delivery, ErrorKind, Failure, HandlerFuture, Message, MessageInfo, Select, State};
+use redelay::{Delivery, ErrorKind, Failure, Message, MessageInfo, Select, State};
 
 uniffi::setup_scaffolding!();
 
@@ -541,11 +541,11 @@ impl DeadSelect {
 // ---------------------------------------------------------------------------------------------
 // Subscriptions
 //
-// The core's consumer runtime runs the subscription (fetch loop, concurrency, leases, drain).
-// Its handler here is a bridge that hands deliveries to Kotlin in batches and waits for each
-// one's outcome: one FFI crossing per batch each way instead of several per message (JNA
-// allocates native memory for every struct it passes, which made a per-message foreign async
-// call cost ~150 µs of CPU).
+// The core's batch consumer (`Queue::subscribe_batch`) runs the subscription: fetch loop,
+// concurrency, leases, drain. The bridge here hands its batches to Kotlin and Kotlin reports
+// outcomes back in batches: one FFI crossing per batch each way instead of several per message
+// (JNA allocates native memory for every struct it passes, which made a per-message foreign
+// async call cost ~150 µs of CPU).
 
 /// Receives the deliveries of a subscription, implemented in Kotlin: it starts one coroutine per
 /// delivery and reports each outcome through [`DeliverySink::complete`]. Must not block.
@@ -564,13 +564,12 @@ pub struct Outcome {
     pub retry_in_ms: Option<i64>,
 }
 
-type Waiter = (tokio::sync::oneshot::Sender<Result<(), Failure>>, Delivery);
-
 /// Deliveries handed to Kotlin whose handlers have not finished, by key.
 #[derive(uniffi::Object)]
 pub struct DeliverySink {
-    waiters: Mutex<HashMap<u64, Waiter>>,
+    live: Mutex<HashMap<u64, Delivery>>,
     pending: Mutex<Vec<(u64, Delivery)>>,
+    completer: Mutex<Option<redelay::Completer>>,
     notify: tokio::sync::Notify,
     next_key: std::sync::atomic::AtomicU64,
     closed: std::sync::atomic::AtomicBool,
@@ -579,8 +578,9 @@ pub struct DeliverySink {
 impl DeliverySink {
     fn new() -> Arc<DeliverySink> {
         Arc::new(DeliverySink {
-            waiters: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::new()),
             pending: Mutex::new(Vec::new()),
+            completer: Mutex::new(None),
             notify: tokio::sync::Notify::new(),
             next_key: std::sync::atomic::AtomicU64::new(1),
             closed: std::sync::atomic::AtomicBool::new(false),
@@ -588,14 +588,29 @@ impl DeliverySink {
     }
 
     fn delivery(&self, key: u64) -> Res<Delivery> {
-        self.waiters.lock().unwrap().get(&key).map(|(_, d)| d.clone()).ok_or_else(|| {
+        self.live.lock().unwrap().get(&key).cloned().ok_or_else(|| {
             NativeError::LeaseLost("lease lost: the handler of this delivery has returned and the subscription settled it".into())
         })
     }
 
+    /// After the subscription closed: stops the dispatch loop and forgets the deliveries still
+    /// in Kotlin's hands (their late outcomes are ignored; their leases run out).
     fn close(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::Release);
+        self.live.lock().unwrap().clear();
         self.notify.notify_one();
+    }
+
+    /// Reports outcomes to the core, for the deliveries still live.
+    fn report(&self, outcomes: impl IntoIterator<Item = (u64, Result<(), Failure>)>) {
+        let done: Vec<(Delivery, Result<(), Failure>)> = {
+            let mut live = self.live.lock().unwrap();
+            outcomes.into_iter().filter_map(|(k, r)| live.remove(&k).map(|d| (d, r))).collect()
+        };
+        let completer = self.completer.lock().unwrap().clone();
+        if let (Some(c), false) = (completer, done.is_empty()) {
+            c.complete(done);
+        }
     }
 
     /// Sends pending deliveries to Kotlin in batches until closed.
@@ -621,26 +636,9 @@ impl DeliverySink {
                 Err(e) => Some(format!("handler dispatch failed: {e}")),
             };
             if let Some(reason) = failed {
-                let mut w = self.waiters.lock().unwrap();
-                for k in keys {
-                    if let Some((tx, _)) = w.remove(&k) {
-                        let _ = tx.send(Err(Failure::new(reason.clone())));
-                    }
-                }
+                self.report(keys.into_iter().map(|k| (k, Err(Failure::new(reason.clone())))));
             }
         }
-    }
-}
-
-/// Removes a waiter whose handler future was dropped (the core aborted it after the drain timeout).
-struct WaiterGuard {
-    sink: Arc<DeliverySink>,
-    key: u64,
-}
-
-impl Drop for WaiterGuard {
-    fn drop(&mut self) {
-        self.sink.waiters.lock().unwrap().remove(&self.key);
     }
 }
 
@@ -648,19 +646,16 @@ impl Drop for WaiterGuard {
 impl DeliverySink {
     /// Outcomes of finished handlers; unknown keys (abandoned after the drain timeout) are skipped.
     pub fn complete(&self, outcomes: Vec<Outcome>) {
-        let mut w = self.waiters.lock().unwrap();
-        for o in outcomes {
-            if let Some((tx, _)) = w.remove(&o.key) {
-                let r = match o.failure {
-                    None => Ok(()),
-                    Some(reason) => Err(match o.retry_in_ms {
-                        Some(ms) => Failure::retry_in(reason, Duration::from_millis(ms.max(0) as u64)),
-                        None => Failure::new(reason),
-                    }),
-                };
-                let _ = tx.send(r);
-            }
-        }
+        self.report(outcomes.into_iter().map(|o| {
+            let r = match o.failure {
+                None => Ok(()),
+                Some(reason) => Err(match o.retry_in_ms {
+                    Some(ms) => Failure::retry_in(reason, Duration::from_millis(ms.max(0) as u64)),
+                    None => Failure::new(reason),
+                }),
+            };
+            (o.key, r)
+        }));
     }
 
     pub async fn ack(&self, key: u64) -> Result<(), NativeError> {
@@ -690,29 +685,28 @@ impl DeliverySink {
     }
 }
 
-struct HandlerBridge(Arc<DeliverySink>);
+/// The core's batch handler: queues each batch for the dispatch loop.
+struct BatchBridge(Arc<DeliverySink>);
 
-impl redelay::Handler for HandlerBridge {
-    fn handle(&self, delivery: Delivery) -> HandlerFuture {
-        let sink = self.0.clone();
-        let key = sink.next_key.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        sink.waiters.lock().unwrap().insert(key, (tx, delivery.clone()));
-        let first = {
-            let mut p = sink.pending.lock().unwrap();
-            p.push((key, delivery));
-            p.len() == 1
-        };
-        if first {
-            sink.notify.notify_one();
+impl redelay::BatchHandler for BatchBridge {
+    fn dispatch(&self, batch: Vec<Delivery>, completer: &redelay::Completer) {
+        let sink = &self.0;
+        sink.completer.lock().unwrap().get_or_insert_with(|| completer.clone());
+        if sink.closed.load(std::sync::atomic::Ordering::Acquire) {
+            completer.give_back(batch);
+            return;
         }
-        Box::pin(async move {
-            let _guard = WaiterGuard { sink, key };
-            match rx.await {
-                Ok(r) => r,
-                Err(_) => Err(Failure::new("the handler was abandoned")),
+        {
+            let mut live = sink.live.lock().unwrap();
+            let mut p = sink.pending.lock().unwrap();
+            for d in batch {
+                let key = sink.next_key.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                live.insert(key, d.clone());
+                p.push((key, d));
             }
-        })
+        }
+        // Wakes the dispatch loop (a permit is kept if it is busy sending the previous batch).
+        sink.notify.notify_one();
     }
 }
 
@@ -946,7 +940,7 @@ impl NativeQueue {
         }
         on_rt(async move {
             let sink = DeliverySink::new();
-            let sub = q.subscribe_arc(Arc::new(HandlerBridge(sink.clone())), opts).await?;
+            let sub = q.subscribe_batch(Arc::new(BatchBridge(sink.clone())), opts).await?;
             runtime().spawn(sink.clone().dispatch(listener));
             Ok(Arc::new(NativeSubscription { inner: Arc::new(sub), sink }))
         })
