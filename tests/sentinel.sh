@@ -27,10 +27,14 @@ case "$cmd" in
         --logfile "$dir/$p/redis.log" "${extra[@]}"
       wait_ping "$p"
     done
-    for _ in $(seq 1 100); do
-      redis-cli -p "$r" info replication | grep -q 'master_link_status:up' && break
-      sleep 0.05
+    # The replica must have finished its first sync: WAIT (wait_for_replicas) counts on it, and a
+    # busy machine can take seconds.
+    up=0
+    for _ in $(seq 1 300); do
+      redis-cli -p "$r" info replication | grep -q 'master_link_status:up' && { up=1; break; }
+      sleep 0.1
     done
+    [ "$up" = 1 ] || { echo "sentinel.sh: the replica on $r did not sync with $m within 30 s" >&2; exit 1; }
     mkdir -p "$dir/$s"
     cat >"$dir/$s/sentinel.conf" <<CONF
 bind 127.0.0.1
