@@ -184,3 +184,38 @@ async fn a_delivery_the_handler_settled_itself_is_not_settled_again() {
     assert_eq!(q.stats().await.unwrap().total, 0);
     common::assert_verified(&q).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_that_never_report_are_abandoned_at_the_drain_timeout() {
+    let (_c, q) = common::queue("batch-abandon").await;
+    q.publish_batch((0..2).map(|i| Message::new(vec![]).id(format!("h{i}"))).collect()).await.unwrap();
+    let (h, log) = foreign(|_| Plan::Hold, tokio::runtime::Handle::current());
+    let opts = SubscribeOptions {
+        concurrency: 2,
+        prefetch: 0,
+        ttr: Some(Duration::from_millis(500)),
+        drain_timeout: Duration::from_millis(300),
+        ..Default::default()
+    };
+    let sub = q.subscribe_batch(h, opts).await.unwrap();
+    wait_for("2 held", Duration::from_secs(10), || log.held.lock().unwrap().len() == 2).await;
+    let t = Instant::now();
+    sub.close().await;
+    let took = t.elapsed();
+    assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(3), "close took {took:?}");
+    // A report after the drain timeout is ignored: nothing is acked.
+    let held: Vec<(Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
+    held[0].1.complete(held.iter().map(|(d, _)| (d.clone(), Ok(()))).collect());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!((sub.counters().acked, q.stats().await.unwrap().total), (0, 2));
+    // Their leases run out (nobody extends them now): delivered again, as attempt 2.
+    let (h2, log2) = foreign(|_| Plan::Ack, tokio::runtime::Handle::current());
+    let sub2 = q.subscribe_batch(h2, SubscribeOptions::concurrency(4)).await.unwrap();
+    wait_for("both acked again", Duration::from_secs(10), || sub2.counters().acked == 2).await;
+    sub2.close().await;
+    let seen = log2.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert!(seen.iter().all(|(_, attempt)| *attempt == 2), "{seen:?}");
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
