@@ -134,8 +134,8 @@ export interface Published {
 /** One batch of deliveries, in columns; `redelay.js` builds a `Message` from row `i`. */
 export interface RawBatch {
   queue: string
-  /** Each delivery's slot, for `complete` and `delivery`. */
-  slots: Uint32Array
+  /** Each delivery's key (given by the core), for `complete` and `delivery`. */
+  slots: Float64Array
   ids: Array<string>
   tokens: Array<string>
   /** Every body, one after the other; body `i` ends at `ends[i]`. */

@@ -564,52 +564,46 @@ pub struct Outcome {
     pub retry_in_ms: Option<i64>,
 }
 
-/// Deliveries handed to Kotlin whose handlers have not finished, by key.
+/// Where Kotlin reports outcomes and finds its deliveries, by the key the core gave each one.
 #[derive(uniffi::Object)]
 pub struct DeliverySink {
-    live: Mutex<HashMap<u64, Delivery>>,
+    /// Dispatched by the core, not yet passed to Kotlin.
     pending: Mutex<Vec<(u64, Delivery)>>,
     completer: Mutex<Option<redelay::Completer>>,
     notify: tokio::sync::Notify,
-    next_key: std::sync::atomic::AtomicU64,
     closed: std::sync::atomic::AtomicBool,
 }
 
 impl DeliverySink {
     fn new() -> Arc<DeliverySink> {
         Arc::new(DeliverySink {
-            live: Mutex::new(HashMap::new()),
             pending: Mutex::new(Vec::new()),
             completer: Mutex::new(None),
             notify: tokio::sync::Notify::new(),
-            next_key: std::sync::atomic::AtomicU64::new(1),
             closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
+    fn completer(&self) -> Option<redelay::Completer> {
+        self.completer.lock().unwrap().clone()
+    }
+
     fn delivery(&self, key: u64) -> Res<Delivery> {
-        self.live.lock().unwrap().get(&key).cloned().ok_or_else(|| {
+        self.completer().and_then(|c| c.delivery(key)).ok_or_else(|| {
             NativeError::LeaseLost("lease lost: the handler of this delivery has returned and the subscription settled it".into())
         })
     }
 
-    /// After the subscription closed: stops the dispatch loop and forgets the deliveries still
-    /// in Kotlin's hands (their late outcomes are ignored; their leases run out).
+    /// After the subscription closed: stops the dispatch loop. (The core's close already
+    /// forgot what Kotlin still holds: late outcomes are ignored, the leases run out.)
     fn close(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::Release);
-        self.live.lock().unwrap().clear();
         self.notify.notify_one();
     }
 
-    /// Reports outcomes to the core, for the deliveries still live.
-    fn report(&self, outcomes: impl IntoIterator<Item = (u64, Result<(), Failure>)>) {
-        let done: Vec<(Delivery, Result<(), Failure>)> = {
-            let mut live = self.live.lock().unwrap();
-            outcomes.into_iter().filter_map(|(k, r)| live.remove(&k).map(|d| (d, r))).collect()
-        };
-        let completer = self.completer.lock().unwrap().clone();
-        if let (Some(c), false) = (completer, done.is_empty()) {
-            c.complete(done);
+    fn report(&self, outcomes: Vec<(u64, Result<(), Failure>)>) {
+        if let Some(c) = self.completer() {
+            c.complete(outcomes);
         }
     }
 
@@ -636,7 +630,7 @@ impl DeliverySink {
                 Err(e) => Some(format!("handler dispatch failed: {e}")),
             };
             if let Some(reason) = failed {
-                self.report(keys.into_iter().map(|k| (k, Err(Failure::new(reason.clone())))));
+                self.report(keys.into_iter().map(|k| (k, Err(Failure::new(reason.clone())))).collect());
             }
         }
     }
@@ -655,7 +649,7 @@ impl DeliverySink {
                 }),
             };
             (o.key, r)
-        }));
+        }).collect());
     }
 
     pub async fn ack(&self, key: u64) -> Result<(), NativeError> {
@@ -689,22 +683,14 @@ impl DeliverySink {
 struct BatchBridge(Arc<DeliverySink>);
 
 impl redelay::BatchHandler for BatchBridge {
-    fn dispatch(&self, batch: Vec<Delivery>, completer: &redelay::Completer) {
+    fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &redelay::Completer) {
         let sink = &self.0;
         sink.completer.lock().unwrap().get_or_insert_with(|| completer.clone());
         if sink.closed.load(std::sync::atomic::Ordering::Acquire) {
-            completer.give_back(batch);
+            completer.give_back(batch.into_iter().map(|(k, _)| k).collect());
             return;
         }
-        {
-            let mut live = sink.live.lock().unwrap();
-            let mut p = sink.pending.lock().unwrap();
-            for d in batch {
-                let key = sink.next_key.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                live.insert(key, d.clone());
-                p.push((key, d));
-            }
-        }
+        sink.pending.lock().unwrap().extend(batch);
         // Wakes the dispatch loop (a permit is kept if it is busy sending the previous batch).
         sink.notify.notify_one();
     }

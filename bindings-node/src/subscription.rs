@@ -8,11 +8,11 @@
 //! same way: JS gathers the slots of finished handlers and reports them with one `complete` call
 //! per tick, which the core settles with one script call.
 //!
-//! Each delivery handed to JS gets a slot number; `delivery(slot)` gives JS a
-//! `NativeDelivery` for `message.ack()` and friends, until the outcome is reported.
+//! Each delivery is known to JS by the key the core gave it (its "slot"); `delivery(slot)`
+//! gives JS a `NativeDelivery` for `message.ack()` and friends, until the outcome is reported.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
@@ -30,8 +30,8 @@ const NUMS: usize = 7;
 #[napi(object, object_from_js = false)]
 pub struct RawBatch {
     pub queue: String,
-    /// Each delivery's slot, for `complete` and `delivery`.
-    pub slots: Uint32Array,
+    /// Each delivery's key (given by the core), for `complete` and `delivery`.
+    pub slots: Float64Array,
     pub ids: Vec<String>,
     pub tokens: Vec<String>,
     /// Every body, one after the other; body `i` ends at `ends[i]`.
@@ -92,16 +92,13 @@ struct JsHandler {
 
 #[derive(Default)]
 struct Inbox {
-    pending: Mutex<Vec<Delivery>>,
+    pending: Mutex<Vec<(u64, Delivery)>>,
     scheduled: AtomicBool,
     completer: Mutex<Option<Completer>>,
-    /// Deliveries in JavaScript's hands, by slot.
-    live: Mutex<HashMap<u32, Delivery>>,
-    next_slot: AtomicU32,
 }
 
 impl redelay::BatchHandler for JsHandler {
-    fn dispatch(&self, batch: Vec<Delivery>, completer: &Completer) {
+    fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &Completer) {
         let mut c = self.inbox.completer.lock().unwrap();
         if c.is_none() {
             *c = Some(completer.clone());
@@ -110,7 +107,7 @@ impl redelay::BatchHandler for JsHandler {
         let tsfn = self.tsfn.lock().unwrap();
         let Some(tsfn) = tsfn.as_ref() else {
             // Closed: JS will never see these.
-            completer.give_back(batch);
+            completer.give_back(batch.into_iter().map(|(k, _)| k).collect());
             return;
         };
         self.inbox.pending.lock().unwrap().extend(batch);
@@ -119,14 +116,15 @@ impl redelay::BatchHandler for JsHandler {
             if status != Status::Ok {
                 // The JS side is going away: hand the messages back unprocessed.
                 self.inbox.scheduled.store(false, Ordering::SeqCst);
-                completer.give_back(std::mem::take(&mut *self.inbox.pending.lock().unwrap()));
+                let left = std::mem::take(&mut *self.inbox.pending.lock().unwrap());
+                completer.give_back(left.into_iter().map(|(k, _)| k).collect());
             }
         }
     }
 }
 
 impl Inbox {
-    /// On the JS thread: takes what is pending, gives each a slot and lays it out in columns.
+    /// On the JS thread: takes what is pending and lays it out in columns.
     fn take_batch(&self) -> RawBatch {
         // Clear the flag before taking: a delivery queued after the take schedules a new call,
         // one queued before it is in this batch.
@@ -136,18 +134,16 @@ impl Inbox {
         let mut slots = Vec::with_capacity(n);
         let mut ids = Vec::with_capacity(n);
         let mut tokens = Vec::with_capacity(n);
-        let mut bodies = Vec::with_capacity(batch.iter().map(|d| d.body().len()).sum());
+        let mut bodies = Vec::with_capacity(batch.iter().map(|(_, d)| d.body().len()).sum());
         let mut ends = Vec::with_capacity(n);
         let mut nums = Vec::with_capacity(n * NUMS);
-        let any_headers = batch.iter().any(|d| !d.headers().is_empty());
-        let any_errors = batch.iter().any(|d| d.last_error().is_some());
+        let any_headers = batch.iter().any(|(_, d)| !d.headers().is_empty());
+        let any_errors = batch.iter().any(|(_, d)| d.last_error().is_some());
         let mut headers = Vec::with_capacity(if any_headers { n } else { 0 });
         let mut last_errors = Vec::with_capacity(if any_errors { n } else { 0 });
-        let queue = batch.first().map(|d| d.queue().to_string()).unwrap_or_default();
-        let mut live = self.live.lock().unwrap();
-        for d in batch {
-            let slot = self.next_slot.fetch_add(1, Ordering::Relaxed);
-            slots.push(slot);
+        let queue = batch.first().map(|(_, d)| d.queue().to_string()).unwrap_or_default();
+        for (key, d) in batch {
+            slots.push(key as f64);
             ids.push(d.id().to_string());
             tokens.push(d.token().to_string());
             bodies.extend_from_slice(d.body());
@@ -167,11 +163,10 @@ impl Inbox {
             if any_errors {
                 last_errors.push(d.last_error().map(str::to_string));
             }
-            live.insert(slot, d);
         }
         RawBatch {
             queue,
-            slots: Uint32Array::new(slots),
+            slots: Float64Array::new(slots),
             ids,
             tokens,
             bodies: Buffer::from(bodies),
@@ -213,15 +208,11 @@ impl SubState {
             .await;
     }
 
-    /// Lets go of the JS function (so the process can exit) and of what JS still holds.
+    /// Lets go of the JS function, so that the process can exit. (The core's close already
+    /// forgot what JS still holds.)
     fn release(&self) {
         self.handler.tsfn.lock().unwrap().take();
-        let inbox = &self.handler.inbox;
-        let left: Vec<Delivery> = std::mem::take(&mut *inbox.pending.lock().unwrap());
-        inbox.live.lock().unwrap().clear();
-        if let Some(c) = inbox.completer.lock().unwrap().as_ref() {
-            c.give_back(left);
-        }
+        self.handler.inbox.pending.lock().unwrap().clear();
     }
 }
 
@@ -262,6 +253,12 @@ pub(crate) fn create(
 #[napi]
 pub struct NativeSubscription {
     s: Arc<SubState>,
+}
+
+impl NativeSubscription {
+    fn completer(&self) -> Option<Completer> {
+        self.s.handler.inbox.completer.lock().unwrap().clone()
+    }
 }
 
 #[napi]
@@ -321,35 +318,28 @@ impl NativeSubscription {
     /// Reports finished handlers: `acks` succeeded; `fails[i]` failed with `reasons[i]`, to be
     /// retried after `retryInMs[i]` (NaN: the message's backoff). Unknown slots are ignored.
     #[napi]
-    pub fn complete(&self, acks: Vec<u32>, fails: Vec<u32>, reasons: Vec<String>, retry_in_ms: Vec<f64>) {
-        let inbox = &self.s.handler.inbox;
-        let Some(completer) = inbox.completer.lock().unwrap().clone() else { return };
+    pub fn complete(&self, acks: Vec<f64>, fails: Vec<f64>, reasons: Vec<String>, retry_in_ms: Vec<f64>) {
+        let Some(completer) = self.completer() else { return };
         let mut out = Vec::with_capacity(acks.len() + fails.len());
-        {
-            let mut live = inbox.live.lock().unwrap();
-            out.extend(acks.iter().filter_map(|s| live.remove(s)).map(|d| (d, Ok(()))));
-            for (i, slot) in fails.iter().enumerate() {
-                let Some(d) = live.remove(slot) else { continue };
-                let reason = reasons.get(i).cloned().unwrap_or_default();
-                let failure = match retry_in_ms.get(i) {
-                    Some(&r) if r.is_finite() && r >= 0.0 => {
-                        redelay::Failure::retry_in(reason, Duration::from_micros((r.min(1e15) * 1000.0) as u64))
-                    }
-                    _ => redelay::Failure::new(reason),
-                };
-                out.push((d, Err(failure)));
-            }
+        out.extend(acks.iter().map(|&slot| (slot as u64, Ok(()))));
+        for (i, &slot) in fails.iter().enumerate() {
+            let reason = reasons.get(i).cloned().unwrap_or_default();
+            let failure = match retry_in_ms.get(i) {
+                Some(&r) if r.is_finite() && r >= 0.0 => {
+                    redelay::Failure::retry_in(reason, Duration::from_micros((r.min(1e15) * 1000.0) as u64))
+                }
+                _ => redelay::Failure::new(reason),
+            };
+            out.push((slot as u64, Err(failure)));
         }
-        if !out.is_empty() {
-            completer.complete(out);
-        }
+        completer.complete(out);
     }
 
     /// The delivery in `slot`, for `message.ack()` and friends while its handler runs; null
     /// once its outcome was reported.
     #[napi]
-    pub fn delivery(&self, slot: u32) -> Option<NativeDelivery> {
-        let d = self.s.handler.inbox.live.lock().unwrap().get(&slot).cloned()?;
+    pub fn delivery(&self, slot: f64) -> Option<NativeDelivery> {
+        let d = self.completer()?.delivery(slot as u64)?;
         Some(NativeDelivery { d })
     }
 }

@@ -9,26 +9,27 @@
 //! submission, frees the slots and dispatches the next waiting messages. Fetching, lease
 //! keeping, counters and close behave as for a per-message [`Handler`](crate::Handler).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use crate::consumer::{Failure, Shared};
+use tokio::sync::oneshot::error::RecvError;
+
+use crate::consumer::{Failure, Settle, Shared};
 use crate::delivery::Delivery;
 use crate::error::{ErrorKind, Result};
 use crate::settle::{Op, Settled};
 
-/// Runs deliveries handed over in batches. Every delivery passed to [`dispatch`] must be reported
-/// exactly once through the [`Completer`] (with [`complete`](Completer::complete), or
-/// [`give_back`](Completer::give_back) when it was not started); until then it holds its handler
-/// slot, and its lease is kept alive.
+/// Runs deliveries handed over in batches. Each delivery comes with a key; report every one
+/// exactly once through the [`Completer`], by key ([`complete`](Completer::complete), or
+/// [`give_back`](Completer::give_back) when it was not started). Until then it holds its
+/// handler slot, its lease is kept alive, and [`Completer::delivery`] finds it by key — so a
+/// binding hands its foreign runtime plain numbers, not objects.
 ///
 /// `dispatch` is called from the consumer's runtime or from the thread that calls `complete`,
 /// with no lock held; it must not block (queue the batch for the handler's own thread).
-///
-/// [`dispatch`]: BatchHandler::dispatch
 pub trait BatchHandler: Send + Sync + 'static {
-    fn dispatch(&self, batch: Vec<Delivery>, completer: &Completer);
+    fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &Completer);
 }
 
 /// Takes a batch handler's outcomes back. Cheap to clone; it does not keep the subscription
@@ -44,10 +45,11 @@ pub struct Completer {
 pub(crate) struct BatchState {
     /// Leased, waiting for a free handler slot, in lease order.
     waiting: VecDeque<Delivery>,
+    /// Dispatched and not yet reported, by key.
+    live: HashMap<u64, Delivery>,
+    next_key: u64,
     /// Free handler slots.
     free: usize,
-    /// Dispatched and not yet reported.
-    outstanding: usize,
     /// Settle submissions whose results are not yet counted.
     settling: usize,
     /// No more dispatches: the subscription is closing.
@@ -60,90 +62,85 @@ impl BatchState {
     }
 }
 
-/// What a reported delivery turns into.
-enum Kind {
-    Ack,
-    Nack,
-    Release,
-}
-
 impl Completer {
-    /// Reports handler outcomes: `Ok` acks, `Err` nacks with the failure's reason (after its
-    /// retry delay, or the message's backoff); a delivery the handler settled itself is left as
-    /// it is. Deliveries reported before (or never dispatched) are ignored.
-    pub fn complete(&self, outcomes: Vec<(Delivery, std::result::Result<(), Failure>)>) {
+    /// Reports handler outcomes by key: `Ok` acks, `Err` nacks with the failure's reason (after
+    /// its retry delay, or the message's backoff); a delivery the handler settled itself is left
+    /// as it is. Keys reported before (or unknown) are ignored.
+    pub fn complete(&self, outcomes: Vec<(u64, std::result::Result<(), Failure>)>) {
         let Some(shared) = self.shared.upgrade() else { return };
-        let mut ops = Vec::with_capacity(outcomes.len());
-        let mut kinds = Vec::with_capacity(outcomes.len());
-        let reported = take_held(&shared, outcomes);
+        let reported = take_live(&shared, outcomes);
         let n = reported.len();
+        let mut ops = Vec::with_capacity(n);
         for (d, out) in reported {
             if d.is_settled() {
                 continue;
             }
             let op = match &out {
-                Ok(()) => d.ack_op().map(|op| (op, Kind::Ack)),
-                Err(f) => d.nack_op(f.retry_after(), f.reason()).map(|op| (op, Kind::Nack)),
+                Ok(()) => d.ack_op().map(|op| (op, Settle::Ack)),
+                Err(f) => d.nack_op(f.retry_after(), f.reason()).map(|op| (op, Settle::Nack)),
             };
             match op {
-                Ok((op, kind)) => {
-                    ops.push(op);
-                    kinds.push(kind);
-                }
+                Ok(op) => ops.push(op),
                 Err(e) => shared.record_error(e),
             }
         }
         shared.counters.handled.fetch_add(n as u64, Ordering::Relaxed);
-        finish(&shared, n, ops, kinds);
+        finish(&shared, n, ops);
     }
 
-    /// Hands deliveries back that were dispatched but never started (the handler's thread is
+    /// Hands back deliveries that were dispatched but never started (the handler's thread is
     /// gone, say): each is due again at once, without counting an attempt.
-    pub fn give_back(&self, deliveries: Vec<Delivery>) {
+    pub fn give_back(&self, keys: Vec<u64>) {
         let Some(shared) = self.shared.upgrade() else { return };
-        let given = take_held(&shared, deliveries.into_iter().map(|d| (d, ())).collect());
+        let given = take_live(&shared, keys.into_iter().map(|k| (k, ())).collect());
         let n = given.len();
-        let (ops, kinds) = release_ops(given.into_iter().map(|(d, ())| d));
-        finish(&shared, n, ops, kinds);
+        finish(&shared, n, release_ops(given.into_iter().map(|(d, ())| d)));
+    }
+
+    /// The dispatched delivery `key`, until it is reported (for a handler that settles or
+    /// extends it itself).
+    pub fn delivery(&self, key: u64) -> Option<Delivery> {
+        let shared = self.shared.upgrade()?;
+        let st = shared.batch.lock().unwrap();
+        st.live.get(&key).cloned()
     }
 }
 
-/// Removes the reported deliveries from the held leases, keeping only those that were held (a
-/// second report of the same delivery finds nothing).
-fn take_held<T>(shared: &Shared, items: Vec<(Delivery, T)>) -> Vec<(Delivery, T)> {
-    if shared.finished.load(Ordering::Acquire) {
-        return Vec::new();
-    }
+/// Takes the reported keys out of the dispatched deliveries (and their leases out of the held
+/// ones), keeping only keys that were live: a second report of the same key finds nothing.
+fn take_live<T>(shared: &Shared, items: Vec<(u64, T)>) -> Vec<(Delivery, T)> {
+    let taken: Vec<(Delivery, T)> = {
+        let mut st = shared.batch.lock().unwrap();
+        items.into_iter().filter_map(|(k, t)| st.live.remove(&k).map(|d| (d, t))).collect()
+    };
     let mut held = shared.held.lock().unwrap();
-    items.into_iter().filter(|(d, _)| held.remove(d.token()).is_some()).collect()
+    for (d, _) in &taken {
+        held.remove(d.token());
+    }
+    taken
 }
 
-fn release_ops(deliveries: impl Iterator<Item = Delivery>) -> (Vec<Op>, Vec<Kind>) {
-    let ops: Vec<Op> = deliveries.filter_map(|d| d.release_op().ok()).collect();
-    let kinds = ops.iter().map(|_| Kind::Release).collect();
-    (ops, kinds)
+fn release_ops(deliveries: impl Iterator<Item = Delivery>) -> Vec<(Op, Settle)> {
+    deliveries.filter_map(|d| d.release_op().ok()).map(|op| (op, Settle::Release)).collect()
 }
 
 /// Frees `n` handler slots, submits `ops` and dispatches what waits.
-fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<Op>, kinds: Vec<Kind>) {
+fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<(Op, Settle)>) {
     let submit = !ops.is_empty();
     {
         let mut st = shared.batch.lock().unwrap();
         st.free += n;
-        st.outstanding -= n;
         if submit {
             st.settling += 1;
         }
     }
     shared.inflight.add_permits(n);
     if submit {
+        let (ops, kinds): (Vec<Op>, Vec<Settle>) = ops.into_iter().unzip();
         let rx = shared.queue.inner.settler.submit(ops);
         let s = shared.clone();
         shared.queue.inner.client.inner.rt.spawn(async move {
-            match rx.await {
-                Ok(results) => count(&s, results, kinds),
-                Err(_) => s.record_error(crate::Error::new(ErrorKind::Connection, "client is closed")),
-            }
+            count(&s, rx.await, kinds);
             s.batch.lock().unwrap().settling -= 1;
             s.idle.notify_waiters();
         });
@@ -153,19 +150,15 @@ fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<Op>, kinds: Vec<Kind>) {
     pump(shared);
 }
 
-fn count(shared: &Shared, results: Vec<Result<Settled>>, kinds: Vec<Kind>) {
-    let c = &shared.counters;
-    for (r, kind) in results.into_iter().zip(kinds) {
-        match (r, kind) {
-            (Ok(_), Kind::Ack) => c.acked.fetch_add(1, Ordering::Relaxed),
-            (Ok(_), Kind::Nack) => c.nacked.fetch_add(1, Ordering::Relaxed),
-            (Ok(_), Kind::Release) => 0,
-            (Err(e), _) if e.kind() == ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
-            (Err(e), _) => {
-                shared.record_error(e);
-                0
+/// Counts the results of one submission.
+fn count(shared: &Shared, results: std::result::Result<Vec<Result<Settled>>, RecvError>, kinds: Vec<Settle>) {
+    match results {
+        Ok(results) => {
+            for (r, kind) in results.into_iter().zip(kinds) {
+                shared.count_settle(kind, r.map(|_| ()));
             }
-        };
+        }
+        Err(_) => shared.record_error(crate::Error::new(ErrorKind::Connection, "client is closed")),
     }
 }
 
@@ -179,15 +172,22 @@ pub(crate) fn enqueue(shared: &Arc<Shared>, deliveries: Vec<Delivery>) {
 /// Dispatches waiting deliveries to the free handler slots.
 fn pump(shared: &Arc<Shared>) {
     let Some(handler) = shared.batch_handler() else { return };
-    let batch: Vec<Delivery> = {
+    let batch: Vec<(u64, Delivery)> = {
         let mut st = shared.batch.lock().unwrap();
         if st.closed {
             return;
         }
         let n = st.free.min(st.waiting.len());
         st.free -= n;
-        st.outstanding += n;
-        st.waiting.drain(..n).collect()
+        let mut batch = Vec::with_capacity(n);
+        for _ in 0..n {
+            let d = st.waiting.pop_front().expect("n <= waiting");
+            let key = st.next_key;
+            st.next_key += 1;
+            st.live.insert(key, d.clone());
+            batch.push((key, d));
+        }
+        batch
     };
     if !batch.is_empty() {
         handler.dispatch(batch, &Completer { shared: Arc::downgrade(shared) });
@@ -195,8 +195,8 @@ fn pump(shared: &Arc<Shared>) {
 }
 
 /// Closing: stops dispatching, hands back what waits (no attempt counted), then waits up to the
-/// drain timeout for the dispatched ones to be reported and every settle to finish. Reports
-/// after that are ignored.
+/// drain timeout for the dispatched ones to be reported and every settle to finish. What is
+/// still dispatched then is forgotten: later reports find nothing, the leases run out.
 pub(crate) async fn close(shared: &Arc<Shared>) {
     let waiting: Vec<Delivery> = {
         let mut st = shared.batch.lock().unwrap();
@@ -210,21 +210,18 @@ pub(crate) async fn close(shared: &Arc<Shared>) {
                 held.remove(d.token());
             }
         }
-        let n = waiting.len();
-        let (ops, kinds) = release_ops(waiting.into_iter());
-        shared.inflight.add_permits(n);
-        if let Ok(results) = shared.queue.inner.settler.submit(ops).await {
-            count(shared, results, kinds);
-        }
+        shared.inflight.add_permits(waiting.len());
+        let (ops, kinds): (Vec<Op>, Vec<Settle>) = release_ops(waiting.into_iter()).into_iter().unzip();
+        count(shared, shared.queue.inner.settler.submit(ops).await, kinds);
     }
-    let drained = tokio::time::timeout(shared.opts.drain_timeout, async {
+    let _ = tokio::time::timeout(shared.opts.drain_timeout, async {
         loop {
             let idle = shared.idle.notified();
             tokio::pin!(idle);
             idle.as_mut().enable();
             {
                 let st = shared.batch.lock().unwrap();
-                if st.outstanding == 0 && st.settling == 0 {
+                if st.live.is_empty() && st.settling == 0 {
                     return;
                 }
             }
@@ -232,6 +229,5 @@ pub(crate) async fn close(shared: &Arc<Shared>) {
         }
     })
     .await;
-    let _ = drained;
-    shared.finished.store(true, Ordering::Release);
+    shared.batch.lock().unwrap().live.clear();
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -149,6 +149,14 @@ pub(crate) struct AtomicCounters {
     pub errors: AtomicU64,
 }
 
+/// What a settle request was, for the counters.
+pub(crate) enum Settle {
+    Ack,
+    Nack,
+    /// Handed back unprocessed: not counted.
+    Release,
+}
+
 /// How a subscription runs its handler.
 enum Mode {
     /// One task per delivery, awaiting the handler's future.
@@ -178,8 +186,6 @@ pub(crate) struct Shared {
     pub batch: Mutex<BatchState>,
     /// Batch mode: notified when reports or settles finish (close waits on it).
     pub idle: tokio::sync::Notify,
-    /// Set once close has finished; later reports are ignored.
-    pub finished: AtomicBool,
 }
 
 impl Shared {
@@ -196,6 +202,20 @@ impl Shared {
     }
     fn lease_ttr(&self, d: &Delivery) -> Duration {
         self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
+    }
+    /// Counts one settle request's result.
+    pub fn count_settle(&self, kind: Settle, r: Result<()>) {
+        let c = &self.counters;
+        match (r, kind) {
+            (Ok(()), Settle::Ack) => c.acked.fetch_add(1, Ordering::Relaxed),
+            (Ok(()), Settle::Nack) => c.nacked.fetch_add(1, Ordering::Relaxed),
+            (Ok(()), Settle::Release) => 0,
+            (Err(e), _) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
+            (Err(e), _) => {
+                self.record_error(e);
+                0
+            }
+        };
     }
     pub fn record_error(&self, e: Error) {
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
@@ -254,7 +274,6 @@ impl Queue {
             inflight: Arc::new(Semaphore::new(cap)),
             batch: Mutex::new(BatchState::new(opts.concurrency)),
             idle: tokio::sync::Notify::new(),
-            finished: AtomicBool::new(false),
             opts,
             closing,
             held: Mutex::new(HashMap::new()),
@@ -450,38 +469,25 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
         _ = shared.closed() => None,
         p = shared.running.clone().acquire_owned() => p.ok(),
     };
-    let outcome = match run {
+    match run {
         Some(_permit) => {
             let Mode::Each(handler) = &shared.mode else { unreachable!("run_one in batch mode") };
             let fut = handler.handle(d.clone());
             let out = AssertUnwindSafe(fut).catch_unwind().await;
             shared.counters.handled.fetch_add(1, Ordering::Relaxed);
-            if d.is_settled() {
-                None
-            } else {
-                Some(match out {
-                    Ok(Ok(())) => d.ack().await.map(|_| true),
-                    Ok(Err(f)) => d.nack(f.retry_after(), f.reason()).await.map(|_| false),
-                    Err(panic) => d.nack(None, &panic_message(panic)).await.map(|_| false),
-                })
+            if !d.is_settled() {
+                let (kind, r) = match out {
+                    Ok(Ok(())) => (Settle::Ack, d.ack().await),
+                    Ok(Err(f)) => (Settle::Nack, d.nack(f.retry_after(), f.reason()).await.map(|_| ())),
+                    Err(panic) => (Settle::Nack, d.nack(None, &panic_message(panic)).await.map(|_| ())),
+                };
+                shared.count_settle(kind, r);
             }
         }
         None => {
             let _ = d.release().await;
-            None
         }
-    };
-    let c = &shared.counters;
-    match outcome {
-        Some(Ok(true)) => c.acked.fetch_add(1, Ordering::Relaxed),
-        Some(Ok(false)) => c.nacked.fetch_add(1, Ordering::Relaxed),
-        Some(Err(e)) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
-        Some(Err(e)) => {
-            shared.record_error(e);
-            0
-        }
-        None => 0,
-    };
+    }
     shared.held.lock().unwrap().remove(d.token());
 }
 

@@ -22,7 +22,7 @@ enum Plan {
 
 /// Hands every batch to one plain thread (the "event loop"), which reports outcomes per batch.
 struct ForeignThread {
-    tx: Mutex<mpsc::Sender<(Vec<Delivery>, Completer)>>,
+    tx: Mutex<mpsc::Sender<(Vec<(u64, Delivery)>, Completer)>>,
     /// Dispatched and not yet reported, and the most ever at once.
     out: Arc<AtomicUsize>,
     max_out: Arc<AtomicUsize>,
@@ -31,11 +31,11 @@ struct ForeignThread {
 
 struct Log {
     seen: Mutex<Vec<(String, u32)>>,
-    held: Mutex<Vec<(Delivery, Completer)>>,
+    held: Mutex<Vec<(u64, Delivery, Completer)>>,
 }
 
 fn foreign(plan: impl Fn(&Delivery) -> Plan + Send + 'static, rt: tokio::runtime::Handle) -> (Arc<ForeignThread>, Arc<Log>) {
-    let (tx, rx) = mpsc::channel::<(Vec<Delivery>, Completer)>();
+    let (tx, rx) = mpsc::channel::<(Vec<(u64, Delivery)>, Completer)>();
     let out = Arc::new(AtomicUsize::new(0));
     let log = Arc::new(Log { seen: Mutex::default(), held: Mutex::default() });
     let (o, l) = (out.clone(), log.clone());
@@ -43,16 +43,19 @@ fn foreign(plan: impl Fn(&Delivery) -> Plan + Send + 'static, rt: tokio::runtime
         while let Ok((batch, completer)) = rx.recv() {
             std::thread::sleep(Duration::from_micros(200));
             let mut report = Vec::new();
-            for d in batch {
+            for (key, d) in batch {
                 l.seen.lock().unwrap().push((d.id().to_string(), d.attempt()));
                 match plan(&d) {
-                    Plan::Ack => report.push((d, Ok(()))),
-                    Plan::Fail => report.push((d, Err(Failure::retry_in("planned failure", Duration::ZERO)))),
+                    Plan::Ack => report.push((key, Ok(()))),
+                    Plan::Fail => report.push((key, Err(Failure::retry_in("planned failure", Duration::ZERO)))),
                     Plan::SelfAck => {
-                        rt.block_on(d.ack()).unwrap();
-                        report.push((d, Ok(())));
+                        // Found by key, as a binding does for its foreign handler.
+                        let found = completer.delivery(key).expect("a dispatched key is live");
+                        assert_eq!(found.token(), d.token());
+                        rt.block_on(found.ack()).unwrap();
+                        report.push((key, Ok(())));
                     }
-                    Plan::Hold => l.held.lock().unwrap().push((d, completer.clone())),
+                    Plan::Hold => l.held.lock().unwrap().push((key, d, completer.clone())),
                 }
             }
             o.fetch_sub(report.len(), Ordering::SeqCst);
@@ -69,7 +72,7 @@ fn foreign(plan: impl Fn(&Delivery) -> Plan + Send + 'static, rt: tokio::runtime
 }
 
 impl BatchHandler for ForeignThread {
-    fn dispatch(&self, batch: Vec<Delivery>, completer: &Completer) {
+    fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &Completer) {
         let now = self.out.fetch_add(batch.len(), Ordering::SeqCst) + batch.len();
         self.max_out.fetch_max(now, Ordering::SeqCst);
         self.batches.fetch_add(1, Ordering::SeqCst);
@@ -146,12 +149,14 @@ async fn close_gives_back_waiting_ones_and_waits_for_reports() {
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!closing.is_finished(), "close returned before the dispatched ones were reported");
-    let held: Vec<(Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
+    let held: Vec<(u64, Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
     let (first, rest) = held.split_at(2);
+    let completer = &first[0].2;
     // Two reported done, two handed back as never started; a second report is ignored.
-    first[0].1.complete(first.iter().map(|(d, _)| (d.clone(), Ok(()))).collect());
-    first[0].1.complete(first.iter().map(|(d, _)| (d.clone(), Err(Failure::new("again")))).collect());
-    rest[0].1.give_back(rest.iter().map(|(d, _)| d.clone()).collect());
+    completer.complete(first.iter().map(|(k, _, _)| (*k, Ok(()))).collect());
+    assert!(completer.delivery(first[0].0).is_none(), "a reported key is gone");
+    completer.complete(first.iter().map(|(k, _, _)| (*k, Err(Failure::new("again")))).collect());
+    completer.give_back(rest.iter().map(|(k, _, _)| *k).collect());
     tokio::time::timeout(Duration::from_secs(5), closing).await.expect("close finished").unwrap();
 
     let c = sub.counters();
@@ -159,12 +164,12 @@ async fn close_gives_back_waiting_ones_and_waits_for_reports() {
     let s = q.stats().await.unwrap();
     assert_eq!((s.total, s.leased), (38, 0));
     // Handed back (waiting or given back): due again with no attempt counted.
-    for (d, _) in rest {
+    for (_, d, _) in rest {
         let info = q.peek(d.id()).await.unwrap().expect("still stored");
         assert_eq!(info.attempts, 0, "{} was never started", d.id());
     }
     // Reports after close are ignored.
-    rest[0].1.complete(rest.iter().map(|(d, _)| (d.clone(), Ok(()))).collect());
+    completer.complete(rest.iter().map(|(k, _, _)| (*k, Ok(()))).collect());
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(q.stats().await.unwrap().total, 38);
     common::assert_verified(&q).await;
@@ -204,8 +209,9 @@ async fn handlers_that_never_report_are_abandoned_at_the_drain_timeout() {
     let took = t.elapsed();
     assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(3), "close took {took:?}");
     // A report after the drain timeout is ignored: nothing is acked.
-    let held: Vec<(Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
-    held[0].1.complete(held.iter().map(|(d, _)| (d.clone(), Ok(()))).collect());
+    let held: Vec<(u64, Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
+    assert!(held[0].2.delivery(held[0].0).is_none(), "forgotten after the drain timeout");
+    held[0].2.complete(held.iter().map(|(k, _, _)| (*k, Ok(()))).collect());
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!((sub.counters().acked, q.stats().await.unwrap().total), (0, 2));
     // Their leases run out (nobody extends them now): delivered again, as attempt 2.
