@@ -239,7 +239,10 @@ pub async fn connect(url: String, options: ClientOptions) -> Result<Arc<NativeCl
             let Some(t) = options.wait_for_replicas_timeout_ms else {
                 return Err(invalid("wait_for_replicas: needs a timeout too"));
             };
-            b = b.wait_for_replicas(count_u32("wait_for_replicas replicas", n)?, millis("wait_for_replicas timeout", t)?);
+            b = b.wait_for_replicas(
+                count_u32("wait_for_replicas replicas", n)?,
+                millis("wait_for_replicas timeout", t)?,
+            );
         }
         let client = b.connect().await?;
         Ok(Arc::new(NativeClient { inner: Mutex::new(Some(client)) }))
@@ -590,7 +593,9 @@ impl DeliverySink {
 
     fn delivery(&self, key: u64) -> Res<Delivery> {
         self.completer().and_then(|c| c.delivery(key)).ok_or_else(|| {
-            NativeError::LeaseLost("lease lost: the handler of this delivery has returned and the subscription settled it".into())
+            NativeError::LeaseLost(
+                "lease lost: the handler of this delivery has returned and the subscription settled it".into(),
+            )
         })
     }
 
@@ -640,16 +645,21 @@ impl DeliverySink {
 impl DeliverySink {
     /// Outcomes of finished handlers; unknown keys (abandoned after the drain timeout) are skipped.
     pub fn complete(&self, outcomes: Vec<Outcome>) {
-        self.report(outcomes.into_iter().map(|o| {
-            let r = match o.failure {
-                None => Ok(()),
-                Some(reason) => Err(match o.retry_in_ms {
-                    Some(ms) => Failure::retry_in(reason, Duration::from_millis(ms.max(0) as u64)),
-                    None => Failure::new(reason),
-                }),
-            };
-            (o.key, r)
-        }).collect());
+        self.report(
+            outcomes
+                .into_iter()
+                .map(|o| {
+                    let r = match o.failure {
+                        None => Ok(()),
+                        Some(reason) => Err(match o.retry_in_ms {
+                            Some(ms) => Failure::retry_in(reason, Duration::from_millis(ms.max(0) as u64)),
+                            None => Failure::new(reason),
+                        }),
+                    };
+                    (o.key, r)
+                })
+                .collect(),
+        );
     }
 
     pub async fn ack(&self, key: u64) -> Result<(), NativeError> {
@@ -820,7 +830,13 @@ impl NativeQueue {
         on_rt(async move { Ok(q.ack(&id, &token).await?) }).await
     }
 
-    pub async fn nack(&self, id: String, token: String, retry_in_ms: Option<i64>, reason: String) -> Result<bool, NativeError> {
+    pub async fn nack(
+        &self,
+        id: String,
+        token: String,
+        retry_in_ms: Option<i64>,
+        reason: String,
+    ) -> Result<bool, NativeError> {
         let q = self.q()?;
         let retry_in = opt_millis("retry_in", retry_in_ms)?;
         on_rt(async move { Ok(q.nack(&id, &token, retry_in, &reason).await?) }).await

@@ -64,9 +64,7 @@ impl<T> IntoJs<T> for redelay::Result<T> {
 /// non-negative number); the core checks the limits of each field.
 fn ms(field: &str, v: f64) -> Result<Duration> {
     if !v.is_finite() || v < 0.0 {
-        return Err(invalid(format!(
-            "{field}: must be a finite number of milliseconds >= 0, got {v}"
-        )));
+        return Err(invalid(format!("{field}: must be a finite number of milliseconds >= 0, got {v}")));
     }
     micros(field, v)
 }
@@ -102,16 +100,10 @@ fn count_usize(field: &str, v: f64) -> Result<usize> {
 /// to refuse).
 fn time_from_ms(field: &str, v: f64) -> Result<SystemTime> {
     if !v.is_finite() {
-        return Err(invalid(format!(
-            "{field}: must be a valid Date or a number of ms since the epoch, got {v}"
-        )));
+        return Err(invalid(format!("{field}: must be a valid Date or a number of ms since the epoch, got {v}")));
     }
     let d = micros(field, v)?;
-    let t = if v >= 0.0 {
-        UNIX_EPOCH.checked_add(d)
-    } else {
-        UNIX_EPOCH.checked_sub(d)
-    };
+    let t = if v >= 0.0 { UNIX_EPOCH.checked_add(d) } else { UNIX_EPOCH.checked_sub(d) };
     t.ok_or_else(|| invalid(format!("{field}: {v} is out of range")))
 }
 
@@ -147,10 +139,7 @@ fn read_body(v: Option<Unknown>) -> Result<Vec<u8>> {
                 unsafe { v.cast() }.map_err(|_| invalid("body: must be a Buffer, Uint8Array or string"))?;
             Ok(b.to_vec())
         }
-        t => Err(invalid(format!(
-            "body: must be a Buffer, Uint8Array or string, got {}",
-            type_name(t)
-        ))),
+        t => Err(invalid(format!("body: must be a Buffer, Uint8Array or string, got {}", type_name(t)))),
     }
 }
 
@@ -253,10 +242,7 @@ fn published(p: redelay::Published) -> Published {
         redelay::PublishStatus::Duplicate => "duplicate",
         redelay::PublishStatus::Replaced => "replaced",
     };
-    Published {
-        id: p.id,
-        status: status.to_string(),
-    }
+    Published { id: p.id, status: status.to_string() }
 }
 
 /// A delivery as handed to JavaScript; `redelay.js` wraps it in a `Message`.
@@ -434,11 +420,7 @@ pub async fn connect(url: String, opts: Option<ClientOptions>) -> Result<NativeC
     }
     let client = b.connect().await.js()?;
     Ok(NativeClient {
-        state: Arc::new(ClientState {
-            client,
-            closed: AtomicBool::new(false),
-            subs: Mutex::new(Vec::new()),
-        }),
+        state: Arc::new(ClientState { client, closed: AtomicBool::new(false), subs: Mutex::new(Vec::new()) }),
     })
 }
 
@@ -453,10 +435,7 @@ impl NativeClient {
     pub fn queue(&self, name: String) -> Result<NativeQueue> {
         self.state.check()?;
         let q = self.state.client.queue(&name).js()?;
-        Ok(NativeQueue {
-            state: self.state.clone(),
-            q,
-        })
+        Ok(NativeQueue { state: self.state.clone(), q })
     }
 
     #[napi(getter)]
@@ -530,10 +509,7 @@ pub struct NativeQueue {
 }
 
 fn nack_args(opts: Option<NackOptions>) -> Result<(Option<Duration>, String)> {
-    let o = opts.unwrap_or(NackOptions {
-        retry_in_ms: None,
-        reason: None,
-    });
+    let o = opts.unwrap_or(NackOptions { retry_in_ms: None, reason: None });
     let retry = o.retry_in_ms.map(|v| ms("retryInMs", v)).transpose()?;
     Ok((retry, o.reason.unwrap_or_default()))
 }
@@ -543,9 +519,7 @@ fn select(sel: Either3<Vec<String>, f64, String>) -> Result<Select> {
         Either3::A(ids) => Ok(Select::Ids(ids)),
         Either3::B(n) => Ok(Select::Oldest(count_usize("count", n)?)),
         Either3::C(s) if s == "all" => Ok(Select::All),
-        Either3::C(s) => Err(invalid(format!(
-            "select: must be an array of ids, a count or \"all\", got {s:?}"
-        ))),
+        Either3::C(s) => Err(invalid(format!("select: must be an array of ids, a count or \"all\", got {s:?}"))),
     }
 }
 
@@ -575,10 +549,7 @@ impl NativeQueue {
         env.spawn_future(async move { q.publish(m).await.map(published).js() })
     }
 
-    #[napi(
-        ts_args_type = "messages: Array<object>",
-        ts_return_type = "Promise<Array<Published>>"
-    )]
+    #[napi(ts_args_type = "messages: Array<object>", ts_return_type = "Promise<Array<Published>>")]
     pub fn publish_batch<'e>(&self, env: &'e Env, messages: Array) -> Result<PromiseRaw<'e, Vec<Published>>> {
         self.state.check()?;
         let mut msgs = Vec::with_capacity(messages.len() as usize);
@@ -612,10 +583,7 @@ impl NativeQueue {
         let max = count_usize("max", max)?;
         let (wait, ttr) = match opts {
             Some(o) => (
-                o.wait_ms
-                    .map(|v| ms("waitMs", v))
-                    .transpose()?
-                    .unwrap_or(Duration::ZERO),
+                o.wait_ms.map(|v| ms("waitMs", v)).transpose()?.unwrap_or(Duration::ZERO),
                 o.ttr_ms.map(|v| ms("ttrMs", v)).transpose()?,
             ),
             None => (Duration::ZERO, None),
@@ -736,10 +704,7 @@ impl NativeQueue {
     pub async fn verify(&self) -> Result<RawVerifyReport> {
         self.state.check()?;
         let r = self.q.verify().await.js()?;
-        Ok(RawVerifyReport {
-            records: r.records as f64,
-            problems: r.problems,
-        })
+        Ok(RawVerifyReport { records: r.records as f64, problems: r.problems })
     }
 
     /// A subscription, not started yet: `dispatch` is called on the JS thread with batches of

@@ -11,9 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyType};
+use pyo3::IntoPyObjectExt;
 
 static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
 
@@ -70,9 +70,7 @@ static EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static MEMORYVIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    ERRORS
-        .get_or_try_init(py, || py.import("redelay._errors").map(|m| m.into_any().unbind()))
-        .map(|m| m.bind(py))
+    ERRORS.get_or_try_init(py, || py.import("redelay._errors").map(|m| m.into_any().unbind())).map(|m| m.bind(py))
 }
 
 /// The Python helpers in `redelay._runtime` (failure mapping, logging).
@@ -108,7 +106,6 @@ pub fn py_error(py: Python<'_>, kind: redelay::ErrorKind, message: &str) -> PyEr
 pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
     py_error(py, e.kind(), e.message())
 }
-
 
 pub fn invalid(py: Python<'_>, message: impl AsRef<str>) -> PyErr {
     py_error(py, redelay::ErrorKind::InvalidArgument, message.as_ref())
@@ -208,7 +205,10 @@ pub fn time_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<SystemTime> {
     if obj.call_method0("utcoffset")?.is_none() {
         return Err(invalid(
             py,
-            format!("{field}: naive datetime {} has no time zone; pass an aware one, e.g. datetime.now(timezone.utc)", obj.repr()?),
+            format!(
+                "{field}: naive datetime {} has no time zone; pass an aware one, e.g. datetime.now(timezone.utc)",
+                obj.repr()?
+            ),
         ));
     }
     let delta = obj.sub(epoch(py)?)?;
@@ -221,7 +221,9 @@ pub fn time_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<SystemTime> {
     } else {
         UNIX_EPOCH.checked_sub(Duration::from_micros((-total) as u64))
     };
-    t.ok_or_else(|| invalid(py, format!("{field}: {} is out of range", obj.repr().map(|r| r.to_string()).unwrap_or_default())))
+    t.ok_or_else(|| {
+        invalid(py, format!("{field}: {} is out of range", obj.repr().map(|r| r.to_string()).unwrap_or_default()))
+    })
 }
 
 /// A message body: bytes, bytearray, memoryview or str (UTF-8).
@@ -252,16 +254,16 @@ pub fn headers_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<BTreeMap<String, 
     let dict = match obj.cast::<PyDict>() {
         Ok(d) => d.clone(),
         // Any other mapping: copy it into a dict.
-        Err(_) => PyDict::from_sequence(&obj.call_method0("items").map_err(|_| {
-            PyTypeError::new_err("headers: expected a mapping of str to str")
-        })?)
+        Err(_) => PyDict::from_sequence(
+            &obj.call_method0("items")
+                .map_err(|_| PyTypeError::new_err("headers: expected a mapping of str to str"))?,
+        )
         .map_err(|_| PyTypeError::new_err("headers: expected a mapping of str to str"))?,
     };
     for (k, v) in dict.iter() {
         let k: String = k.extract().map_err(|_| PyTypeError::new_err("headers: names must be str"))?;
-        let v: String = v
-            .extract()
-            .map_err(|_| PyTypeError::new_err(format!("headers: value of {k:?} must be str")))?;
+        let v: String =
+            v.extract().map_err(|_| PyTypeError::new_err(format!("headers: value of {k:?} must be str")))?;
         out.insert(k, v);
     }
     Ok(out)
@@ -273,9 +275,12 @@ pub fn u32_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u32> {
     if obj.is_instance_of::<pyo3::types::PyBool>() {
         return Err(PyTypeError::new_err(format!("{field}: expected int, got bool")));
     }
-    let v: i64 = obj
-        .extract()
-        .map_err(|_| PyTypeError::new_err(format!("{field}: expected int, got {}", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+    let v: i64 = obj.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{field}: expected int, got {}",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })?;
     u32::try_from(v).map_err(|_| invalid(py, format!("{field}: must be a positive integer, got {v}")))
 }
 

@@ -139,7 +139,12 @@ fn settle_nack<'py>(
     run(py, blocking, async move { d.nack(retry_in, &reason).await })
 }
 
-fn settle_extend<'py>(py: Python<'py>, d: redelay::Delivery, ttr: &Bound<'py, PyAny>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+fn settle_extend<'py>(
+    py: Python<'py>,
+    d: redelay::Delivery,
+    ttr: &Bound<'py, PyAny>,
+    blocking: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let ttr = duration_arg(ttr, "ttr")?;
     run(py, blocking, async move { d.extend(ttr).await })
 }
@@ -155,7 +160,11 @@ impl Message {
     /// its exponential backoff. At max_attempts it goes to the dead letters with `reason`.
     /// Returns True when it went to the dead letters.
     #[pyo3(signature = (retry_in=None, reason=String::new()))]
-    fn nack<'py>(slf: &Bound<'py, Self>, retry_in: Option<&Bound<'py, PyAny>>, reason: String) -> PyResult<Bound<'py, PyAny>> {
+    fn nack<'py>(
+        slf: &Bound<'py, Self>,
+        retry_in: Option<&Bound<'py, PyAny>>,
+        reason: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
         settle_nack(slf.py(), slf.as_super().get().d.clone(), retry_in, reason, false)
     }
     /// Extend the lease to `ttr` (seconds or timedelta) from now.
@@ -175,7 +184,11 @@ impl SyncMessage {
     /// its exponential backoff. At max_attempts it goes to the dead letters with `reason`.
     /// Returns True when it went to the dead letters.
     #[pyo3(signature = (retry_in=None, reason=String::new()))]
-    fn nack<'py>(slf: &Bound<'py, Self>, retry_in: Option<&Bound<'py, PyAny>>, reason: String) -> PyResult<Bound<'py, PyAny>> {
+    fn nack<'py>(
+        slf: &Bound<'py, Self>,
+        retry_in: Option<&Bound<'py, PyAny>>,
+        reason: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
         settle_nack(slf.py(), slf.as_super().get().d.clone(), retry_in, reason, true)
     }
     /// Extend the lease to `ttr` (seconds or timedelta) from now.

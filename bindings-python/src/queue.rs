@@ -76,10 +76,16 @@ impl NativeClient {
             b = b.default_ttr(t);
         }
         if let Some((base, max)) = default_backoff {
-            b = b.default_backoff(duration_arg(&base, "default_backoff base")?, duration_arg(&max, "default_backoff max")?);
+            b = b.default_backoff(
+                duration_arg(&base, "default_backoff base")?,
+                duration_arg(&max, "default_backoff max")?,
+            );
         }
         if let Some((n, timeout)) = wait_for_replicas {
-            b = b.wait_for_replicas(u32_arg(&n, "wait_for_replicas replicas")?, duration_arg(&timeout, "wait_for_replicas timeout")?);
+            b = b.wait_for_replicas(
+                u32_arg(&n, "wait_for_replicas replicas")?,
+                duration_arg(&timeout, "wait_for_replicas timeout")?,
+            );
         }
         run(py, blocking, async move { b.connect().await.map(|c| NativeClient { c }) })
     }
@@ -88,10 +94,7 @@ impl NativeClient {
     fn queue(&self, py: Python<'_>, name: &str) -> PyResult<NativeQueue> {
         // Queue::new spawns the settle task: do it inside the runtime.
         let _guard = crate::convert::rt().enter();
-        self.c
-            .queue(name)
-            .map(|q| NativeQueue { q })
-            .map_err(|e| crate::convert::to_py_err(py, e))
+        self.c.queue(name).map(|q| NativeQueue { q }).map_err(|e| crate::convert::to_py_err(py, e))
     }
 
     /// The key prefix.
@@ -234,7 +237,12 @@ impl NativeQueue {
         run(py, blocking, async move { q.publish(m).await.map(Published::from) })
     }
 
-    fn publish_batch<'py>(&self, py: Python<'py>, items: &Bound<'py, PyAny>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn publish_batch<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut msgs = Vec::new();
         for (i, item) in items.try_iter()?.enumerate() {
             let item = item?;
@@ -277,7 +285,10 @@ impl NativeQueue {
             }
             Ok(list.into_any())
         } else {
-            crate::convert::into_awaitable(py, async move { q.fetch_leasing(max, wait, ttr).await.map(AsyncDeliveries) })
+            crate::convert::into_awaitable(
+                py,
+                async move { q.fetch_leasing(max, wait, ttr).await.map(AsyncDeliveries) },
+            )
         }
     }
 
@@ -347,7 +358,13 @@ impl NativeQueue {
         run(py, blocking, async move { q.stats().await.map(Stats) })
     }
 
-    fn dead_letters<'py>(&self, py: Python<'py>, limit: i64, offset: i64, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+    fn dead_letters<'py>(
+        &self,
+        py: Python<'py>,
+        limit: i64,
+        offset: i64,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let limit = usize_arg(py, limit, "limit")?;
         let offset = usize_arg(py, offset, "offset")?;
         let q = self.q.clone();
@@ -418,8 +435,10 @@ impl NativeQueue {
         }
         let h = make_handler(py, handler, event_loop)?;
         let q = self.q.clone();
-        run(py, blocking, async move {
-            q.subscribe_arc(h, opts).await.map(|s| NativeSubscription { sub: Arc::new(s) })
-        })
+        run(
+            py,
+            blocking,
+            async move { q.subscribe_arc(h, opts).await.map(|s| NativeSubscription { sub: Arc::new(s) }) },
+        )
     }
 }

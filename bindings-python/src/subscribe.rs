@@ -24,7 +24,8 @@ type Outcome = Result<(), Failure>;
 /// Turns a handler's exception into a Failure (logging it), via `redelay._runtime.failure`.
 fn failure_of(py: Python<'_>, exc: &Bound<'_, PyAny>, msg: &Bound<'_, PyAny>) -> Failure {
     let r = (|| -> PyResult<Failure> {
-        let (reason, retry_in): (String, Option<f64>) = runtime_helpers(py)?.call_method1("failure", (exc, msg))?.extract()?;
+        let (reason, retry_in): (String, Option<f64>) =
+            runtime_helpers(py)?.call_method1("failure", (exc, msg))?.extract()?;
         Ok(match retry_in.and_then(|s| Duration::try_from_secs_f64(s).ok()) {
             Some(d) => Failure::retry_in(reason, d),
             None => Failure::new(reason),
@@ -237,7 +238,11 @@ impl Completer {
     }
 }
 
-pub fn make_handler(py: Python<'_>, func: Py<PyAny>, event_loop: Option<Py<PyAny>>) -> PyResult<Arc<dyn redelay::Handler>> {
+pub fn make_handler(
+    py: Python<'_>,
+    func: Py<PyAny>,
+    event_loop: Option<Py<PyAny>>,
+) -> PyResult<Arc<dyn redelay::Handler>> {
     Ok(match event_loop {
         Some(event_loop) => Arc::new(AsyncHandler {
             st: Arc::new(DispatchState {

@@ -1,6 +1,5 @@
 //! Result objects: Published, Stats, MessageInfo, VerifyReport, Counters.
 
-
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -257,4 +256,3 @@ impl<'py> IntoPyObject<'py> for PyTime {
         datetime(py, self.0)
     }
 }
-

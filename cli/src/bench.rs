@@ -76,22 +76,45 @@ fn round3(x: f64) -> f64 {
 
 pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
     let c = if a.quick {
-        Counts { single: 300, batch: 5_000, backlog: 3_000, low: 50, low_spread: Duration::from_secs(1), burst: 2_000, burst_due: Duration::from_secs(1), memory: 5_000 }
+        Counts {
+            single: 300,
+            batch: 5_000,
+            backlog: 3_000,
+            low: 50,
+            low_spread: Duration::from_secs(1),
+            burst: 2_000,
+            burst_due: Duration::from_secs(1),
+            memory: 5_000,
+        }
     } else {
-        Counts { single: 10_000, batch: 100_000, backlog: 100_000, low: 500, low_spread: Duration::from_secs(5), burst: 50_000, burst_due: Duration::from_secs(3), memory: 100_000 }
+        Counts {
+            single: 10_000,
+            batch: 100_000,
+            backlog: 100_000,
+            low: 500,
+            low_spread: Duration::from_secs(5),
+            burst: 50_000,
+            burst_due: Duration::from_secs(3),
+            memory: 100_000,
+        }
     };
     let prefix = format!("redelay-bench-{}", std::process::id());
     let client = Client::builder(url).prefix(&prefix).response_timeout(Duration::from_secs(30)).connect().await?;
     let raw = redis::Client::open(url).map_err(redelay::Error::from)?;
     let mut rc = raw.get_multiplexed_async_connection().await.map_err(redelay::Error::from)?;
     let conc = a.concurrency;
-    eprintln!("redelay bench against {} (concurrency {conc}{})", redelay::redact(url), if a.quick { ", quick" } else { "" });
+    eprintln!(
+        "redelay bench against {} (concurrency {conc}{})",
+        redelay::redact(url),
+        if a.quick { ", quick" } else { "" }
+    );
 
     let on = |p: &str| a.only.is_empty() || a.only.iter().any(|o| o == p);
     let (single, batched) = if on("a") { publish_phase(&client, &c).await? } else { (0.0, 0.0) };
     let deliver = if on("b") { deliver_phase(&client, c.backlog, conc).await? } else { 0.0 };
     let low = if on("c") { lateness_phase(&client, c.low, c.low_spread, conc).await? } else { Vec::new() };
-    let (burst_lat, drain) = if on("d") { burst_phase(&client, "burst", c.burst, c.burst_due, conc).await? } else { (Vec::new(), 0.0) };
+    let (burst_lat, drain) =
+        if on("d") { burst_phase(&client, "burst", c.burst, c.burst_due, conc).await? } else { (Vec::new(), 0.0) };
     let mem = if on("e") { memory_phase(&client, &mut rc, c.memory).await? } else { 0.0 };
     let stalls = match a.stalls {
         Some(n) => Some(stall_phase(&client, &mut rc, n, c.burst, conc).await?),
@@ -104,8 +127,14 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
     };
     let low = sorted(low);
     let burst_lat = sorted(burst_lat);
-    let redis_version: String = redis::cmd("INFO").arg("server").query_async::<String>(&mut rc).await.map_err(redelay::Error::from)?
-        .lines().find_map(|l| l.strip_prefix("redis_version:").map(str::to_string)).unwrap_or_default();
+    let redis_version: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async::<String>(&mut rc)
+        .await
+        .map_err(redelay::Error::from)?
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:").map(str::to_string))
+        .unwrap_or_default();
     let out = json!({
         "system": "redelay",
         "version": env!("CARGO_PKG_VERSION"),
@@ -143,14 +172,28 @@ fn print_table(v: &Value) {
     println!("  (a) publish, one at a time        {:>12.0} msg/s", f("/publish_single_per_s"));
     println!("  (a) publish, batches of 1000      {:>12.0} msg/s", f("/publish_batch_per_s"));
     println!("  (b) deliver+ack, due backlog      {:>12.0} msg/s", f("/deliver_ack_per_s"));
-    println!("  (c) lateness, low load            p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
-        f("/low_load/p50_ms"), f("/low_load/p90_ms"), f("/low_load/p99_ms"), f("/low_load/max_ms"));
-    println!("  (d) burst of {:<6} at one instant drained in {:.3} s, lateness p50 {:.1} ms p99 {:.1} ms",
-        f("/burst/count"), f("/burst/drain_s"), f("/burst/p50_ms"), f("/burst/p99_ms"));
+    println!(
+        "  (c) lateness, low load            p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
+        f("/low_load/p50_ms"),
+        f("/low_load/p90_ms"),
+        f("/low_load/p99_ms"),
+        f("/low_load/max_ms")
+    );
+    println!(
+        "  (d) burst of {:<6} at one instant drained in {:.3} s, lateness p50 {:.1} ms p99 {:.1} ms",
+        f("/burst/count"),
+        f("/burst/drain_s"),
+        f("/burst/p50_ms"),
+        f("/burst/p99_ms")
+    );
     println!("  (e) memory per pending message    {:>12.0} bytes (32-byte body)", f("/memory/bytes_per_message"));
     if !v["stalls"].is_null() {
-        println!("  (f) slowest command during a burst over {} pending: {:.2} ms ({} commands over 5 ms)",
-            f("/stalls/pending"), f("/stalls/max_ms"), f("/stalls/over_5ms"));
+        println!(
+            "  (f) slowest command during a burst over {} pending: {:.2} ms ({} commands over 5 ms)",
+            f("/stalls/pending"),
+            f("/stalls/max_ms"),
+            f("/stalls/over_5ms")
+        );
     }
 }
 
@@ -189,7 +232,13 @@ async fn publish_phase(client: &Client, c: &Counts) -> redelay::Result<(f64, f64
 }
 
 /// Subscribes with a no-op handler that records lateness (ms); returns when `n` were acked.
-async fn consume(q: &Queue, n: usize, conc: usize, label: &str, within: Duration) -> redelay::Result<(Vec<f64>, Instant)> {
+async fn consume(
+    q: &Queue,
+    n: usize,
+    conc: usize,
+    label: &str,
+    within: Duration,
+) -> redelay::Result<(Vec<f64>, Instant)> {
     let lat: Arc<Mutex<Vec<f64>>> = Arc::new(Mutex::new(Vec::with_capacity(n)));
     let l = lat.clone();
     let sub = q
@@ -252,7 +301,8 @@ async fn lateness_phase(client: &Client, n: usize, spread: Duration, conc: usize
         .collect();
     // Subscribe first, so that the consumer is idle and waiting, as in production.
     let q2 = q.clone();
-    let consumer = tokio::spawn(async move { consume(&q2, n, conc, "(c) low-load lateness", Duration::from_secs(60)).await });
+    let consumer =
+        tokio::spawn(async move { consume(&q2, n, conc, "(c) low-load lateness", Duration::from_secs(60)).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     q.publish_batch(msgs).await?;
     let (lat, _) = consumer.await.expect("consumer task")?;
@@ -260,7 +310,13 @@ async fn lateness_phase(client: &Client, n: usize, spread: Duration, conc: usize
     Ok(lat)
 }
 
-async fn burst_phase(client: &Client, name: &str, n: usize, due_in: Duration, conc: usize) -> redelay::Result<(Vec<f64>, f64)> {
+async fn burst_phase(
+    client: &Client,
+    name: &str,
+    n: usize,
+    due_in: Duration,
+    conc: usize,
+) -> redelay::Result<(Vec<f64>, f64)> {
     let q = fresh(client, name).await?;
     let at = SystemTime::now() + due_in;
     let due_local = Instant::now() + due_in;
@@ -291,7 +347,8 @@ async fn memory_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnectio
     let mut done = 0;
     while done < n {
         let k = 1000.min(n - done);
-        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).delay(Duration::from_secs(3600))).collect()).await?;
+        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).delay(Duration::from_secs(3600))).collect())
+            .await?;
         done += k;
         if done % 10_000 == 0 || done == n {
             progress("(e) memory", done, n);
@@ -302,12 +359,19 @@ async fn memory_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnectio
     Ok((after - before) / n as f64)
 }
 
-async fn stall_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnection, pending: usize, burst: usize, conc: usize) -> redelay::Result<Value> {
+async fn stall_phase(
+    client: &Client,
+    rc: &mut redis::aio::MultiplexedConnection,
+    pending: usize,
+    burst: usize,
+    conc: usize,
+) -> redelay::Result<Value> {
     let q = fresh(client, "stalls").await?;
     let mut done = 0;
     while done < pending {
         let k = 1000.min(pending - done);
-        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).delay(Duration::from_secs(7200))).collect()).await?;
+        q.publish_batch((0..k).map(|_| Message::new(vec![b'x'; 32]).delay(Duration::from_secs(7200))).collect())
+            .await?;
         done += k;
         if done % 50_000 == 0 || done == pending {
             progress("(f) pending backlog", done, pending);
@@ -326,7 +390,8 @@ async fn stall_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnection
         done += k;
     }
     let (lat, _) = consume(&q, burst, conc, "(f) burst over backlog", Duration::from_secs(300)).await?;
-    let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(100000).query_async(rc).await.map_err(redelay::Error::from)?;
+    let log: Vec<redis::Value> =
+        redis::cmd("SLOWLOG").arg("GET").arg(100000).query_async(rc).await.map_err(redelay::Error::from)?;
     let mut max_us = 0i64;
     let mut over5 = 0;
     let mut slowest = String::new();
@@ -338,10 +403,14 @@ async fn stall_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnection
                 }
                 if *us > max_us {
                     max_us = *us;
-                    slowest = args.iter().take(1).map(|a| match a {
-                        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-                        _ => String::new(),
-                    }).collect();
+                    slowest = args
+                        .iter()
+                        .take(1)
+                        .map(|a| match a {
+                            redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                            _ => String::new(),
+                        })
+                        .collect();
                 }
             }
         }

@@ -52,9 +52,8 @@ pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
         m = m.id(id);
     }
     for h in a.headers {
-        let (k, v) = h
-            .split_once('=')
-            .ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
+        let (k, v) =
+            h.split_once('=').ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
         m = m.header(k, v);
     }
     if let Some(n) = a.max_attempts {
@@ -106,10 +105,16 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
     } else if a.prometheus {
         print!("{}", prometheus(client.prefix(), &rows));
     } else {
-        println!("{:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  next due", "queue", "total", "scheduled", "ready", "leased", "dead");
+        println!(
+            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  next due",
+            "queue", "total", "scheduled", "ready", "leased", "dead"
+        );
         for (n, s) in &rows {
             let next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
-            println!("{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}", s.total, s.scheduled, s.ready, s.leased, s.dead);
+            println!(
+                "{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}",
+                s.total, s.scheduled, s.ready, s.leased, s.dead
+            );
         }
         if rows.is_empty() {
             println!("(no queues under prefix {:?})", client.prefix());
@@ -269,7 +274,13 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
                 let now = SystemTime::now();
                 for m in &list {
                     let died = m.state_since_or_until.map_or("-".into(), |t| relative(t, now));
-                    println!("{:<24} died {:<14} after {} attempts: {}", m.id, died, m.attempts, m.last_error.as_deref().unwrap_or("-"));
+                    println!(
+                        "{:<24} died {:<14} after {} attempts: {}",
+                        m.id,
+                        died,
+                        m.attempts,
+                        m.last_error.as_deref().unwrap_or("-")
+                    );
                 }
                 if list.is_empty() {
                     println!("(no dead letters in {queue:?})");

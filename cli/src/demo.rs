@@ -23,7 +23,13 @@ pub struct DemoArgs {
 pub async fn run(url: &str, prefix: &str, a: DemoArgs) -> redelay::Result<ExitCode> {
     let client = crate::commands::connect(url, prefix).await?;
     let queue = client.queue(&format!("demo-{}", std::process::id()))?;
-    println!("redelay demo: {} messages due over {:.0} s on {} (queue {})", a.count, a.seconds, redelay::redact(url), queue.name());
+    println!(
+        "redelay demo: {} messages due over {:.0} s on {} (queue {})",
+        a.count,
+        a.seconds,
+        redelay::redact(url),
+        queue.name()
+    );
 
     // Spread the due times evenly, published in shuffled order; #7 fails once to show a retry.
     let n = a.count.max(1);
@@ -55,10 +61,20 @@ pub async fn run(url: &str, prefix: &str, a: DemoArgs) -> redelay::Result<ExitCo
                 async move {
                     let body = String::from_utf8_lossy(d.body()).into_owned();
                     if d.id() == "demo-07" && d.attempt() == 1 {
-                        println!("  {:>7.3}s  {body}  attempt {}  lateness {:>9}  -> fails, retried with backoff", start.elapsed().as_secs_f64(), d.attempt(), human(d.lateness()));
+                        println!(
+                            "  {:>7.3}s  {body}  attempt {}  lateness {:>9}  -> fails, retried with backoff",
+                            start.elapsed().as_secs_f64(),
+                            d.attempt(),
+                            human(d.lateness())
+                        );
                         return Err(Failure::new("demo: first attempt fails on purpose"));
                     }
-                    println!("  {:>7.3}s  {body}  attempt {}  lateness {:>9}", start.elapsed().as_secs_f64(), d.attempt(), human(d.lateness()));
+                    println!(
+                        "  {:>7.3}s  {body}  attempt {}  lateness {:>9}",
+                        start.elapsed().as_secs_f64(),
+                        d.attempt(),
+                        human(d.lateness())
+                    );
                     l.lock().unwrap().push(d.lateness());
                     Ok(())
                 }

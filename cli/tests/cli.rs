@@ -44,14 +44,22 @@ fn publish_inspect_change_dead_letters_verify() {
     assert_eq!(text(&redelay(&prefix, &["publish", "jobs", "again", "--id", "a"])).trim(), "a duplicate");
 
     let peek = text(&redelay(&prefix, &["peek", "jobs", "a"]));
-    assert!(peek.contains("state:        scheduled") && peek.contains("header:       k=v") && peek.contains("body:         hello"), "{peek}");
+    assert!(
+        peek.contains("state:        scheduled")
+            && peek.contains("header:       k=v")
+            && peek.contains("body:         hello"),
+        "{peek}"
+    );
 
     let stats = text(&redelay(&prefix, &["stats", "--json"]));
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(v[0]["queue"], "jobs");
     assert_eq!(v[0]["scheduled"], 1);
     let prom = text(&redelay(&prefix, &["stats", "--prometheus"]));
-    assert!(prom.contains(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"jobs\",state=\"scheduled\"}} 1")), "{prom}");
+    assert!(
+        prom.contains(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"jobs\",state=\"scheduled\"}} 1")),
+        "{prom}"
+    );
 
     let o = redelay(&prefix, &["reschedule", "jobs", "a", "--delay", "2h"]);
     assert!(o.status.success(), "{o:?}");
@@ -71,7 +79,8 @@ fn publish_inspect_change_dead_letters_verify() {
         let q = c.queue("jobs").unwrap();
         assert_eq!(q.fetch(1, std::time::Duration::from_secs(1)).await.unwrap().len(), 1);
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        assert!(q.fetch(1, std::time::Duration::ZERO).await.unwrap().is_empty()); // reclaims it: dead
+        assert!(q.fetch(1, std::time::Duration::ZERO).await.unwrap().is_empty());
+        // reclaims it: dead
     });
     let list = text(&redelay(&prefix, &["dead", "list", "jobs"]));
     assert!(list.starts_with("d ") && list.contains("lease expired"), "{list}");

@@ -35,7 +35,13 @@ async fn main() {
             while i < count {
                 let n = 1000.min(count - i);
                 let msgs: Vec<Message> = (i..i + n)
-                    .map(|k| Message::new(format!("body {k}").into_bytes()).id(format!("m{k}")).delay(Duration::from_millis(k * spread / count.max(1))).max_attempts(1000).ttr(Duration::from_secs(2)))
+                    .map(|k| {
+                        Message::new(format!("body {k}").into_bytes())
+                            .id(format!("m{k}"))
+                            .delay(Duration::from_millis(k * spread / count.max(1)))
+                            .max_attempts(1000)
+                            .ttr(Duration::from_secs(2))
+                    })
                     .collect();
                 loop {
                     match q.publish_batch(msgs.clone()).await {
@@ -63,24 +69,29 @@ async fn main() {
                 let log = log.clone();
                 let write = write.clone();
                 let r = q
-                .subscribe(
-                    move |d: Delivery| {
-                        let log = log.clone();
-                        async move {
-                            let deadline = d.lease_deadline().duration_since(UNIX_EPOCH).unwrap().as_millis();
-                            write(&log, format!("handled {} {} {pid} {deadline}\n", d.id(), d.attempt()));
-                            let w = if work_ms == 0 { 0 } else { rand_ms(work_ms) };
-                            tokio::time::sleep(Duration::from_millis(w)).await;
-                            match d.ack().await {
-                                Ok(()) => write(&log, format!("acked {} {} {pid}\n", d.id(), d.attempt())),
-                                Err(e) => eprintln!("fault_worker: ack {}: {e}", d.id()),
+                    .subscribe(
+                        move |d: Delivery| {
+                            let log = log.clone();
+                            async move {
+                                let deadline = d.lease_deadline().duration_since(UNIX_EPOCH).unwrap().as_millis();
+                                write(&log, format!("handled {} {} {pid} {deadline}\n", d.id(), d.attempt()));
+                                let w = if work_ms == 0 { 0 } else { rand_ms(work_ms) };
+                                tokio::time::sleep(Duration::from_millis(w)).await;
+                                match d.ack().await {
+                                    Ok(()) => write(&log, format!("acked {} {} {pid}\n", d.id(), d.attempt())),
+                                    Err(e) => eprintln!("fault_worker: ack {}: {e}", d.id()),
+                                }
+                                Ok::<(), Failure>(())
                             }
-                            Ok::<(), Failure>(())
-                        }
-                    },
-                    SubscribeOptions { concurrency, prefetch: concurrency, ttr: Some(Duration::from_secs(2)), ..Default::default() },
-                )
-                .await;
+                        },
+                        SubscribeOptions {
+                            concurrency,
+                            prefetch: concurrency,
+                            ttr: Some(Duration::from_secs(2)),
+                            ..Default::default()
+                        },
+                    )
+                    .await;
                 match r {
                     Ok(s) => break s,
                     Err(e) => {

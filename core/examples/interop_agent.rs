@@ -174,7 +174,8 @@ fn record(d: &Delivery) -> Value {
 }
 
 async fn consume(client: &Client, queue_arg: &str, n: usize, out_file: &str, nack: Option<String>) {
-    let qs: Vec<redelay::Queue> = queues(queue_arg).iter().map(|name| client.queue(name).unwrap_or_else(|e| die(e))).collect();
+    let qs: Vec<redelay::Queue> =
+        queues(queue_arg).iter().map(|name| client.queue(name).unwrap_or_else(|e| die(e))).collect();
     println!("ready");
     std::io::stdout().flush().ok();
     let deadline = Instant::now() + TIMEOUT;

@@ -60,7 +60,6 @@ pub struct ClientBuilder {
     defaults: Defaults,
 }
 
-
 impl ClientBuilder {
     /// Key prefix of every queue (default `redelay`).
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
@@ -213,10 +212,8 @@ impl Client {
     /// Names of the queues published to under this prefix (a best-effort registry).
     pub async fn queues(&self) -> Result<Vec<String>> {
         let mut c = self.inner.conn.clone();
-        let mut names: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(crate::keys::registry(&self.inner.prefix))
-            .query_async(&mut c)
-            .await?;
+        let mut names: Vec<String> =
+            redis::cmd("SMEMBERS").arg(crate::keys::registry(&self.inner.prefix)).query_async(&mut c).await?;
         names.sort();
         Ok(names)
     }

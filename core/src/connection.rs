@@ -113,7 +113,16 @@ fn parse(url: &str) -> Result<Parsed> {
         q.push(("#".to_string(), f.to_string()));
     }
     if kind == Kind::Unix {
-        return Ok(Parsed { kind, tls, user: None, pass: None, hosts: vec![rest.to_string()], path: String::new(), query: q, tls_ca });
+        return Ok(Parsed {
+            kind,
+            tls,
+            user: None,
+            pass: None,
+            hosts: vec![rest.to_string()],
+            path: String::new(),
+            query: q,
+            tls_ca,
+        });
     }
     let (auth, hostpath) = match rest.rsplit_once('@') {
         Some((a, h)) => (Some(a), h),
@@ -155,7 +164,14 @@ impl Parsed {
         let params: Vec<String> = self
             .query
             .iter()
-            .filter_map(|(k, v)| if k == "#" { frag = Some(v.clone()); None } else { Some(format!("{k}={v}")) })
+            .filter_map(|(k, v)| {
+                if k == "#" {
+                    frag = Some(v.clone());
+                    None
+                } else {
+                    Some(format!("{k}={v}"))
+                }
+            })
             .collect();
         if !params.is_empty() {
             url.push('?');
@@ -182,7 +198,13 @@ impl Parsed {
 
 fn enc(s: &str) -> String {
     s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect()
 }
 
@@ -408,7 +430,12 @@ impl ConnectionLike for Conn {
         }
     }
 
-    fn req_packed_commands<'a>(&'a mut self, cmd: &'a Pipeline, offset: usize, count: usize) -> RedisFuture<'a, Vec<Value>> {
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),

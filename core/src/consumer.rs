@@ -250,7 +250,11 @@ impl Queue {
     /// Starts consuming with a [`BatchHandler`]: deliveries are handed over in batches (as
     /// many as there are free handler slots) and reported back in batches, with no task per
     /// message. For bindings whose handlers run on another runtime's thread.
-    pub async fn subscribe_batch(&self, handler: Arc<dyn BatchHandler>, opts: SubscribeOptions) -> Result<Subscription> {
+    pub async fn subscribe_batch(
+        &self,
+        handler: Arc<dyn BatchHandler>,
+        opts: SubscribeOptions,
+    ) -> Result<Subscription> {
         self.start(Mode::Batch(handler), opts).await
     }
 
@@ -451,10 +455,7 @@ async fn fetch_loop(shared: Arc<Shared>) {
     if shared.batch_handler().is_some() {
         batch::close(&shared).await;
     }
-    let drained = tokio::time::timeout(opts.drain_timeout, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
+    let drained = tokio::time::timeout(opts.drain_timeout, async { while tasks.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
@@ -536,7 +537,8 @@ async fn lease_keeper(shared: Arc<Shared>) {
         let extends = due.into_iter().map(|(d, ttr)| {
             let settler = d.inner.settler.clone();
             async move {
-                let op = Op::Extend { id: d.id().to_string(), token: d.token().to_string(), ttr_ms: ttr.as_millis() as u64 };
+                let op =
+                    Op::Extend { id: d.id().to_string(), token: d.token().to_string(), ttr_ms: ttr.as_millis() as u64 };
                 if let Ok(Settled::Extended(deadline)) = settler.settle(op).await {
                     d.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
                 }

@@ -186,11 +186,8 @@ impl Delivery {
         if self.is_settled() {
             return Err(Error::lease_lost(&self.inner.id));
         }
-        let op = Op::Extend {
-            id: self.inner.id.clone(),
-            token: self.inner.token.clone(),
-            ttr_ms: ttr.as_millis() as u64,
-        };
+        let op =
+            Op::Extend { id: self.inner.id.clone(), token: self.inner.token.clone(), ttr_ms: ttr.as_millis() as u64 };
         if let Settled::Extended(deadline) = self.inner.settler.settle(op).await? {
             self.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
         }

@@ -61,9 +61,7 @@ pub(crate) fn check_queue_name(name: &str) -> Result<()> {
         )));
     }
     if !name_chars_ok(name) {
-        return Err(Error::invalid(format!(
-            "queue name: {name:?} may only contain A-Z a-z 0-9 _ - . :"
-        )));
+        return Err(Error::invalid(format!("queue name: {name:?} may only contain A-Z a-z 0-9 _ - . :")));
     }
     Ok(())
 }
@@ -102,9 +100,7 @@ pub(crate) fn check_body(len: usize, max: usize) -> Result<()> {
 
 pub(crate) fn check_max_body_setting(max: usize) -> Result<()> {
     if max == 0 || max > MAX_BODY_BYTES_CEILING {
-        return Err(Error::invalid(format!(
-            "max_body_bytes: must be 1 to {MAX_BODY_BYTES_CEILING}, got {max}"
-        )));
+        return Err(Error::invalid(format!("max_body_bytes: must be 1 to {MAX_BODY_BYTES_CEILING}, got {max}")));
     }
     Ok(())
 }
@@ -147,10 +143,7 @@ pub(crate) fn check_at(at_ms: i64, local_now_ms: i64) -> Result<()> {
         return Err(Error::invalid(format!("at: {at_ms} ms is before the Unix epoch")));
     }
     if at_ms - local_now_ms > MAX_DELAY.as_millis() as i64 {
-        return Err(Error::invalid(format!(
-            "at: more than {} days in the future",
-            MAX_DELAY.as_secs() / 86400
-        )));
+        return Err(Error::invalid(format!("at: more than {} days in the future", MAX_DELAY.as_secs() / 86400)));
     }
     Ok(())
 }

@@ -392,11 +392,14 @@ impl Queue {
         let (mode, value) = due_args(due)?;
         let args = vec![id.as_bytes().to_vec(), mode.as_bytes().to_vec(), value.to_string().into_bytes()];
         let r = array(self.run(&scripts::RESCHEDULE, args.into_iter().map(redis::Arg::Simple).collect()).await?)?;
-        let (status, due) = (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
+        let (status, due) =
+            (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
         match status {
             1 => Ok(delivery::ms_to_time(due)),
             0 => Err(Error::not_found(id)),
-            -1 => Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled"))),
+            -1 => {
+                Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled")))
+            }
             -2 => Err(Error::invalid(format!("id: message {id:?} is dead; respawn it instead of rescheduling"))),
             _ => Err(record::corrupt(id)),
         }

@@ -49,7 +49,8 @@ impl Script {
 
 macro_rules! script {
     ($name:ident, $file:literal) => {
-        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
+        pub(crate) static $name: LazyLock<Script> =
+            LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
     };
 }
 

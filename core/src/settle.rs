@@ -124,7 +124,8 @@ async fn settle_batch(conn: &Conn, keys: &QueueKeys, batch: Vec<Pending>) {
         call(conn, keys, &scripts::NACK, &batch, nacks, 0),
         call(conn, keys, &scripts::EXTEND, &batch, extends, 1),
     );
-    let mut results: Vec<Vec<Option<Result<Settled>>>> = batch.iter().map(|p| p.ops.iter().map(|_| None).collect()).collect();
+    let mut results: Vec<Vec<Option<Result<Settled>>>> =
+        batch.iter().map(|p| p.ops.iter().map(|_| None).collect()).collect();
     for ((pi, oi), r) in a.into_iter().chain(n).chain(e) {
         results[pi][oi] = Some(r);
     }

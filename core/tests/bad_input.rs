@@ -61,14 +61,17 @@ async fn bad_names_options_and_urls() {
         (SubscribeOptions { ttr: Some(Duration::from_millis(5)), ..Default::default() }, "ttr"),
     ];
     for (opts, word) in cases {
-        let e = q.subscribe(|_d: redelay::Delivery| async { Ok::<(), redelay::Failure>(()) }, opts).await.err().unwrap();
+        let e =
+            q.subscribe(|_d: redelay::Delivery| async { Ok::<(), redelay::Failure>(()) }, opts).await.err().unwrap();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert!(e.message().starts_with(word), "{e}");
     }
     for (max, ok) in [(0, false), (1001, false), (1000, true)] {
         assert_eq!(q.fetch(max, Duration::ZERO).await.is_ok(), ok, "fetch max {max}");
     }
-    for (url, word) in [("http://localhost", "unknown scheme"), ("localhost:6379", "unknown scheme"), ("redis://", "url")] {
+    for (url, word) in
+        [("http://localhost", "unknown scheme"), ("localhost:6379", "unknown scheme"), ("redis://", "url")]
+    {
         let e = Client::connect(url).await.err().unwrap();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{url}: {e}");
         assert!(e.message().contains(word), "{url}: {e}");

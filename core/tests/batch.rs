@@ -34,7 +34,10 @@ struct Log {
     held: Mutex<Vec<(u64, Delivery, Completer)>>,
 }
 
-fn foreign(plan: impl Fn(&Delivery) -> Plan + Send + 'static, rt: tokio::runtime::Handle) -> (Arc<ForeignThread>, Arc<Log>) {
+fn foreign(
+    plan: impl Fn(&Delivery) -> Plan + Send + 'static,
+    rt: tokio::runtime::Handle,
+) -> (Arc<ForeignThread>, Arc<Log>) {
     let (tx, rx) = mpsc::channel::<(Vec<(u64, Delivery)>, Completer)>();
     let out = Arc::new(AtomicUsize::new(0));
     let log = Arc::new(Log { seen: Mutex::default(), held: Mutex::default() });
@@ -62,12 +65,7 @@ fn foreign(plan: impl Fn(&Delivery) -> Plan + Send + 'static, rt: tokio::runtime
             completer.complete(report);
         }
     });
-    let h = ForeignThread {
-        tx: Mutex::new(tx),
-        out,
-        max_out: Arc::default(),
-        batches: Arc::default(),
-    };
+    let h = ForeignThread { tx: Mutex::new(tx), out, max_out: Arc::default(), batches: Arc::default() };
     (Arc::new(h), log)
 }
 

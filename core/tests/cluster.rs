@@ -94,7 +94,9 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
     let mut subs = Vec::new();
     for name in &names {
         let q = client.queue(name).unwrap();
-        let msgs = (0..200).map(|i| Message::new(format!("{name}/{i}").into_bytes()).id(format!("{name}-m{i}")).delay(ms(i * 20))).collect();
+        let msgs = (0..200)
+            .map(|i| Message::new(format!("{name}/{i}").into_bytes()).id(format!("{name}-m{i}")).delay(ms(i * 20)))
+            .collect();
         q.publish_batch(msgs).await.unwrap();
         let a = acked.clone();
         let sub = q
@@ -123,7 +125,10 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
                 .map(|n| (n.clone(), acked.lock().unwrap().keys().filter(|k| k.starts_with(&format!("{n}-"))).count()))
                 .collect();
             let counters: Vec<_> = subs.iter().map(|s| (s.counters().errors, s.last_error())).collect();
-            panic!("only {} of 1200 acked after failover; per queue {per:?}; victim {victim}; counters {counters:#?}", acked.lock().unwrap().len());
+            panic!(
+                "only {} of 1200 acked after failover; per queue {per:?}; victim {victim}; counters {counters:#?}",
+                acked.lock().unwrap().len()
+            );
         }
         tokio::time::sleep(ms(100)).await;
     }

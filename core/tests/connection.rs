@@ -36,18 +36,12 @@ async fn a_subscription_keeps_delivering_after_redis_restarts() {
     let client = Client::builder(&server.url()).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
     let q = client.queue("restart").unwrap();
     let (got, handler) = common::recording(|d| String::from_utf8_lossy(d.body()).into_owned());
-    let sub = q
-        .subscribe(
-            handler,
-            SubscribeOptions::concurrency(2),
-        )
-        .await
-        .unwrap();
+    let sub = q.subscribe(handler, SubscribeOptions::concurrency(2)).await.unwrap();
     q.publish(Message::new(b"before".to_vec())).await.unwrap();
     wait_for(&got, 1).await;
 
     server.restart(); // no persistence: Redis comes back empty
-    // Publishing may fail while the client reconnects; retry like a producer would.
+                      // Publishing may fail while the client reconnects; retry like a producer would.
     let t = Instant::now();
     loop {
         match q.publish(Message::new(b"after".to_vec()).delay(Duration::from_millis(200))).await {

@@ -15,11 +15,19 @@ async fn corrupt_records_are_moved_aside_and_the_queue_keeps_flowing() {
     let raw = redis::Client::open(common::url()).unwrap();
     let mut r = raw.get_multiplexed_async_connection().await.unwrap();
 
-    q.publish_batch((0..20).map(|i| Message::new(format!("ok {i}").into_bytes()).id(format!("ok-{i}"))).collect()).await.unwrap();
+    q.publish_batch((0..20).map(|i| Message::new(format!("ok {i}").into_bytes()).id(format!("ok-{i}"))).collect())
+        .await
+        .unwrap();
     q.publish(Message::new(b"x".to_vec()).id("bad-header")).await.unwrap();
     q.publish(Message::new(b"x".to_vec()).header("k", "v").id("bad-tail")).await.unwrap();
     // Unreadable header (unknown version): the script itself refuses it.
-    let _: () = redis::cmd("HSET").arg(&jobs).arg("bad-header").arg(b"\x09 garbage garbage garbage garbage garbage".as_slice()).query_async(&mut r).await.unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(&jobs)
+        .arg("bad-header")
+        .arg(b"\x09 garbage garbage garbage garbage garbage".as_slice())
+        .query_async(&mut r)
+        .await
+        .unwrap();
     // Readable header, tail promising a header that is not there: only the client notices.
     let mut rec: Vec<u8> = redis::cmd("HGET").arg(&jobs).arg("bad-tail").query_async(&mut r).await.unwrap();
     let tail_at = 35 + 2; // header, empty error
@@ -28,13 +36,7 @@ async fn corrupt_records_are_moved_aside_and_the_queue_keeps_flowing() {
     let _: () = redis::cmd("HSET").arg(&jobs).arg("bad-tail").arg(rec).query_async(&mut r).await.unwrap();
 
     let (got, handler) = common::recording(|d| d.id().to_string());
-    let sub = q
-        .subscribe(
-            handler,
-            SubscribeOptions::concurrency(4),
-        )
-        .await
-        .unwrap();
+    let sub = q.subscribe(handler, SubscribeOptions::concurrency(4)).await.unwrap();
     let t = Instant::now();
     while got.lock().unwrap().len() < 20 {
         assert!(t.elapsed() < Duration::from_secs(10), "stuck: {:?}", got.lock().unwrap());

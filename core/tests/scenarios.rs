@@ -176,7 +176,8 @@ async fn cancel_reschedule_duplicate_replace_peek_stats() {
     assert_eq!(info.body, b"a", "a duplicate publish changes nothing");
     assert_eq!(info.state, State::Scheduled);
 
-    let rep = q.publish(Message::new(b"new".to_vec()).id("a").delay(Duration::from_secs(120)).replace(true)).await.unwrap();
+    let rep =
+        q.publish(Message::new(b"new".to_vec()).id("a").delay(Duration::from_secs(120)).replace(true)).await.unwrap();
     assert_eq!(rep.status, PublishStatus::Replaced);
     assert_eq!(q.peek("a").await.unwrap().unwrap().body, b"new");
 
@@ -300,7 +301,11 @@ async fn handler_outcomes_ack_nack_panic_and_manual() {
     let l = q.peek("later").await.unwrap().unwrap();
     assert_eq!(l.state, State::Dead);
     let c = sub.counters();
-    assert_eq!((c.delivered, c.handled, c.acked, c.nacked), (5, 5, 1, 3), "manual nacks are not counted as handler nacks");
+    assert_eq!(
+        (c.delivered, c.handled, c.acked, c.nacked),
+        (5, 5, 1, 3),
+        "manual nacks are not counted as handler nacks"
+    );
     common::assert_verified(&q).await;
 }
 

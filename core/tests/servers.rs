@@ -30,7 +30,9 @@ async fn a_subscription_survives_a_sentinel_failover() {
         )
         .await
         .unwrap();
-    let before: Vec<Message> = (0..50).map(|i| Message::new(b"x".to_vec()).id(format!("before-{i}")).delay(Duration::from_millis(i * 40))).collect();
+    let before: Vec<Message> = (0..50)
+        .map(|i| Message::new(b"x".to_vec()).id(format!("before-{i}")).delay(Duration::from_millis(i * 40)))
+        .collect();
     q.publish_batch(before).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     s.run("failover");

@@ -146,23 +146,24 @@ impl Cluster {
             let Ok(c) = redis::Client::open(format!("redis://127.0.0.1:{p}")) else { continue };
             let Ok(mut con) = c.get_connection() else { continue };
             let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut con).unwrap();
-            let slots: Vec<(i64, i64, (String, i64))> = match redis::cmd("CLUSTER").arg("SLOTS").query::<Vec<redis::Value>>(&mut con) {
-                Ok(v) => v
-                    .into_iter()
-                    .filter_map(|e| match e {
-                        redis::Value::Array(f) if f.len() >= 3 => {
-                            let n = |v: &redis::Value| if let redis::Value::Int(i) = v { *i } else { -1 };
-                            let port = match &f[2] {
-                                redis::Value::Array(m) if m.len() >= 2 => n(&m[1]),
-                                _ => -1,
-                            };
-                            Some((n(&f[0]), n(&f[1]), (String::new(), port)))
-                        }
-                        _ => None,
-                    })
-                    .collect(),
-                Err(_) => continue,
-            };
+            let slots: Vec<(i64, i64, (String, i64))> =
+                match redis::cmd("CLUSTER").arg("SLOTS").query::<Vec<redis::Value>>(&mut con) {
+                    Ok(v) => v
+                        .into_iter()
+                        .filter_map(|e| match e {
+                            redis::Value::Array(f) if f.len() >= 3 => {
+                                let n = |v: &redis::Value| if let redis::Value::Int(i) = v { *i } else { -1 };
+                                let port = match &f[2] {
+                                    redis::Value::Array(m) if m.len() >= 2 => n(&m[1]),
+                                    _ => -1,
+                                };
+                                Some((n(&f[0]), n(&f[1]), (String::new(), port)))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                    Err(_) => continue,
+                };
             if let Some((_, _, (_, port))) = slots.iter().find(|(a, b, _)| *a <= slot && slot <= *b) {
                 return *port as u16;
             }
