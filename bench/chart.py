@@ -9,6 +9,7 @@ Each input is one `--json` result (schema: bench/README.md). Files are grouped b
 values below --floor-ms (by default the decade below the smallest value, at least 0.01 ms;
 including any negative value from clock granularity) are drawn at the floor.
 """
+
 import argparse
 import json
 import math
@@ -53,8 +54,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+", help="JSON results of redelay and/or BullMQ")
     ap.add_argument("-o", "--out", default="lateness.png", help="PNG to write")
-    ap.add_argument("--floor-ms", type=float, default=None,
-                    help="left end of the log axis (default: the decade below the smallest value, at least 0.01)")
+    ap.add_argument(
+        "--floor-ms",
+        type=float,
+        default=None,
+        help="left end of the log axis (default: the decade below the smallest value, at least 0.01)",
+    )
     ap.add_argument("--title", default="Lateness after due time (CDF), same Redis, same host")
     args = ap.parse_args(argv)
 

@@ -7,6 +7,7 @@ Reads every *.json result in the folder (schema: bench/README.md), groups them b
 `system` field, and prints, for each figure, the median over the rounds of each system, the
 ratio redelay/BullMQ, and the issue's target. Writes summary.json and summary.md beside them.
 """
+
 import glob
 import json
 import os
@@ -92,22 +93,37 @@ def main(argv):
         rm = statistics.median(rv) if rv else None
         bm = statistics.median(bv) if bv else None
         ratio = rm / bm if rm is not None and bm not in (None, 0) else None
-        rows.append({
-            "figure": label, "key": ".".join(path), "unit": unit, "better": better,
-            "redelay_median": rm, "bullmq_median": bm, "ratio_redelay_over_bullmq": ratio,
-            "redelay_values": rv, "bullmq_values": bv,
-            "target": target, "target_met": met(target, rm, bm),
-        })
+        rows.append(
+            {
+                "figure": label,
+                "key": ".".join(path),
+                "unit": unit,
+                "better": better,
+                "redelay_median": rm,
+                "bullmq_median": bm,
+                "ratio_redelay_over_bullmq": ratio,
+                "redelay_values": rv,
+                "bullmq_values": bv,
+                "target": target,
+                "target_met": met(target, rm, bm),
+            }
+        )
 
     header = ["figure", "unit", f"redelay (n={len(red)})", f"BullMQ (n={len(bull)})", "redelay/BullMQ", "target", "met"]
     table = [header]
     for r in rows:
         ratio = r["ratio_redelay_over_bullmq"]
-        table.append([
-            r["figure"], r["unit"], fmt(r["redelay_median"]), fmt(r["bullmq_median"]),
-            "—" if ratio is None else (f"{ratio:.2f}x" if ratio >= 0.01 else f"{ratio:.2g}x"),
-            r["target"] or "", {True: "yes", False: "NO", None: ""}[r["target_met"]],
-        ])
+        table.append(
+            [
+                r["figure"],
+                r["unit"],
+                fmt(r["redelay_median"]),
+                fmt(r["bullmq_median"]),
+                "—" if ratio is None else (f"{ratio:.2f}x" if ratio >= 0.01 else f"{ratio:.2g}x"),
+                r["target"] or "",
+                {True: "yes", False: "NO", None: ""}[r["target_met"]],
+            ]
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {2, 3, 4}
     lines = [
@@ -115,17 +131,24 @@ def main(argv):
         "versions: " + ", ".join(f"{s} {'/'.join(v)}" for s, v in sorted(versions.items())),
     ]
     for i, row in enumerate(table):
-        lines.append("  ".join(c.rjust(widths[j]) if j in right else c.ljust(widths[j]) for j, c in enumerate(row)).rstrip())
+        lines.append(
+            "  ".join(c.rjust(widths[j]) if j in right else c.ljust(widths[j]) for j, c in enumerate(row)).rstrip()
+        )
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     print("\n".join(lines))
 
-    md = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if j in right else "---" for j in range(len(header))) + "|"]
+    md = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---:" if j in right else "---" for j in range(len(header))) + "|",
+    ]
     md += ["| " + " | ".join(row) + " |" for row in table[1:]]
     with open(os.path.join(folder, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(folder, "summary.json"), "w") as f:
-        json.dump({"rounds": {s: len(rs) for s, rs in runs.items()}, "versions": versions, "figures": rows}, f, indent=1)
+        json.dump(
+            {"rounds": {s: len(rs) for s, rs in runs.items()}, "versions": versions, "figures": rows}, f, indent=1
+        )
     if not bull and not red:
         print("compare: no results found", file=sys.stderr)
         return 1

@@ -37,9 +37,18 @@ class RetryLater extends Error {
 
 // Errors of napi-rs' own argument conversion (a string where a number belongs ...).
 const NAPI_ARG_CODES = new Set([
-  'InvalidArg', 'ObjectExpected', 'StringExpected', 'NameExpected', 'FunctionExpected',
-  'NumberExpected', 'BooleanExpected', 'ArrayExpected', 'BigintExpected', 'DateExpected',
-  'ArrayBufferExpected', 'DetachableArraybufferExpected',
+  'InvalidArg',
+  'ObjectExpected',
+  'StringExpected',
+  'NameExpected',
+  'FunctionExpected',
+  'NumberExpected',
+  'BooleanExpected',
+  'ArrayExpected',
+  'BigintExpected',
+  'DateExpected',
+  'ArrayBufferExpected',
+  'DetachableArraybufferExpected',
 ])
 const NATIVE_ERROR = /^(ERR_REDELAY_[A-Z_]+)\|([\s\S]*)$/
 
@@ -96,7 +105,10 @@ class Client {
 
   /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). */
   queue(name) {
-    return new Queue(INTERNAL, sync(() => this.#n.queue(name)))
+    return new Queue(
+      INTERNAL,
+      sync(() => this.#n.queue(name)),
+    )
   }
 
   get prefix() {
@@ -331,7 +343,11 @@ class Queue {
 
   /** Checks the queue's invariants (O(n): for tests and maintenance). */
   verify() {
-    return call(() => this.#n.verify()).then((r) => ({ records: r.records, problems: r.problems, ok: r.problems.length === 0 }))
+    return call(() => this.#n.verify()).then((r) => ({
+      records: r.records,
+      problems: r.problems,
+      ok: r.problems.length === 0,
+    }))
   }
 }
 
@@ -420,7 +436,7 @@ class Message {
     this.latenessMs = nums[k + 5]
     this.#deadline = nums[k + 6]
     this.token = b.tokens[i]
-    this.lastError = b.lastErrors == null ? null : b.lastErrors[i] ?? null
+    this.lastError = b.lastErrors == null ? null : (b.lastErrors[i] ?? null)
   }
 
   /** The native handle of this delivery, or null once its subscription settled it. */

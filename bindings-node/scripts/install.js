@@ -48,14 +48,18 @@ if (!fs.existsSync(path.join(here, 'Cargo.toml'))) {
 
 const profile = process.env.REDELAY_NODE_PROFILE === 'dev' ? 'dev' : 'release'
 const cargo = process.env.CARGO || 'cargo'
-console.error(`redelay: building the native addon with cargo (${profile} profile); this takes a few minutes the first time`)
+console.error(
+  `redelay: building the native addon with cargo (${profile} profile); this takes a few minutes the first time`,
+)
 const r = spawnSync(
   cargo,
   ['build', '-p', 'redelay-node', '--profile', profile, '--message-format=json-render-diagnostics'],
   { cwd: here, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
 )
 if (r.error) {
-  console.error(`redelay: cannot run ${cargo}: ${r.error.message}. Install Rust (https://rustup.rs) to build from source.`)
+  console.error(
+    `redelay: cannot run ${cargo}: ${r.error.message}. Install Rust (https://rustup.rs) to build from source.`,
+  )
   process.exit(1)
 }
 if (r.status !== 0) {

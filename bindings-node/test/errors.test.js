@@ -68,7 +68,10 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
   for (const [p, pattern] of bad) await assert.rejects(p(), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', pattern))
   const small = await connect('small', { maxBodyBytes: 10 })
   t.after(() => small.close())
-  await assert.rejects(small.queue('q').publish(Buffer.alloc(11)), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /body: 11 bytes is more than the limit of 10 bytes/))
+  await assert.rejects(
+    small.queue('q').publish(Buffer.alloc(11)),
+    isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /body: 11 bytes is more than the limit of 10 bytes/),
+  )
   assert.equal((await q.stats()).total, 0, 'nothing was written')
 })
 
@@ -117,7 +120,10 @@ test('ERR_REDELAY_LEASE_LOST: settling twice, or with a stale token', async (t) 
 test('ERR_REDELAY_NOT_FOUND: rescheduling a message that does not exist', async (t) => {
   const c = await connect('notfound')
   t.after(() => c.close())
-  await assert.rejects(c.queue('nf').reschedule('ghost', { delayMs: 10 }), isRedelay('ERR_REDELAY_NOT_FOUND', /no message with id "ghost"/))
+  await assert.rejects(
+    c.queue('nf').reschedule('ghost', { delayMs: 10 }),
+    isRedelay('ERR_REDELAY_NOT_FOUND', /no message with id "ghost"/),
+  )
   assert.equal(await c.queue('nf').peek('ghost'), null)
 })
 
@@ -132,7 +138,10 @@ test('waitForReplicas: a publish no replica confirms rejects, naming the count',
   t.after(() => c.close())
   const q = c.queue('durable')
   const t0 = Date.now()
-  await assert.rejects(q.publish('x', { id: 'd1' }), isRedelay('ERR_REDELAY_REDIS', /only 0 of 1 replicas confirmed within 100 ms/))
+  await assert.rejects(
+    q.publish('x', { id: 'd1' }),
+    isRedelay('ERR_REDELAY_REDIS', /only 0 of 1 replicas confirmed within 100 ms/),
+  )
   assert.ok(Date.now() - t0 >= 90, 'waited for the timeout')
   await assert.rejects(q.publishBatch([{ body: 'y' }]), isRedelay('ERR_REDELAY_REDIS', /replicas/))
   assert.equal((await q.stats()).total, 2)

@@ -43,9 +43,13 @@ function redisCli(...args) {
  */
 async function privateRedis() {
   const port = await closedPort()
-  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  })
+  const child = spawn(
+    'redis-server',
+    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  )
   const url = `redis://127.0.0.1:${port}`
   const end = Date.now() + 5000
   for (;;) {

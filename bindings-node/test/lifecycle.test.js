@@ -80,10 +80,13 @@ ${end}`)
 })
 
 test('an open subscription keeps the process alive', async () => {
-  const r = await run(`${prelude}
+  const r = await run(
+    `${prelude}
   await q.subscribe(() => {})
   console.log('subscribed')
-${end}`, { holdAfter: ['subscribed', 1500] })
+${end}`,
+    { holdAfter: ['subscribed', 1500] },
+  )
   assert.match(r.out, /subscribed/, r.err)
   assert.equal(r.killed, true, 'the process should still have been running')
 })

@@ -96,7 +96,11 @@ test('fetch, then settle by id and token', async (t) => {
   const c = await connect('settle')
   t.after(() => c.close())
   const q = c.queue('settle')
-  await q.publishBatch([{ body: 'a', id: 'a' }, { body: 'b', id: 'b' }, { body: 'c', id: 'c', maxAttempts: 1 }])
+  await q.publishBatch([
+    { body: 'a', id: 'a' },
+    { body: 'b', id: 'b' },
+    { body: 'c', id: 'c', maxAttempts: 1 },
+  ])
   const got = await q.fetch(3, { ttrMs: 2000 })
   assert.equal(got.length, 3)
   const by = Object.fromEntries(got.map((m) => [m.id, m]))

@@ -95,7 +95,12 @@ test('a handler that throws synchronously nacks with the error message', async (
   await failingHandler('throw', () => {
     throw new Error('sync boom')
   })
-  assert.equal(await reasonAfterFailure('throw2', () => { throw new Error('sync boom') }), 'sync boom')
+  assert.equal(
+    await reasonAfterFailure('throw2', () => {
+      throw new Error('sync boom')
+    }),
+    'sync boom',
+  )
 })
 
 test('an async handler that rejects nacks with the error message', async () => {
@@ -103,7 +108,12 @@ test('an async handler that rejects nacks with the error message', async () => {
     await sleep(1)
     throw new TypeError('async boom')
   })
-  assert.equal(await reasonAfterFailure('reject2', async () => { throw new TypeError('async boom') }), 'async boom')
+  assert.equal(
+    await reasonAfterFailure('reject2', async () => {
+      throw new TypeError('async boom')
+    }),
+    'async boom',
+  )
 })
 
 test('a plain function returning a rejected promise nacks too', async () => {
@@ -112,7 +122,12 @@ test('a plain function returning a rejected promise nacks too', async () => {
 })
 
 test('throwing a non-Error value nacks with its string form', async () => {
-  assert.equal(await reasonAfterFailure('nonerror', () => { throw 'just a string' }), 'just a string')
+  assert.equal(
+    await reasonAfterFailure('nonerror', () => {
+      throw 'just a string'
+    }),
+    'just a string',
+  )
   assert.equal(await reasonAfterFailure('nonerror2', () => Promise.reject(42)), '42')
 })
 
@@ -187,8 +202,14 @@ test('subscribe refuses a non-function handler and bad options', async (t) => {
   t.after(() => c.close())
   const q = c.queue('subbad')
   await assert.rejects(q.subscribe('nope'), { code: 'ERR_REDELAY_INVALID_ARGUMENT' })
-  await assert.rejects(q.subscribe(() => {}, { concurrency: 0 }), /concurrency/)
-  await assert.rejects(q.subscribe(() => {}, { ttrMs: 1 }), /ttr/)
+  await assert.rejects(
+    q.subscribe(() => {}, { concurrency: 0 }),
+    /concurrency/,
+  )
+  await assert.rejects(
+    q.subscribe(() => {}, { ttrMs: 1 }),
+    /ttr/,
+  )
 })
 
 test('client.close() closes its subscriptions and refuses later calls', async () => {
@@ -240,7 +261,12 @@ test('a batch of mixed bodies and headers reaches the handler byte for byte', as
   // Published before subscribing, so that they arrive together in one batch.
   await q.publishBatch(cases.map(({ id, body, headers }) => ({ id, body, headers })))
   const got = new Map()
-  const sub = await q.subscribe((m) => { got.set(m.id, m) }, { concurrency: 10 })
+  const sub = await q.subscribe(
+    (m) => {
+      got.set(m.id, m)
+    },
+    { concurrency: 10 },
+  )
   await until(() => got.size === cases.length, 5000, 'all delivered')
   await until(async () => (await q.stats()).total === 0, 3000, 'all acked')
   await sub.close()
@@ -282,12 +308,17 @@ test('a message first touched after its handler finished refuses ack too', async
   t.after(() => c.close())
   const q = c.queue('untouched')
   let kept
-  const sub = await q.subscribe((m) => { kept = m })
+  const sub = await q.subscribe((m) => {
+    kept = m
+  })
   await q.publish('y', { id: 'y' })
   await until(async () => kept !== undefined && (await q.stats()).total === 0, 5000, 'handled and acked')
   await sub.close()
   assert.equal(kept.settled, true)
-  await assert.rejects(kept.ack(), { code: 'ERR_REDELAY_LEASE_LOST', message: /y: already settled by its subscription/ })
+  await assert.rejects(kept.ack(), {
+    code: 'ERR_REDELAY_LEASE_LOST',
+    message: /y: already settled by its subscription/,
+  })
   await assert.rejects(kept.nack(), { code: 'ERR_REDELAY_LEASE_LOST' })
 })
 

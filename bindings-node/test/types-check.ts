@@ -12,15 +12,20 @@ export async function everything(url: string): Promise<void> {
   await q.publish(new Uint8Array([1]))
   await q.publish('text', { at: Date.now() })
   const batch: Published[] = await q.publishBatch([{ body: 'a' }, { body: Buffer.alloc(1), delayMs: 3 }])
-  const sub: Subscription = await q.subscribe(async (m: Message) => {
-    const b: Buffer = m.body
-    const d: Date = m.publishedAt
-    const late: number = m.latenessMs
-    const h: string | undefined = m.headers['k']
-    await m.extend(1000)
-    void [b, d, late, h]
-  }, { concurrency: 2, ttrMs: 500, unref: true })
-  await q.subscribe((m) => { void m.id }) // a sync handler
+  const sub: Subscription = await q.subscribe(
+    async (m: Message) => {
+      const b: Buffer = m.body
+      const d: Date = m.publishedAt
+      const late: number = m.latenessMs
+      const h: string | undefined = m.headers['k']
+      await m.extend(1000)
+      void [b, d, late, h]
+    },
+    { concurrency: 2, ttrMs: 500, unref: true },
+  )
+  await q.subscribe((m) => {
+    void m.id
+  }) // a sync handler
   const k: Counters = sub.counters()
   await sub.close()
   const got: Message[] = await q.fetch(10, { waitMs: 100 })
@@ -58,7 +63,10 @@ export async function misuse(q: Queue): Promise<void> {
   // @ts-expect-error delay is spelled delayMs
   await q.publish('x', { delay: 5 })
   // @ts-expect-error a delivered body is a Buffer, not a string
-  await q.subscribe((m) => { const s: string = m.body; void s })
+  await q.subscribe((m) => {
+    const s: string = m.body
+    void s
+  })
   // @ts-expect-error objects come from Client.connect and client.queue
   new Queue()
 }

@@ -1,6 +1,6 @@
 """Error handling: bad input, an unreachable Redis, failing handlers and dead letters.
 
-    REDIS_URL=redis://localhost:6379 python errors.py
+REDIS_URL=redis://localhost:6379 python errors.py
 """
 
 import asyncio

@@ -1,6 +1,6 @@
 """Quick start (asyncio): publish delayed messages and receive them when they are due.
 
-    REDIS_URL=redis://localhost:6379 python quickstart_async.py
+REDIS_URL=redis://localhost:6379 python quickstart_async.py
 """
 
 import asyncio

@@ -1,6 +1,6 @@
 """Quick start (blocking API, e.g. in Django, Flask or a script).
 
-    REDIS_URL=redis://localhost:6379 python quickstart_sync.py
+REDIS_URL=redis://localhost:6379 python quickstart_sync.py
 """
 
 import os

@@ -305,7 +305,7 @@ def test_handler_still_running_after_the_drain_timeout_is_cancelled(url: str, pr
         await sub.close()
         assert time.monotonic() - t0 < 2
         await asyncio.wait_for(cancelled.wait(), 5)
-        info = (await q.stats())
+        info = await q.stats()
         assert info.total == 1  # not acked: delivered again after its lease
 
     run(body)

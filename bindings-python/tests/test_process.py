@@ -56,8 +56,21 @@ def test_worker_drains_and_exits_0_on_signal(
     (tmp_path / "handlers.py").write_text(HANDLERS)
     out = tmp_path / "out.txt"
     env = dict(os.environ, OUT=str(out), PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "redelay", "worker", target, "--queue", "work", "--url", url,
-           "--prefix", prefix, "--concurrency", "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "redelay",
+        "worker",
+        target,
+        "--queue",
+        "work",
+        "--url",
+        url,
+        "--prefix",
+        prefix,
+        "--concurrency",
+        "4",
+    ]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -85,7 +98,10 @@ def test_worker_drains_and_exits_0_on_signal(
 def test_worker_rejects_a_bad_target(tmp_path: Path, url: str) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "redelay", "worker", "nocolon", "--queue", "q", "--url", url],
-        cwd=tmp_path, capture_output=True, text=True, timeout=30,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert r.returncode != 0 and "module:function" in r.stderr
 
@@ -137,7 +153,9 @@ EXIT_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "async-sync-handler", "loop-stopped"])
-def test_exit_with_a_live_subscription(tmp_path: Path, url: str, prefix: str, client: redelay.Client, mode: str) -> None:
+def test_exit_with_a_live_subscription(
+    tmp_path: Path, url: str, prefix: str, client: redelay.Client, mode: str
+) -> None:
     script = tmp_path / "leave.py"
     script.write_text(EXIT_SCRIPT)
     t0 = time.monotonic()
@@ -195,7 +213,10 @@ def test_worker_reports_a_bad_queue_name_and_exits_1(tmp_path: Path, url: str) -
     (tmp_path / "handlers.py").write_text(HANDLERS)
     r = subprocess.run(
         [sys.executable, "-m", "redelay", "worker", "handlers:handle", "--queue", "bad name", "--url", url],
-        cwd=tmp_path, capture_output=True, text=True, timeout=30,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert r.returncode == 1
     assert "redelay worker: queue name" in r.stderr

@@ -17,6 +17,7 @@ It needs target/debug/examples/fault_worker and target/debug/redelay (tests/faul
 builds them) and redis-server. Prints a table, writes target/faults/report.json, and ends with
 "faults: N passed, M failed" (one check per scenario and property).
 """
+
 import argparse
 import json
 import os
@@ -59,9 +60,23 @@ class Redis:
         self.start()
 
     def start(self):
-        args = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir,
-                "--save", "", "--appendonly", "yes", "--appendfsync", self.fsync,
-                "--logfile", os.path.join(self.dir, "redis.log")]
+        args = [
+            "redis-server",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--dir",
+            self.dir,
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            self.fsync,
+            "--logfile",
+            os.path.join(self.dir, "redis.log"),
+        ]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
             if redis_cli(self.port, "ping") == "PONG":
@@ -95,14 +110,22 @@ class Sentinel:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="redelay-sentinel-")
         shutil.rmtree(self.dir)
-        out = subprocess.run(["bash", os.path.join(ROOT, "tests", "sentinel.sh"), "start", self.dir],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            ["bash", os.path.join(ROOT, "tests", "sentinel.sh"), "start", self.dir],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         self.url = out.stdout.strip()
         self.ports = [int(p) for p in open(os.path.join(self.dir, "ports")).read().split()]
 
     def failover(self):
-        subprocess.run(["bash", os.path.join(ROOT, "tests", "sentinel.sh"), "failover", self.dir],
-                       capture_output=True, text=True, check=True)
+        subprocess.run(
+            ["bash", os.path.join(ROOT, "tests", "sentinel.sh"), "failover", self.dir],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
 
     def master_port(self):
         out = redis_cli(self.ports[2], "sentinel", "get-master-addr-by-name", "mymaster")
@@ -121,8 +144,11 @@ class Consumers:
 
     def spawn(self, i):
         log = os.path.join(self.logdir, f"consumer-{i}-{time.time_ns()}.log")
-        return subprocess.Popen([WORKER, "consume", self.url, self.queue, log, str(self.concurrency), str(self.work_ms)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [WORKER, "consume", self.url, self.queue, log, str(self.concurrency), str(self.work_ms)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def kill_one(self):
         i = random.randrange(len(self.procs))
@@ -142,8 +168,13 @@ def stats(port, queue):
     """Counts straight from Redis (the keys of docs/architecture.md)."""
     k = lambda s: f"redelay:{{{queue}}}:{s}"
     out = {}
-    for name, cmd in [("total", ["hlen", k("jobs")]), ("delayed", ["zcard", k("delayed")]), ("ready", ["llen", k("ready")]),
-                      ("leased", ["zcard", k("leased")]), ("dead", ["zcard", k("dead")])]:
+    for name, cmd in [
+        ("total", ["hlen", k("jobs")]),
+        ("delayed", ["zcard", k("delayed")]),
+        ("ready", ["llen", k("ready")]),
+        ("leased", ["zcard", k("leased")]),
+        ("dead", ["zcard", k("dead")]),
+    ]:
         v = redis_cli(port, *cmd)
         out[name] = int(v) if v.lstrip("-").isdigit() else -1
     return out
@@ -174,7 +205,12 @@ def run_scenario(name, args, faults, redis=None, sentinel=None):
     url = redis.url if redis else sentinel.url
     data_port = (lambda: redis.port) if redis else sentinel.master_port
     t0 = time.time()
-    pub = subprocess.run([WORKER, "publish", url, queue, str(args.count), str(args.spread_ms)], capture_output=True, text=True, timeout=300)
+    pub = subprocess.run(
+        [WORKER, "publish", url, queue, str(args.count), str(args.spread_ms)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if pub.returncode != 0:
         raise RuntimeError(f"publish failed: {pub.stderr[-500:]}")
     cons = Consumers(url, queue, logdir, args.consumers, args.concurrency, args.work_ms)
@@ -237,7 +273,9 @@ def run_scenario(name, args, faults, redis=None, sentinel=None):
                     violations.append(f"{i}: attempt {a1} delivered twice")
     checks = {
         "nothing lost": not lost,
-        "queue empty (nothing left scheduled, ready, leased or dead)": s["total"] == 0 and s["leased"] == 0 and s["dead"] == 0,
+        "queue empty (nothing left scheduled, ready, leased or dead)": s["total"] == 0
+        and s["leased"] == 0
+        and s["dead"] == 0,
         "verify holds": verify.returncode == 0,
         "duplicates only after a lease ran out (or was lost with discarded writes, where documented)": not violations,
     }
@@ -269,9 +307,25 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated scenario names")
     a = ap.parse_args()
     if a.full:
-        a.count, a.spread_ms, a.consumers, a.concurrency, a.work_ms, a.fault_every, a.drain_timeout = 20000, 40000, 4, 8, 20, 1.5, 120
+        a.count, a.spread_ms, a.consumers, a.concurrency, a.work_ms, a.fault_every, a.drain_timeout = (
+            20000,
+            40000,
+            4,
+            8,
+            20,
+            1.5,
+            120,
+        )
     else:
-        a.count, a.spread_ms, a.consumers, a.concurrency, a.work_ms, a.fault_every, a.drain_timeout = 2000, 10000, 3, 4, 20, 1.2, 60
+        a.count, a.spread_ms, a.consumers, a.concurrency, a.work_ms, a.fault_every, a.drain_timeout = (
+            2000,
+            10000,
+            3,
+            4,
+            20,
+            1.2,
+            60,
+        )
     for exe in (WORKER, CLI):
         if not os.path.exists(exe):
             sys.exit(f"faults: {exe} is missing; run tests/faults/run.sh")
@@ -289,7 +343,10 @@ def main():
         redis = Redis(fsync) if fsync else None
         sen = Sentinel() if sentinel else None
         try:
-            print(f"== {name}: {', '.join(sorted(faults))}, {a.count} messages over {a.spread_ms / 1000:.0f} s", flush=True)
+            print(
+                f"== {name}: {', '.join(sorted(faults))}, {a.count} messages over {a.spread_ms / 1000:.0f} s",
+                flush=True,
+            )
             r = run_scenario(name, a, faults, redis=redis, sentinel=sen)
         finally:
             if redis:
@@ -297,9 +354,12 @@ def main():
             if sen:
                 sen.stop()
         reports.append(r)
-        print(f"   published {r['published']}, handled {r['handled_unique']}, lost {r['lost']}, "
-              f"deliveries {r['deliveries']}, duplicates {r['duplicate_ids']}, consumer kills {r['consumer_kills']}, "
-              f"{r['seconds']} s", flush=True)
+        print(
+            f"   published {r['published']}, handled {r['handled_unique']}, lost {r['lost']}, "
+            f"deliveries {r['deliveries']}, duplicates {r['duplicate_ids']}, consumer kills {r['consumer_kills']}, "
+            f"{r['seconds']} s",
+            flush=True,
+        )
         for cause, n in sorted(r["duplicate_causes"].items()):
             print(f"   duplicate: {n} x {cause}")
         for check, ok in r["checks"].items():

@@ -166,7 +166,11 @@ class Run:
 
     def cli_run(self, *args: str) -> Tuple[int, str]:
         r = subprocess.run(
-            [self.cli, "--url", self.url, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self.env, timeout=60
+            [self.cli, "--url", self.url, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            timeout=60,
         )
         return r.returncode, r.stdout.decode("utf-8", "replace")
 
@@ -187,7 +191,9 @@ class Run:
             json.dump(wire, f, ensure_ascii=False)
         return path
 
-    def publish_all(self, jobs: Dict[str, Tuple[List[str], str, List[Dict[str, Any]]]], group_of: Dict[str, str]) -> None:
+    def publish_all(
+        self, jobs: Dict[str, Tuple[List[str], str, List[Dict[str, Any]]]], group_of: Dict[str, str]
+    ) -> None:
         """Runs one publisher per language at once: jobs[lang] = (queues, spec file, spec);
         checks every message was stored, booking each check on the group of its queue."""
         procs = {}
@@ -208,7 +214,9 @@ class Run:
             for q in queues:
                 for m in spec:
                     status = seen.get((q, m["id"]))
-                    self.checks.check(group_of[q], status == "stored", f"publish of {m['id']!r} by {lang}: status {status!r}")
+                    self.checks.check(
+                        group_of[q], status == "stored", f"publish of {m['id']!r} by {lang}: status {status!r}"
+                    )
 
     def consume(self, jobs: Dict[str, Tuple[List[str], int, Optional[str]]], tag: str) -> None:
         """Starts one consumer per language (jobs[lang] = (queues, n per queue, nack reason));
@@ -236,7 +244,9 @@ class Run:
 
     # -- checks of one delivery -----------------------------------------------------------
 
-    def check_delivery(self, group: str, want: Dict[str, Any], got: Dict[str, Any], queue: str, attempt: int, timing: bool) -> None:
+    def check_delivery(
+        self, group: str, want: Dict[str, Any], got: Dict[str, Any], queue: str, attempt: int, timing: bool
+    ) -> None:
         c = self.checks.check
         mid = want["id"]
         c(group, got.get("queue") == queue, f"{mid!r}: queue {got.get('queue')!r}")
@@ -261,7 +271,11 @@ class Run:
         # lateness is delivered_at - due_at; Node's Date cuts delivered_at to whole ms
         c(group, abs((dlv - due) - late) <= 1.5, f"{mid!r}: lateness {late} ms vs delivered_at - due_at {dlv - due} ms")
         if timing:
-            c(group, abs((due - pub) - want["delay_ms"]) <= 50, f"{mid!r}: due_at - published_at = {due - pub} ms, want {want['delay_ms']}")
+            c(
+                group,
+                abs((due - pub) - want["delay_ms"]) <= 50,
+                f"{mid!r}: due_at - published_at = {due - pub} ms, want {want['delay_ms']}",
+            )
             c(group, late < 1000, f"{mid!r}: lateness {late} ms")
 
     # -- 1. the matrix ----------------------------------------------------------------------
@@ -271,8 +285,20 @@ class Run:
         unicode_headers = {"clé-✓": "välue ☃ 日本", "emoji-😀": "🚀 ünïcødé", "empty": "", "from": producer}
         return [
             {"id": "empty-body", "body": b"", "headers": {}, "delay_ms": DELAY_MS, "max_attempts": 5},
-            {"id": "binary-ÿ-✓-日本", "body": bytes(range(256)), "headers": unicode_headers, "delay_ms": DELAY_MS, "max_attempts": 7},
-            {"id": "big-1MiB", "body": big, "headers": {"size": str(len(big)), "Ünïcode Kéy": "値"}, "delay_ms": DELAY_MS, "max_attempts": 3},
+            {
+                "id": "binary-ÿ-✓-日本",
+                "body": bytes(range(256)),
+                "headers": unicode_headers,
+                "delay_ms": DELAY_MS,
+                "max_attempts": 7,
+            },
+            {
+                "id": "big-1MiB",
+                "body": big,
+                "headers": {"size": str(len(big)), "Ünïcode Kéy": "値"},
+                "delay_ms": DELAY_MS,
+                "max_attempts": 3,
+            },
             {
                 "id": "text-utf8",
                 "body": "héllo wörld ☃ 日本語 🚀\n".encode("utf-8"),
@@ -343,11 +369,26 @@ class Run:
         specs: Dict[str, List[Dict[str, Any]]] = {}
         for lang in langs:
             specs[lang] = [
-                {"id": f"nack-{lang}-✓", "body": b"retry me \x00\xff" + lang.encode(), "headers": {"stage": "nack", "clé": "välue ☃"}, "delay_ms": 0, "max_attempts": 3},
-                {"id": f"dead-{lang}-☠", "body": bytes(range(255, -1, -1)), "headers": {"stage": "dead", "日本": "語"}, "delay_ms": 0, "max_attempts": 1},
+                {
+                    "id": f"nack-{lang}-✓",
+                    "body": b"retry me \x00\xff" + lang.encode(),
+                    "headers": {"stage": "nack", "clé": "välue ☃"},
+                    "delay_ms": 0,
+                    "max_attempts": 3,
+                },
+                {
+                    "id": f"dead-{lang}-☠",
+                    "body": bytes(range(255, -1, -1)),
+                    "headers": {"stage": "dead", "日本": "語"},
+                    "delay_ms": 0,
+                    "max_attempts": 1,
+                },
             ]
         group_of = {q[lang]: g_nack[lang] for lang in langs}
-        self.publish_all({lang: ([q[lang]], self.write_spec(f"spec-x-{lang}.json", specs[lang]), specs[lang]) for lang in langs}, group_of)
+        self.publish_all(
+            {lang: ([q[lang]], self.write_spec(f"spec-x-{lang}.json", specs[lang]), specs[lang]) for lang in langs},
+            group_of,
+        )
 
         # L nacks both: the first is retried (attempt 1 of 3), the second dies (1 of 1).
         self.consume({lang: ([q[lang]], 2, reason[lang]) for lang in langs}, "nack")
@@ -356,7 +397,9 @@ class Run:
                 if err:
                     self.checks.check(g, False, err)
             ids = sorted(r.get("id") for r in records)
-            self.checks.check(g_nack[lang], ids == sorted(m["id"] for m in specs[lang]), f"{lang} first consume got {ids}")
+            self.checks.check(
+                g_nack[lang], ids == sorted(m["id"] for m in specs[lang]), f"{lang} first consume got {ids}"
+            )
             for r in records:
                 want = next((m for m in specs[lang] if m["id"] == r.get("id")), None)
                 g = g_nack[lang] if want is specs[lang][0] else g_dead[lang]
@@ -366,12 +409,24 @@ class Run:
         for lang in langs:
             nack_id, dead_id = specs[lang][0]["id"], specs[lang][1]["id"]
             f = self.peek(g_nack[lang], q[lang], nack_id)
-            self.checks.check(g_nack[lang], f.get("state") in ("scheduled", "ready"), f"peek {nack_id!r}: state {f.get('state')!r}")
-            self.checks.check(g_nack[lang], f.get("attempts") == "1 of 3", f"peek {nack_id!r}: attempts {f.get('attempts')!r}")
-            self.checks.check(g_nack[lang], f.get("last error") == reason[lang], f"peek {nack_id!r}: last error {f.get('last error')!r}")
+            self.checks.check(
+                g_nack[lang], f.get("state") in ("scheduled", "ready"), f"peek {nack_id!r}: state {f.get('state')!r}"
+            )
+            self.checks.check(
+                g_nack[lang], f.get("attempts") == "1 of 3", f"peek {nack_id!r}: attempts {f.get('attempts')!r}"
+            )
+            self.checks.check(
+                g_nack[lang],
+                f.get("last error") == reason[lang],
+                f"peek {nack_id!r}: last error {f.get('last error')!r}",
+            )
             f = self.peek(g_dead[lang], q[lang], dead_id)
             self.checks.check(g_dead[lang], f.get("state") == "dead", f"peek {dead_id!r}: state {f.get('state')!r}")
-            self.checks.check(g_dead[lang], f.get("last error") == reason[lang], f"peek {dead_id!r}: last error {f.get('last error')!r}")
+            self.checks.check(
+                g_dead[lang],
+                f.get("last error") == reason[lang],
+                f"peek {dead_id!r}: last error {f.get('last error')!r}",
+            )
 
         # The next language gets the nacked message again: attempt 2, with the reason.
         self.consume({c: ([q[lang] for lang in langs if nxt[lang] == c], 1, None) for c in langs}, "redeliver")
@@ -383,16 +438,24 @@ class Run:
                     self.checks.check(g_nack[lang], False, e)
                 mine = [r for r in records if r.get("queue") == q[lang]]
                 want = specs[lang][0]
-                if not self.checks.check(g_nack[lang], [r.get("id") for r in mine] == [want["id"]], f"{c} got {[r.get('id') for r in mine]}"):
+                if not self.checks.check(
+                    g_nack[lang], [r.get("id") for r in mine] == [want["id"]], f"{c} got {[r.get('id') for r in mine]}"
+                ):
                     continue
                 self.check_delivery(g_nack[lang], want, mine[0], q[lang], attempt=2, timing=False)
-                self.checks.check(g_nack[lang], mine[0].get("last_error") == reason[lang], f"last_error {mine[0].get('last_error')!r}")
+                self.checks.check(
+                    g_nack[lang], mine[0].get("last_error") == reason[lang], f"last_error {mine[0].get('last_error')!r}"
+                )
 
         # The dead letter, respawned with the CLI, goes to a third language.
         for lang in langs:
             dead_id = specs[lang][1]["id"]
             code, out = self.cli_run("dead", "respawn", q[lang], dead_id)
-            self.checks.check(g_dead[lang], code == 0 and out.strip() == "respawned 1", f"redelay dead respawn: {code} {short(out, 200)}")
+            self.checks.check(
+                g_dead[lang],
+                code == 0 and out.strip() == "respawned 1",
+                f"redelay dead respawn: {code} {short(out, 200)}",
+            )
         self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 1, None) for c in langs}, "respawned")
         for c, (err, records) in self.collect("respawned").items():
             mine_q = [q[lang] for lang in langs if third[lang] == c]
@@ -402,7 +465,9 @@ class Run:
                     self.checks.check(g_dead[lang], False, e)
                 mine = [r for r in records if r.get("queue") == q[lang]]
                 want = specs[lang][1]
-                if not self.checks.check(g_dead[lang], [r.get("id") for r in mine] == [want["id"]], f"{c} got {[r.get('id') for r in mine]}"):
+                if not self.checks.check(
+                    g_dead[lang], [r.get("id") for r in mine] == [want["id"]], f"{c} got {[r.get('id') for r in mine]}"
+                ):
                     continue
                 self.check_delivery(g_dead[lang], want, mine[0], q[lang], attempt=1, timing=False)
 

@@ -256,9 +256,7 @@ class AsyncQueue:
         ``drain_timeout`` bounds how long ``close`` waits for running handlers (default 30 s).
         The subscription runs until closed.
         """
-        return SubscribeCall(
-            lambda: self._subscribe(handler, concurrency, prefetch, ttr, drain_timeout, max_idle)
-        )
+        return SubscribeCall(lambda: self._subscribe(handler, concurrency, prefetch, ttr, drain_timeout, max_idle))
 
     async def _subscribe(
         self,

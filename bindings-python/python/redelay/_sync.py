@@ -131,7 +131,9 @@ class Queue:
     ) -> Published:
         """Publishes one message, due after ``delay`` (seconds or ``timedelta``) or at ``at``
         (an aware ``datetime``), or now. See :meth:`AsyncQueue.publish`."""
-        result: Published = self._native.publish(body, True, delay, at, id, headers, max_attempts, ttr, backoff, replace)
+        result: Published = self._native.publish(
+            body, True, delay, at, id, headers, max_attempts, ttr, backoff, replace
+        )
         return result
 
     def publish_batch(self, messages: Iterable[Union[Body, PublishItem]]) -> List[Published]:
@@ -187,7 +189,9 @@ class Queue:
         result: int = self._native.respawn(None if ids is None else list(ids), oldest, all, True)
         return result
 
-    def purge_dead(self, ids: Optional[Iterable[str]] = None, *, oldest: Optional[int] = None, all: bool = False) -> int:
+    def purge_dead(
+        self, ids: Optional[Iterable[str]] = None, *, oldest: Optional[int] = None, all: bool = False
+    ) -> int:
         """Deletes dead letters: ``ids``, the ``oldest`` N, or ``all=True``. Returns how many."""
         result: int = self._native.purge_dead(None if ids is None else list(ids), oldest, all, True)
         return result

@@ -103,4 +103,3 @@ fun main() = runBlocking {
         )
     }
 }
-

@@ -22,19 +22,23 @@ fun workerMain() = runBlocking {
             sendEmail(msg.text)
         }
     }
-    Runtime.getRuntime().addShutdownHook(Thread {
-        runBlocking { worker.cancelAndJoin(); client.shutdown() }
-    })
+    Runtime.getRuntime().addShutdownHook(
+        Thread {
+            runBlocking {
+                worker.cancelAndJoin()
+                client.shutdown()
+            }
+        },
+    )
     worker.join()
 }
 
-suspend fun publishChecked(client: Client, body: ByteArray, userDelayMs: Long): String? =
-    try {
-        client.queue("emails").publish(body, delay = userDelayMs.seconds / 1000)
-        null
-    } catch (e: RedelayException.InvalidArgument) {
-        e.message
-    } catch (e: RedelayException) {
-        System.err.println("redelay ${e.kind}: ${e.message}")
-        throw e
-    }
+suspend fun publishChecked(client: Client, body: ByteArray, userDelayMs: Long): String? = try {
+    client.queue("emails").publish(body, delay = userDelayMs.seconds / 1000)
+    null
+} catch (e: RedelayException.InvalidArgument) {
+    e.message
+} catch (e: RedelayException) {
+    System.err.println("redelay ${e.kind}: ${e.message}")
+    throw e
+}

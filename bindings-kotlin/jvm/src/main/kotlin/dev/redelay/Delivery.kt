@@ -17,26 +17,37 @@ class Delivery internal constructor(
 ) {
     /** The message id. */
     val id: String get() = d.id
+
     /** The queue it came from. */
     val queue: String get() = d.queue
+
     /** The body, byte for byte as published. */
     val body: ByteArray get() = d.body
+
     /** The headers as published. */
     val headers: Map<String, String> get() = d.headers
+
     /** 1 on the first delivery, one more for every failed or expired attempt before. */
     val attempt: Int = d.attempt.toInt()
+
     /** Deliveries allowed before the message goes to the dead letters. */
     val maxAttempts: Int = d.maxAttempts.toInt()
+
     /** The reason given by the previous failed attempt, if any. */
     val lastError: String? get() = d.lastError
+
     /** When Redis stored the message (Redis clock). */
     val publishedAt: Instant get() = instantOfMs(d.publishedAtMs)
+
     /** When the message became due (Redis clock); for a retry, when the retry became due. */
     val dueAt: Instant get() = instantOfMs(d.dueAtMs)
+
     /** When this delivery was leased (Redis clock, microsecond precision). */
     val deliveredAt: Instant get() = instantOfUs(d.deliveredAtUs)
+
     /** `deliveredAt - dueAt`, by the Redis clock. */
     val lateness: Duration get() = durationOfUs(d.latenessUs)
+
     /** The lease token (for [Queue.ack] and friends, when settling by id). */
     val token: String get() = d.token
 
@@ -61,7 +72,16 @@ class Delivery internal constructor(
         native { if (sink != null) sink.nack(d.key, retryIn?.ms(), reason) else d.lease!!.nack(retryIn?.ms(), reason) }
 
     /** Extend the lease to [ttr] from now (Redis clock). */
-    suspend fun extend(ttr: Duration) = native { if (sink != null) sink.extend(d.key, ttr.ms()) else d.lease!!.extend(ttr.ms()) }
+    suspend fun extend(ttr: Duration) = native {
+        if (sink !=
+            null
+        ) {
+            sink.extend(d.key, ttr.ms())
+        } else {
+            d.lease!!.extend(ttr.ms())
+        }
+    }
 
-    override fun toString(): String = "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
+    override fun toString(): String =
+        "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
 }

@@ -6,16 +6,22 @@ import dev.redelay.ffi.NativeException
 enum class ErrorKind {
     /** Bad input, refused before anything was written. The message names the field and the limit. */
     InvalidArgument,
+
     /** Redis could not be reached, the connection broke, or the client was closed. */
     Connection,
+
     /** Redis did not answer in time. */
     Timeout,
+
     /** The lease token is not the message's current lease; nothing was changed. */
     LeaseLost,
+
     /** No message with that id. */
     NotFound,
+
     /** Redis answered with an error (ACL refusal, out of memory, a script error ...). */
     Redis,
+
     /** A message handler failed. */
     Handler,
 }
@@ -55,12 +61,11 @@ internal fun NativeException.toRedelay(): RedelayException {
 }
 
 /** Runs a call into the native library, turning its errors into [RedelayException]s. */
-internal inline fun <T> native(block: () -> T): T =
-    try {
-        block()
-    } catch (e: NativeException) {
-        throw e.toRedelay()
-    }
+internal inline fun <T> native(block: () -> T): T = try {
+    block()
+} catch (e: NativeException) {
+    throw e.toRedelay()
+}
 
 /**
  * Thrown by a handler: "retry later". The message is nacked with [reason] and delivered again

@@ -66,8 +66,10 @@ class Message(val body: ByteArray, val options: PublishOptions = PublishOptions(
 enum class PublishStatus {
     /** Stored and scheduled. */
     Stored,
+
     /** A message with this id already existed; nothing was changed. */
     Duplicate,
+
     /** A message with this id existed and was replaced. */
     Replaced,
 }

@@ -45,7 +45,13 @@ class Subscription internal constructor(
     val counters: Counters
         get() {
             val c = native.counters()
-            return Counters(c.delivered.toLong(), c.acked.toLong(), c.nacked.toLong(), c.leaseLost.toLong(), c.errors.toLong())
+            return Counters(
+                c.delivered.toLong(),
+                c.acked.toLong(),
+                c.nacked.toLong(),
+                c.leaseLost.toLong(),
+                c.errors.toLong(),
+            )
         }
 
     /** Closes the subscription when the job of [context] is cancelled (not when it completes). */
@@ -87,10 +93,8 @@ class Subscription internal constructor(
  * user's handler in one coroutine per delivery, and reports outcomes in batches: returning
  * normally acks, [RetryLater] nacks with its delay, any other Throwable nacks with its message.
  */
-internal class Listener(
-    private val scope: CoroutineScope,
-    private val handler: suspend (Delivery) -> Unit,
-) : DeliveryListener {
+internal class Listener(private val scope: CoroutineScope, private val handler: suspend (Delivery) -> Unit) :
+    DeliveryListener {
     private val done = ConcurrentLinkedQueue<Outcome>()
     private val wake = Channel<Unit>(Channel.CONFLATED)
 

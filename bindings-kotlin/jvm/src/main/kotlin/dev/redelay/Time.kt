@@ -8,12 +8,11 @@ import kotlin.time.Duration.Companion.microseconds
 // negative value is refused there with a message that names the field).
 internal fun Duration.ms(): Long = inWholeMilliseconds
 
-internal fun Instant.ms(): Long =
-    try {
-        toEpochMilli()
-    } catch (e: ArithmeticException) {
-        if (epochSecond < 0) Long.MIN_VALUE else Long.MAX_VALUE
-    }
+internal fun Instant.ms(): Long = try {
+    toEpochMilli()
+} catch (e: ArithmeticException) {
+    if (epochSecond < 0) Long.MIN_VALUE else Long.MAX_VALUE
+}
 
 internal fun instantOfMs(ms: Long): Instant = Instant.ofEpochMilli(ms)
 

@@ -18,8 +18,20 @@ class ErrorsTest {
     @Test
     fun `bad input is InvalidArgument naming the field`() = runBlocking<Unit> {
         testClient("inv").use { client ->
-            check(assertThrows<RedelayException.InvalidArgument> { client.queue("") }, ErrorKind.InvalidArgument, "queue name")
-            check(assertThrows<RedelayException.InvalidArgument> { client.queue("has space") }, ErrorKind.InvalidArgument, "queue name")
+            check(
+                assertThrows<RedelayException.InvalidArgument> {
+                    client.queue("")
+                },
+                ErrorKind.InvalidArgument,
+                "queue name",
+            )
+            check(
+                assertThrows<RedelayException.InvalidArgument> {
+                    client.queue("has space")
+                },
+                ErrorKind.InvalidArgument,
+                "queue name",
+            )
             val q = client.queue(uniqueName("inv"))
             suspend fun bad(field: String, block: suspend () -> Unit) {
                 val e = assertThrows<RedelayException.InvalidArgument> { runBlocking { block() } }
@@ -34,7 +46,9 @@ class ErrorsTest {
             bad("max") { q.fetch(0) }
             bad("concurrency") { q.subscribe(concurrency = 0) { } }
             bad("message 1") {
-                q.publishBatch(listOf(Message("ok".encodeToByteArray()), Message("x".encodeToByteArray(), maxAttempts = -1)))
+                q.publishBatch(
+                    listOf(Message("ok".encodeToByteArray()), Message("x".encodeToByteArray(), maxAttempts = -1)),
+                )
             }
             // Nothing of the refused batch was written.
             assertEquals(0, q.stats().total)
@@ -53,8 +67,20 @@ class ErrorsTest {
 
     @Test
     fun `connect errors`() = runBlocking<Unit> {
-        check(assertThrows<RedelayException.InvalidArgument> { runBlocking { Client.connect("http://localhost") } }, ErrorKind.InvalidArgument, "scheme")
-        check(assertThrows<RedelayException.InvalidArgument> { runBlocking { Client.connect(redisUrl, ClientOptions(prefix = "")) } }, ErrorKind.InvalidArgument, "prefix")
+        check(
+            assertThrows<RedelayException.InvalidArgument> {
+                runBlocking { Client.connect("http://localhost") }
+            },
+            ErrorKind.InvalidArgument,
+            "scheme",
+        )
+        check(
+            assertThrows<RedelayException.InvalidArgument> {
+                runBlocking { Client.connect(redisUrl, ClientOptions(prefix = "")) }
+            },
+            ErrorKind.InvalidArgument,
+            "prefix",
+        )
         val port = java.net.ServerSocket(0).use { it.localPort } // nothing listens there now
         val e = assertThrows<RedelayException.Connection> {
             runBlocking { Client.connect("redis://127.0.0.1:$port", ClientOptions(connectTimeout = 300.milliseconds)) }
@@ -68,7 +94,8 @@ class ErrorsTest {
         testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(1, 100.milliseconds))).use { client ->
             val q = client.queue(uniqueName("durable"))
             val started = System.nanoTime()
-            val e = assertThrows<RedelayException.Redis> { runBlocking { q.publish("x".encodeToByteArray(), id = "d1") } }
+            val e =
+                assertThrows<RedelayException.Redis> { runBlocking { q.publish("x".encodeToByteArray(), id = "d1") } }
             check(e, ErrorKind.Redis, "only 0 of 1 replicas confirmed within 100 ms")
             assert(System.nanoTime() - started >= 90_000_000) { "waited for the timeout" }
             assertEquals(1, q.stats().total)
@@ -77,13 +104,15 @@ class ErrorsTest {
             assertThrows<RedelayException.InvalidArgument> {
                 runBlocking { testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(1, 120.seconds))) }
             },
-            ErrorKind.InvalidArgument, "wait_for_replicas timeout",
+            ErrorKind.InvalidArgument,
+            "wait_for_replicas timeout",
         )
         check(
             assertThrows<RedelayException.InvalidArgument> {
                 runBlocking { testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(-1, 1.seconds))) }
             },
-            ErrorKind.InvalidArgument, "wait_for_replicas replicas",
+            ErrorKind.InvalidArgument,
+            "wait_for_replicas replicas",
         )
     }
 
@@ -91,7 +120,8 @@ class ErrorsTest {
     fun `NotFound and the sealed hierarchy`() = runBlocking<Unit> {
         testClient("nf").use { client ->
             val q = client.queue(uniqueName("nf"))
-            val e: RedelayException = assertThrows<RedelayException.NotFound> { runBlocking { q.reschedule("nope", 1.seconds) } }
+            val e: RedelayException =
+                assertThrows<RedelayException.NotFound> { runBlocking { q.reschedule("nope", 1.seconds) } }
             // Exhaustive `when` over the sealed class: one branch per kind.
             val kind = when (e) {
                 is RedelayException.InvalidArgument -> ErrorKind.InvalidArgument

@@ -83,13 +83,20 @@ class RoundTripTest {
     fun `publishBatch stores all in order and reports duplicates`() = runBlocking<Unit> {
         testClient("batch").use { client ->
             val q = client.queue(uniqueName("batch"))
-            val msgs = (0 until 2500).map { Message("m$it".encodeToByteArray(), id = "id-$it", delay = 1.seconds * 3600) }
+            val msgs = (0 until 2500).map {
+                Message("m$it".encodeToByteArray(), id = "id-$it", delay = 1.seconds * 3600)
+            }
             val res = q.publishBatch(msgs)
             assertEquals(2500, res.size)
             assertEquals((0 until 2500).map { "id-$it" }, res.map { it.id })
             assertTrue(res.all { it.status == PublishStatus.Stored })
             assertEquals(2500, q.stats().scheduled)
-            val again = q.publishBatch(listOf(Message("dup".encodeToByteArray(), id = "id-7"), Message("new".encodeToByteArray(), id = "id-new")))
+            val again = q.publishBatch(
+                listOf(
+                    Message("dup".encodeToByteArray(), id = "id-7"),
+                    Message("new".encodeToByteArray(), id = "id-new"),
+                ),
+            )
             assertEquals(listOf(PublishStatus.Duplicate, PublishStatus.Stored), again.map { it.status })
             assertTrue(again[0].isDuplicate)
             val replaced = q.publish("r".encodeToByteArray(), id = "id-7", replace = true)

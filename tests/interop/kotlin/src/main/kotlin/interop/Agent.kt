@@ -133,8 +133,10 @@ fun main(args: Array<String>) = runBlocking {
     try {
         when {
             args[0] == "publish" && args.size == 4 -> publish(client, args[2], args[3])
+
             args[0] == "consume" && (args.size == 5 || (args.size == 7 && args[5] == "--nack")) ->
                 consume(client, args[2], args[3].toInt(), args[4], if (args.size == 7) args[6] else null)
+
             else -> die(usage, 2)
         }
     } finally {
@@ -183,7 +185,10 @@ private object Json {
             val m = LinkedHashMap<String, Any?>()
             i++
             ws()
-            if (s[i] == '}') { i++; return m }
+            if (s[i] == '}') {
+                i++
+                return m
+            }
             while (true) {
                 ws()
                 val k = str()
@@ -204,7 +209,10 @@ private object Json {
             val l = ArrayList<Any?>()
             i++
             ws()
-            if (s[i] == ']') { i++; return l }
+            if (s[i] == ']') {
+                i++
+                return l
+            }
             while (true) {
                 l += value()
                 ws()
@@ -224,16 +232,28 @@ private object Json {
                 val c = s[i++]
                 when (c) {
                     '"' -> return b.toString()
+
                     '\\' -> when (val e = s[i++]) {
                         '"', '\\', '/' -> b.append(e)
+
                         'b' -> b.append('\b')
+
                         'f' -> b.append('\u000c')
+
                         'n' -> b.append('\n')
+
                         'r' -> b.append('\r')
+
                         't' -> b.append('\t')
-                        'u' -> { b.append(s.substring(i, i + 4).toInt(16).toChar()); i += 4 }
+
+                        'u' -> {
+                            b.append(s.substring(i, i + 4).toInt(16).toChar())
+                            i += 4
+                        }
+
                         else -> throw IllegalArgumentException("JSON: bad escape at ${i - 1}")
                     }
+
                     else -> b.append(c)
                 }
             }
@@ -252,6 +272,7 @@ private object Json {
     private fun write(v: Any?, b: StringBuilder) {
         when (v) {
             null -> b.append("null")
+
             is String -> {
                 b.append('"')
                 for (c in v) {
@@ -264,8 +285,11 @@ private object Json {
                 }
                 b.append('"')
             }
+
             is Boolean, is Int, is Long -> b.append(v.toString())
+
             is Double -> b.append(if (v == Math.floor(v) && Math.abs(v) < 1e15) v.toLong().toString() else v.toString())
+
             is Map<*, *> -> {
                 b.append('{')
                 var first = true
@@ -278,6 +302,7 @@ private object Json {
                 }
                 b.append('}')
             }
+
             is List<*> -> {
                 b.append('[')
                 v.forEachIndexed { n, x ->
@@ -286,6 +311,7 @@ private object Json {
                 }
                 b.append(']')
             }
+
             else -> throw IllegalArgumentException("JSON: cannot write ${v::class}")
         }
     }
