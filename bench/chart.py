@@ -100,7 +100,7 @@ def main(argv=None):
         for q in (0.5, 0.9, 0.99):
             ax.axhline(q, color="#999999", linewidth=0.6, linestyle=":")
         ax.set_yticks([0, 0.25, 0.5, 0.75, 0.9, 0.99])
-        ax.set_xlabel("lateness: processing start − due time (ms, log scale)")
+        ax.set_xlabel("lateness: processing start − due time (ms, log scale)")  # noqa: RUF001 (a real minus sign)
         ax.set_ylabel("fraction of messages")
         ax.set_title(title)
         ax.grid(True, which="major", axis="x", alpha=0.3)

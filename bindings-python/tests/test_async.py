@@ -10,6 +10,7 @@ from typing import Awaitable, List
 import pytest
 
 import redelay
+
 from conftest import run
 
 
@@ -251,7 +252,7 @@ def test_threads_publish_with_the_sync_client_while_an_async_subscription_runs(u
             threads = [threading.Thread(target=producer, args=(k,)) for k in range(n_threads)]
             for t in threads:
                 t.start()
-            while any(t.is_alive() for t in threads):
+            while any(t.is_alive() for t in threads):  # noqa: ASYNC110 (threads: polled, not awaited)
                 await asyncio.sleep(0.01)
             for t in threads:
                 t.join()
@@ -344,7 +345,7 @@ def test_handler_returning_a_future_or_failing_synchronously(url: str, prefix: s
             async def __call__(self, msg: redelay.Message) -> None:  # detected as async
                 seen.append(msg.body)
 
-        def returns_future(msg: redelay.SyncMessage) -> "Awaitable[None]":
+        def returns_future(msg: redelay.SyncMessage) -> Awaitable[None]:
             seen.append(msg.body)
             return asyncio.sleep(0)
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from types import MappingProxyType
 from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
 
 import pytest
 
 import redelay
+
 from conftest import run
 
 

@@ -11,6 +11,7 @@ from typing import Iterator
 import pytest
 
 import redelay
+
 from conftest import Resp, run
 
 KINDS = {
@@ -25,10 +26,10 @@ KINDS = {
 
 
 @pytest.mark.parametrize("cls", list(KINDS))
-def test_hierarchy(cls: type) -> None:
+def test_hierarchy(cls: type[redelay.RedelayError]) -> None:
     kind, builtin = KINDS[cls]
     assert issubclass(cls, redelay.RedelayError)
-    assert cls.kind == kind  # type: ignore[attr-defined]
+    assert cls.kind == kind
     if builtin is not None:
         assert issubclass(cls, builtin)
     e = cls("the message")
@@ -103,7 +104,10 @@ def test_timeout_error(url: str, prefix: str) -> None:
     q.stats()
     # Keep Redis busy for ~1 s with a script from another connection.
     busy = Resp(url)
-    script = "local t=redis.call('TIME'); local s=t[1]*1000000+t[2]; repeat t=redis.call('TIME') until t[1]*1000000+t[2]-s > 1000000; return 1"
+    script = (
+        "local t=redis.call('TIME'); local s=t[1]*1000000+t[2]; "
+        "repeat t=redis.call('TIME') until t[1]*1000000+t[2]-s > 1000000; return 1"
+    )
     busy.send("EVAL", script, 0)
     time.sleep(0.05)
     try:

@@ -73,7 +73,7 @@ def test_worker_drains_and_exits_0_on_signal(
     ]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         first = proc.stdout.readline()
         assert "redelay worker ready" in first, first + (proc.stderr.read() if proc.poll() is not None else "")
         q = client.queue("work")

@@ -68,7 +68,7 @@ def test_publish_batch_is_all_or_nothing(client: redelay.Client) -> None:
     with pytest.raises(redelay.InvalidArgumentError, match="message 2"):
         q.publish_batch([b"ok", b"ok", {"body": b"x", "max_attempts": 0}])
     with pytest.raises(TypeError, match="unknown key"):
-        q.publish_batch([{"body": b"x", "dealy": 5}])
+        q.publish_batch([{"body": b"x", "dealy": 5}])  # type: ignore[list-item]  # the misspelt key is the point
     assert q.stats().total == 0
 
 

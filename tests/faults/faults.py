@@ -166,7 +166,10 @@ class Consumers:
 
 def stats(port, queue):
     """Counts straight from Redis (the keys of docs/architecture.md)."""
-    k = lambda s: f"redelay:{{{queue}}}:{s}"
+
+    def k(s):
+        return f"redelay:{{{queue}}}:{s}"
+
     out = {}
     for name, cmd in [
         ("total", ["hlen", k("jobs")]),
@@ -250,7 +253,7 @@ def run_scenario(name, args, faults, redis=None, sentinel=None):
     never_handled = sorted(published - set(handled))
     # A message is lost if it is neither in Redis any more nor was ever handled; with an empty
     # queue at the end, every id must have been handled (and its last delivery acked).
-    lost = never_handled if s["total"] == 0 else never_handled
+    lost = never_handled
     killed_pids = {pid for pid, _ in cons.killed}
     causes = defaultdict(int)
     violations = []

@@ -301,7 +301,7 @@ class Run:
             },
             {
                 "id": "text-utf8",
-                "body": "héllo wörld ☃ 日本語 🚀\n".encode("utf-8"),
+                "body": "héllo wörld ☃ 日本語 🚀\n".encode(),
                 "headers": {"content-type": "text/plain; charset=utf-8", "ключ": "значение"},
                 "delay_ms": DELAY_MS,
                 "max_attempts": 10,

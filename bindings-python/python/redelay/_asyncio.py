@@ -56,7 +56,7 @@ class AsyncClient:
         default_ttr: Optional[Seconds] = None,
         default_backoff: Optional[Tuple[Seconds, Seconds]] = None,
         wait_for_replicas: Optional[Tuple[int, Seconds]] = None,
-    ) -> "AsyncClient":
+    ) -> AsyncClient:
         """Connects to ``url`` (``redis://[user:password@]host[:port][/db]``, ``rediss://`` for
         TLS, ``unix:///path/redis.sock``).
 
@@ -83,7 +83,7 @@ class AsyncClient:
         )
         return cls(native)
 
-    def queue(self, name: str) -> "AsyncQueue":
+    def queue(self, name: str) -> AsyncQueue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
         return AsyncQueue(self._native.queue(name))
 
@@ -105,7 +105,7 @@ class AsyncClient:
         """Nothing to release explicitly: the connection closes when the client and all its
         queues and subscriptions are gone. Present for ``async with``."""
 
-    async def __aenter__(self) -> "AsyncClient":
+    async def __aenter__(self) -> AsyncClient:
         return self
 
     async def __aexit__(
@@ -244,7 +244,7 @@ class AsyncQueue:
         ttr: Optional[Seconds] = None,
         drain_timeout: Optional[Seconds] = None,
         max_idle: Optional[Seconds] = None,
-    ) -> "SubscribeCall":
+    ) -> SubscribeCall:
         """Starts consuming: ``handler`` runs for every due message, up to ``concurrency`` at a
         time. Use as ``sub = await queue.subscribe(fn)`` or ``async with queue.subscribe(fn) as sub``.
 
@@ -266,7 +266,7 @@ class AsyncQueue:
         ttr: Optional[Seconds],
         drain_timeout: Optional[Seconds],
         max_idle: Optional[Seconds],
-    ) -> "Subscription":
+    ) -> Subscription:
         if not callable(handler):
             raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
         loop = asyncio.get_running_loop()
@@ -286,14 +286,14 @@ class SubscribeCall:
 
     __slots__ = ("_start", "_sub")
 
-    def __init__(self, start: Callable[[], Awaitable["Subscription"]]) -> None:
+    def __init__(self, start: Callable[[], Awaitable[Subscription]]) -> None:
         self._start = start
         self._sub: Optional[Subscription] = None
 
-    def __await__(self) -> Generator[Any, None, "Subscription"]:
+    def __await__(self) -> Generator[Any, None, Subscription]:
         return self._start().__await__()
 
-    async def __aenter__(self) -> "Subscription":
+    async def __aenter__(self) -> Subscription:
         self._sub = await self._start()
         return self._sub
 
@@ -372,7 +372,7 @@ class Subscription:
     def _close_at_exit(self, timeout: float) -> None:
         self._native.close(True, timeout)
 
-    async def __aenter__(self) -> "Subscription":
+    async def __aenter__(self) -> Subscription:
         return self
 
     async def __aexit__(

@@ -42,7 +42,7 @@ class _Closable(Protocol):
     def _close_at_exit(self, timeout: float) -> None: ...
 
 
-_live: "set[_Closable]" = set()
+_live: set[_Closable] = set()
 _lock = threading.Lock()
 
 

@@ -65,7 +65,7 @@ class Client:
             wait_for_replicas,
         )
 
-    def queue(self, name: str) -> "Queue":
+    def queue(self, name: str) -> Queue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
         return Queue(self._native.queue(name))
 
@@ -87,7 +87,7 @@ class Client:
         """Nothing to release explicitly: the connection closes when the client and all its
         queues and subscriptions are gone. Present for ``with``."""
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(
@@ -210,7 +210,7 @@ class Queue:
         ttr: Optional[Seconds] = None,
         drain_timeout: Optional[Seconds] = None,
         max_idle: Optional[Seconds] = None,
-    ) -> "SyncSubscription":
+    ) -> SyncSubscription:
         """Starts consuming in the background: ``handler`` (a plain ``def``) runs in a thread
         pool for every due message, up to ``concurrency`` at a time. Returning acks; raising
         nacks (see :meth:`AsyncQueue.subscribe`). For ``async def`` handlers use
@@ -267,7 +267,7 @@ class SyncSubscription:
     def _close_at_exit(self, timeout: float) -> None:
         self.close(timeout)
 
-    def __enter__(self) -> "SyncSubscription":
+    def __enter__(self) -> SyncSubscription:
         return self
 
     def __exit__(

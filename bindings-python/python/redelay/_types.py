@@ -50,5 +50,5 @@ def is_async_callable(fn: Any) -> bool:
         fn = fn.func
     if inspect.iscoroutinefunction(fn):
         return True
-    call = getattr(fn, "__call__", None)
+    call = getattr(fn, "__call__", None)  # noqa: B004 (the method itself is inspected, not callability)
     return call is not None and inspect.iscoroutinefunction(call)
