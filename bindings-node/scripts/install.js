@@ -17,7 +17,7 @@ const here = path.resolve(__dirname, '..')
 function platformSuffix() {
   const { platform, arch } = process
   if (platform === 'linux') {
-    let musl = false
+    let musl
     try {
       musl = !process.report.getReport().header.glibcVersionRuntime
     } catch {

@@ -48,7 +48,7 @@ test('an async handler acks when its promise resolves, with concurrency', async 
   assert.ok(most > 1 && most <= 4, `concurrency seen: ${most}`)
 })
 
-async function failingHandler(name, handler, expectedReason) {
+async function failingHandler(name, handler) {
   const c = await connect(name)
   try {
     const q = c.queue(name)
