@@ -589,7 +589,7 @@ impl NativeQueue {
             None => (Duration::ZERO, None),
         };
         let v = self.q.fetch_leasing(max, wait, ttr).await.js()?;
-        Ok(v.into_iter().map(|d| raw_delivery(d)).collect())
+        Ok(v.into_iter().map(raw_delivery).collect())
     }
 
     #[napi]

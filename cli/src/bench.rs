@@ -54,7 +54,7 @@ struct Counts {
 fn progress(label: &str, done: usize, total: usize) {
     let mut e = std::io::stderr();
     let width = 30;
-    let filled = if total == 0 { width } else { done * width / total };
+    let filled = (done * width).checked_div(total).unwrap_or(width);
     let _ = write!(e, "\r  {label:<28} [{}{}] {done}/{total}", "#".repeat(filled), ".".repeat(width - filled));
     if done >= total {
         let _ = writeln!(e);
