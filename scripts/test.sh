@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite against one private redis-server (tests/with-redis.sh), then prints one
-# summary line: "N passed, M failed". Suites: the Rust core and CLI, then each binding's
-# ci.sh and the interop matrix when present. Each suite's full output is kept in
+# summary line: "N passed, M failed". Suites: the linters, the Rust core and CLI, then each
+# binding's ci.sh and the interop matrix when present. Each suite's full output is kept in
 # target/test-logs/.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,6 +33,8 @@ suite() {
   fi
 }
 
+# Linters and format checks (scripts/lint.sh): one count per check, a finding fails CI.
+suite lint scripts/lint.sh
 suite rust cargo test -p redelay -p redelay-cli
 for b in python node kotlin; do
   if [ -x "bindings-$b/ci.sh" ]; then
