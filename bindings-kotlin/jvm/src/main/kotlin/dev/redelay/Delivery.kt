@@ -72,15 +72,8 @@ class Delivery internal constructor(
         native { if (sink != null) sink.nack(d.key, retryIn?.ms(), reason) else d.lease!!.nack(retryIn?.ms(), reason) }
 
     /** Extend the lease to [ttr] from now (Redis clock). */
-    suspend fun extend(ttr: Duration) = native {
-        if (sink !=
-            null
-        ) {
-            sink.extend(d.key, ttr.ms())
-        } else {
-            d.lease!!.extend(ttr.ms())
-        }
-    }
+    suspend fun extend(ttr: Duration) =
+        native { if (sink != null) sink.extend(d.key, ttr.ms()) else d.lease!!.extend(ttr.ms()) }
 
     override fun toString(): String =
         "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
