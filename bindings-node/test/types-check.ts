@@ -23,9 +23,10 @@ export async function everything(url: string): Promise<void> {
     },
     { concurrency: 2, ttrMs: 500, unref: true },
   )
+  // a sync handler
   await q.subscribe((m) => {
     void m.id
-  }) // a sync handler
+  })
   const k: Counters = sub.counters()
   await sub.close()
   const got: Message[] = await q.fetch(10, { waitMs: 100 })
@@ -62,8 +63,8 @@ export async function misuse(q: Queue): Promise<void> {
   await q.publish(42)
   // @ts-expect-error delay is spelled delayMs
   await q.publish('x', { delay: 5 })
-  // @ts-expect-error a delivered body is a Buffer, not a string
   await q.subscribe((m) => {
+    // @ts-expect-error a delivered body is a Buffer, not a string
     const s: string = m.body
     void s
   })
