@@ -3,8 +3,8 @@
 #   Rust    rustfmt (rustfmt.toml), clippy with warnings denied (scripts/clippy_gate.py)
 #   Python  ruff check + ruff format --check (ruff.toml), mypy --strict on the package, its tests
 #           and examples (bindings-python/pyproject.toml); tools in a venv under target/
-#   JS/TS   eslint (bindings-node/eslint.config.mjs) + prettier --check (.prettierrc.json);
-#           tools from bindings-node's devDependencies (npm ci)
+#   JS/TS   eslint (bindings-node/eslint.config.mjs) + prettier --check (.prettierrc.json), tsc
+#           --strict on the typed examples; tools from bindings-node's devDependencies (npm ci)
 #   Kotlin  ktlint through the spotless Maven plugin of each Kotlin project (.editorconfig)
 # Prints "lint: N passed, M failed" (one count per check) and exits non-zero on any finding.
 #
@@ -76,6 +76,9 @@ check mypy bash -c 'cd bindings-python && "$0" --no-incremental --cache-dir=/dev
   "$venv/bin/mypy"
 check eslint "$bin/eslint" --config bindings-node/eslint.config.mjs "${js_files[@]}"
 check prettier "$bin/prettier" --check --log-level warn "${js_files[@]}"
+# Type-checks the examples and test/types-check.ts against redelay.d.ts: its @ts-expect-error lines
+# must stay on the line they expect an error on whatever the formatter does.
+check tsc node bindings-node/node_modules/typescript/bin/tsc --strict -p bindings-node/tsconfig.json
 check ktlint spotless check
 
 [ ${#failing[@]} -gt 0 ] && echo "lint: failing checks: ${failing[*]}"
