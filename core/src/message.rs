@@ -22,7 +22,8 @@ pub struct Message {
     pub(crate) headers: BTreeMap<String, String>,
     pub(crate) max_attempts: Option<u32>,
     pub(crate) ttr: Option<Duration>,
-    pub(crate) backoff: Option<(Duration, Duration)>,
+    pub(crate) backoff_base: Option<Duration>,
+    pub(crate) backoff_max: Option<Duration>,
     pub(crate) replace: bool,
 }
 
@@ -36,7 +37,8 @@ impl Message {
             headers: BTreeMap::new(),
             max_attempts: None,
             ttr: None,
-            backoff: None,
+            backoff_base: None,
+            backoff_max: None,
             replace: false,
         }
     }
@@ -95,7 +97,8 @@ impl Message {
     /// Retry backoff: `base` doubled at each failed attempt, capped at `max`, with jitter
     /// (default 1 s and 1 h).
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.backoff = Some((base, max));
+        self.backoff_base = Some(base);
+        self.backoff_max = Some(max);
         self
     }
 

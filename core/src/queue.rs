@@ -230,7 +230,7 @@ impl Queue {
                 limits::check_max_attempts(max_attempts).map_err(at)?;
                 let ttr = m.ttr.unwrap_or(d.ttr);
                 limits::check_ttr("ttr", ttr).map_err(at)?;
-                let (bb, bm) = m.backoff.unwrap_or((d.backoff_base, d.backoff_max));
+                let (bb, bm) = (m.backoff_base.unwrap_or(d.backoff_base), m.backoff_max.unwrap_or(d.backoff_max));
                 limits::check_backoff("backoff base", bb).map_err(at)?;
                 limits::check_backoff("backoff max", bm).map_err(at)?;
                 let blob = encode_blob(&m.headers, &m.body);
