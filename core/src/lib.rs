@@ -54,5 +54,5 @@ pub use delivery::Delivery;
 pub use error::{Error, ErrorKind, Result};
 pub use info::{MessageInfo, Select, State, Stats, VerifyReport};
 pub use message::{Due, Message, PublishStatus, Published};
-pub use options::{ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
+pub use options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
 pub use queue::{Queue, VERIFY_MAX_RECORDS};

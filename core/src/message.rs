@@ -12,6 +12,18 @@ pub enum Due {
     At(SystemTime),
 }
 
+impl Due {
+    /// The due time from a `delay` or an `at` (the form every binding's options take): one of
+    /// them, not both; neither is "due now".
+    pub fn from_parts(delay: Option<Duration>, at: Option<SystemTime>) -> crate::Result<Due> {
+        match (delay, at) {
+            (Some(_), Some(_)) => Err(crate::Error::invalid("delay/at: give one of them, not both")),
+            (_, Some(t)) => Ok(Due::At(t)),
+            (d, None) => Ok(Due::In(d.unwrap_or_default())),
+        }
+    }
+}
+
 /// A message to publish. Built with chained setters:
 /// `Message::new(b"hello".to_vec()).delay(Duration::from_secs(5)).id("order-7")`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,9 +35,7 @@ impl PublishOptions {
     /// Checks what can be checked without a client: exclusive fields and each field's range.
     /// (The body's size and the defaults are checked by the queue at publish.)
     pub fn validate(&self) -> Result<()> {
-        if self.delay.is_some() && self.at.is_some() {
-            return Err(Error::invalid("delay/at: give one of them, not both"));
-        }
+        Due::from_parts(self.delay, self.at)?;
         if let Some(id) = &self.id {
             limits::check_id(id)?;
         }
@@ -66,11 +64,7 @@ impl PublishOptions {
         if let Some(id) = self.id {
             m = m.id(id);
         }
-        m = match (self.delay, self.at) {
-            (Some(d), _) => m.due(Due::In(d)),
-            (_, Some(t)) => m.due(Due::At(t)),
-            _ => m,
-        };
+        m = m.due(Due::from_parts(self.delay, self.at)?);
         if let Some(n) = self.max_attempts {
             m = m.max_attempts(n);
         }
@@ -81,6 +75,17 @@ impl PublishOptions {
         m.backoff_max = self.backoff_max;
         Ok(m)
     }
+}
+
+/// The messages of a batch from (body, options) pairs, each checked as by
+/// [`PublishOptions::message`]; an error names the message's position ("message 3: ttr: …")
+/// and nothing is published.
+pub fn batch_messages(items: Vec<(Vec<u8>, PublishOptions)>) -> Result<Vec<Message>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (body, o))| o.message(body).map_err(|e| Error::invalid(format!("message {i}: {}", e.message()))))
+        .collect()
 }
 
 /// Options of a client. `Default` is redelay's defaults.
