@@ -391,6 +391,7 @@ impl SentinelConn {
             Err(_) => return,
         };
         if let Ok(cm) = ConnectionManager::new_with_config(client, self.config.clone()).await {
+            tracing::info!("following Sentinel: connected to the current master");
             *self.current.write().unwrap() = cm;
         }
     }

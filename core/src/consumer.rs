@@ -201,6 +201,7 @@ impl Shared {
         };
     }
     pub fn record_error(&self, e: Error) {
+        tracing::debug!(queue = self.queue.name(), error = %e, "subscription error");
         self.counters.errors.fetch_add(1, Ordering::Relaxed);
         *self.last_error.lock().unwrap() = Some(e);
     }
@@ -358,6 +359,9 @@ async fn fetch_loop(shared: Arc<Shared>) {
             }
             Err(e) => {
                 drop(permit);
+                if backoff == Duration::from_millis(50) {
+                    tracing::warn!(queue = shared.queue.name(), error = %e, "fetch failed; retrying with backoff");
+                }
                 shared.record_error(e);
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
@@ -367,6 +371,9 @@ async fn fetch_loop(shared: Arc<Shared>) {
                 continue;
             }
         };
+        if backoff > Duration::from_millis(50) {
+            tracing::info!(queue = shared.queue.name(), "fetching again after errors");
+        }
         backoff = Duration::from_millis(50);
         *shared.clock.lock().unwrap() = (f.local, f.now_us);
         if let Some(e) = f.corrupt.last() {
@@ -443,6 +450,7 @@ async fn fetch_loop(shared: Arc<Shared>) {
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
     }
+    tracing::debug!(queue = shared.queue.name(), drained = drained.is_ok(), "subscription closed");
     drop(listener);
 }
 
@@ -484,8 +492,15 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
             if !d.is_settled() {
                 let (kind, r) = match out {
                     Ok(Ok(())) => (Settle::Ack, d.ack().await),
-                    Ok(Err(f)) => (Settle::Nack, d.nack(f.retry_after(), f.reason()).await.map(|_| ())),
-                    Err(panic) => (Settle::Nack, d.nack(None, &panic_message(panic)).await.map(|_| ())),
+                    Ok(Err(f)) => {
+                        tracing::debug!(queue = d.queue(), id = d.id(), reason = f.reason(), "handler failed");
+                        (Settle::Nack, d.nack(f.retry_after(), f.reason()).await.map(|_| ()))
+                    }
+                    Err(panic) => {
+                        let why = panic_message(panic);
+                        tracing::warn!(queue = d.queue(), id = d.id(), reason = %why, "handler panicked");
+                        (Settle::Nack, d.nack(None, &why).await.map(|_| ()))
+                    }
                 };
                 shared.count_settle(kind, r);
             }

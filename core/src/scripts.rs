@@ -42,6 +42,7 @@ impl Script {
         // A server error may arrive as a value; `extract_error` makes it an Err (nested ones too).
         match con.req_packed_command(&self.cmd(false, keys, &args)).await.and_then(Value::extract_error) {
             Err(e) if is_noscript(&e) => {
+                tracing::debug!("script not cached on that node (a restart or failover): sending its source");
                 con.req_packed_command(&self.cmd(true, keys, &args)).await.and_then(Value::extract_error)
             }
             other => other,
