@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::error::{Error, Result};
-use crate::limits;
-use crate::message::{Due, Message};
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::message::{Due, Message};
 
 /// How to publish one message. `Default` is "due now, the client's defaults for the rest".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

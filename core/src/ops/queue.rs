@@ -6,17 +6,18 @@ use std::time::{Duration, Instant, SystemTime};
 
 use redis::Value;
 
-use crate::client::Client;
-use crate::delivery::{self, time_to_ms, Delivery};
-use crate::error::{Error, ErrorKind, Result};
-use crate::info::{MessageInfo, Select, State, Stats, VerifyReport};
-use crate::keys::{self, QueueKeys};
-use crate::limits;
-use crate::message::{Due, Message, PublishStatus, Published};
-use crate::record::{self, encode_blob, hex, Spec, Token, When};
-use crate::reply::{array, bad, bytes, int, string};
-use crate::scripts;
-use crate::settle::{NackMode, Op, Settled, Settler};
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::keys::{self, QueueKeys};
+use crate::base::limits;
+use crate::base::message::{Due, Message, PublishStatus, Published};
+use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
+use crate::base::reply::{array, bad, bytes, int, string};
+use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
+use crate::ops::delivery::{self, Delivery};
+use crate::ops::info::{MessageInfo, Select, State, Stats, VerifyReport};
+use crate::storage::ctx::Ctx;
+use crate::storage::scripts;
+use crate::storage::settle::{NackMode, Op, Settled, Settler};
 
 /// Largest queue `verify` checks (it is O(n) and blocks Redis meanwhile).
 pub const VERIFY_MAX_RECORDS: u64 = 2_000_000;
@@ -63,7 +64,7 @@ pub struct Queue {
 }
 
 pub(crate) struct QueueInner {
-    pub client: Client,
+    pub ctx: Arc<Ctx>,
     pub name: String,
     pub keys: Arc<QueueKeys>,
     pub settler: Settler,
@@ -130,13 +131,13 @@ fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
 }
 
 impl Queue {
-    pub(crate) fn new(client: Client, name: &str) -> Result<Queue> {
+    pub(crate) fn new(ctx: Arc<Ctx>, name: &str) -> Result<Queue> {
         limits::check_queue_name(name)?;
-        let keys = Arc::new(QueueKeys::new(&client.inner.prefix, name));
-        let settler = Settler::start(client.inner.conn.clone(), keys.clone(), &client.inner.rt);
+        let keys = Arc::new(QueueKeys::new(&ctx.prefix, name));
+        let settler = Settler::start(ctx.conn.clone(), keys.clone(), &ctx.rt);
         Ok(Queue {
             inner: Arc::new(QueueInner {
-                client,
+                ctx,
                 name: name.to_string(),
                 keys,
                 settler,
@@ -151,13 +152,8 @@ impl Queue {
         &self.inner.name
     }
 
-    /// The client this queue belongs to.
-    pub fn client(&self) -> &Client {
-        &self.inner.client
-    }
-
-    fn conn(&self) -> crate::client::Conn {
-        self.inner.client.inner.conn.clone()
+    fn conn(&self) -> crate::storage::connection::Conn {
+        self.inner.ctx.conn.clone()
     }
 
     async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
@@ -170,8 +166,8 @@ impl Queue {
         keys: &[String],
         args: Vec<redis::Arg<Vec<u8>>>,
     ) -> Result<Value> {
-        self.inner.client.inner.check_open()?;
-        let conn = &self.inner.client.inner.conn;
+        self.inner.ctx.check_open()?;
+        let conn = &self.inner.ctx.conn;
         Ok(script.run(conn, keys, add_args(&args)).await?)
     }
 
@@ -179,7 +175,7 @@ impl Queue {
         if !self.inner.registered.swap(true, Ordering::Relaxed) {
             let mut c = self.conn();
             let r: redis::RedisResult<i64> = redis::cmd("SADD")
-                .arg(keys::registry(&self.inner.client.inner.prefix))
+                .arg(keys::registry(&self.inner.ctx.prefix))
                 .arg(&self.inner.name)
                 .query_async(&mut c)
                 .await;
@@ -205,8 +201,8 @@ impl Queue {
         if msgs.is_empty() {
             return Ok(Vec::new());
         }
-        let d = self.inner.client.inner.defaults;
-        let max_body = self.inner.client.inner.max_body_bytes;
+        let d = self.inner.ctx.defaults;
+        let max_body = self.inner.ctx.max_body_bytes;
         let mut chunks: Vec<Vec<Vec<u8>>> = Vec::new();
         for (i, chunk) in msgs.chunks(limits::PUBLISH_CHUNK).enumerate() {
             let mut a: Vec<Vec<u8>> = Vec::with_capacity(1 + chunk.len() * 3);
@@ -252,7 +248,7 @@ impl Queue {
             chunks.push(a);
         }
         self.register().await;
-        let replies = match self.inner.client.inner.wait_replicas {
+        let replies = match self.inner.ctx.wait_replicas {
             None => {
                 let calls = chunks.into_iter().map(|a| self.run(&scripts::PUBLISH, args(a)));
                 futures_util::future::join_all(calls).await.into_iter().collect::<Result<Vec<_>>>()?
@@ -291,16 +287,11 @@ impl Queue {
     /// on the connection that fetches and settles), and a publish reports success only when
     /// WAIT confirmed those very writes. A connection that drops in between fails the call.
     async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
-        self.inner.client.inner.check_open()?;
+        self.inner.ctx.check_open()?;
         let keys = &self.inner.keys.all;
         let calls: Vec<_> = chunks.into_iter().map(args).collect();
-        let mut replies = self
-            .inner
-            .client
-            .inner
-            .dedicated
-            .run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout)
-            .await?;
+        let mut replies =
+            self.inner.ctx.dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout).await?;
         let got = replies.pop().ok_or_else(|| bad("WAIT"))?;
         let got = int(&got)?;
         if got < i64::from(n) {
@@ -324,7 +315,7 @@ impl Queue {
         let mut tries = 0;
         loop {
             match self.fetch_call(&fid, max, ttr).await {
-                Err(e) if retryable(&e) && tries + 1 < FETCH_TRIES && !self.inner.client.is_closed() => {
+                Err(e) if retryable(&e) && tries + 1 < FETCH_TRIES && !self.inner.ctx.is_closed() => {
                     tries += 1;
                     tokio::time::sleep(Duration::from_millis(50 * u64::from(tries))).await;
                 }
@@ -447,16 +438,16 @@ impl Queue {
             }
             // The listener signals "look now" once its subscription is in place, so a publish
             // between this fetch and the subscription is not missed.
-            let l = listener.get_or_insert_with(|| self.inner.client.inner.wake.listen(self.inner.keys.wake()));
+            let l = listener.get_or_insert_with(|| self.inner.ctx.wake.listen(self.inner.keys.wake()));
             let cap = (Instant::now() + MAX_IDLE).min(deadline);
             let until = f.next_wake().map_or(cap, |t| t.min(cap));
             let slot = l.slot.clone();
             tokio::select! {
-                _ = crate::consumer::sleep_precise(until) => {}
+                _ = sleep_precise(until) => {}
                 _ = slot.notify.notified() => {
                     if let Some(due) = slot.take() {
                         let t = f.local_instant(due).min(cap);
-                        crate::consumer::sleep_precise(t).await;
+                        sleep_precise(t).await;
                     }
                 }
             }
@@ -516,7 +507,7 @@ impl Queue {
         let (status, due) =
             (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
         match status {
-            1 => Ok(delivery::ms_to_time(due)),
+            1 => Ok(ms_to_time(due)),
             0 => Err(Error::not_found(id)),
             -1 => {
                 Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled")))
@@ -561,10 +552,10 @@ impl Queue {
         let n = |i: usize| int(&v[i]);
         let t = |i: usize| -> Result<Option<SystemTime>> {
             let x = int(&v[i])?;
-            Ok((x >= 0).then(|| delivery::ms_to_time(x)))
+            Ok((x >= 0).then(|| ms_to_time(x)))
         };
         Ok(Stats {
-            now: delivery::ms_to_time(n(0)?),
+            now: ms_to_time(n(0)?),
             total: n(1)? as u64,
             scheduled: n(2)? as u64,
             ready: n(3)? as u64,
@@ -663,7 +654,7 @@ impl Queue {
         let mut c = self.conn();
         let _: () = redis::cmd("UNLINK").arg(self.inner.keys.data()).query_async(&mut c).await?;
         let _: () = redis::cmd("SREM")
-            .arg(keys::registry(&self.inner.client.inner.prefix))
+            .arg(keys::registry(&self.inner.ctx.prefix))
             .arg(&self.inner.name)
             .query_async(&mut c)
             .await?;

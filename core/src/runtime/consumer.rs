@@ -2,18 +2,16 @@
 //!
 //! One fetch loop per subscription leases as many messages as it has free slots
 //! (`concurrency` running + `prefetch` waiting), one task per message runs the handler and
-//! settles the message from its outcome (with a [`BatchHandler`], deliveries go out and
-//! outcomes come back in batches instead: `batch.rs`), and a lease keeper extends the leases of messages held
-//! (running or waiting) before they run out. With nothing to do the loop sleeps until the next
-//! due time or lease deadline that fetch reported (mapped from the Redis clock to a local
-//! timer), capped by `max_idle`, and is woken early by the queue's `wake` channel. No Redis
-//! blocking command is used for timing.
+//! settles the message from its outcome (with a [`BatchHandler`](crate::BatchHandler),
+//! deliveries go out and outcomes come back in batches instead: `batch.rs`), and a lease keeper
+//! (`keeper.rs`) extends the leases of messages held (running or waiting) before they run out.
+//! With nothing to do the loop sleeps until the next due time or lease deadline that fetch
+//! reported (mapped from the Redis clock to a local timer), capped by `max_idle`, and is woken
+//! early by the queue's `wake` channel. No Redis blocking command is used for timing.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,204 +19,29 @@ use futures_util::FutureExt;
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::batch::{self, BatchHandler, BatchState};
-use crate::delivery::Delivery;
-use crate::error::{Error, Result};
-use crate::limits;
-pub use crate::options::SubscribeOptions;
-use crate::queue::Queue;
-use crate::settle::{Op, Settled};
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::options::SubscribeOptions;
+use crate::base::time::sleep_precise;
+use crate::ops::delivery::Delivery;
+use crate::ops::queue::Queue;
+use crate::runtime::batch;
+use crate::runtime::bridge::{Inbox, Wake};
+use crate::runtime::keeper::lease_keeper;
+use crate::runtime::types::{
+    panic_message, AtomicCounters, BatchHandler, BatchState, Completer, Counters, Failure, Handler, Mode, Settle,
+    Shared,
+};
 
 /// Most leases one fetch call of a subscription takes.
 const FETCH_PER_CALL: usize = 250;
-
-/// A failed handler outcome: the message is nacked with `reason`, and retried after
-/// `retry_in` or the message's backoff. Any `std::error::Error` converts into it, so `?` works.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    reason: String,
-    retry_in: Option<Duration>,
-}
-
-impl Failure {
-    /// Retry after the message's exponential backoff.
-    pub fn new(reason: impl Into<String>) -> Self {
-        Failure { reason: reason.into(), retry_in: None }
-    }
-    /// "Retry later": retry after `delay`.
-    pub fn retry_in(reason: impl Into<String>, delay: Duration) -> Self {
-        Failure { reason: reason.into(), retry_in: Some(delay) }
-    }
-    /// The reason stored with the message.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-    /// The explicit retry delay, if any.
-    pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_in
-    }
-}
-
-impl<E: std::error::Error> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure::new(e.to_string())
-    }
-}
-
-/// The future a handler returns.
-pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
-
-/// Processes one delivery. Returning `Ok` acks it, `Err` nacks it (unless the handler settled
-/// it itself); a panic nacks it too. Closures `Fn(Delivery) -> impl Future<Output =
-/// Result<(), E>>` with `E: Into<Failure>` are handlers; bindings implement this trait.
-pub trait Handler: Send + Sync + 'static {
-    fn handle(&self, delivery: Delivery) -> HandlerFuture;
-}
-
-impl<F, Fut, E> Handler for F
-where
-    F: Fn(Delivery) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), E>> + Send + 'static,
-    E: Into<Failure>,
-{
-    fn handle(&self, delivery: Delivery) -> HandlerFuture {
-        let fut = self(delivery);
-        Box::pin(async move { fut.await.map_err(Into::into) })
-    }
-}
-
-/// Counts kept by a subscription.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Messages leased by this subscription.
-    pub delivered: u64,
-    /// Handler runs that finished (returned, failed or panicked).
-    pub handled: u64,
-    /// Acknowledged after the handler returned Ok (or by the handler itself).
-    pub acked: u64,
-    /// Nacked after the handler failed (retries and dead letters).
-    pub nacked: u64,
-    /// Settles refused because the lease had been lost.
-    pub lease_lost: u64,
-    /// Fetch or settle calls that failed (connection, timeout ...); the loop retries.
-    pub errors: u64,
-}
-
-#[derive(Default)]
-pub(crate) struct AtomicCounters {
-    pub delivered: AtomicU64,
-    pub handled: AtomicU64,
-    pub acked: AtomicU64,
-    pub nacked: AtomicU64,
-    pub lease_lost: AtomicU64,
-    pub errors: AtomicU64,
-}
-
-/// What a settle request was, for the counters.
-pub(crate) enum Settle {
-    Ack,
-    Nack,
-    /// Handed back unprocessed: not counted.
-    Release,
-}
-
-/// How a subscription runs its handler.
-enum Mode {
-    /// One task per delivery, awaiting the handler's future.
-    Each(Arc<dyn Handler>),
-    /// Batches handed over and reported back (see `batch.rs`).
-    Batch(Arc<dyn BatchHandler>),
-}
-
-pub(crate) struct Shared {
-    pub queue: Queue,
-    mode: Mode,
-    pub opts: SubscribeOptions,
-    closing: watch::Sender<bool>,
-    /// Handler slots (per-delivery mode).
-    running: Arc<Semaphore>,
-    /// Leases held, running or waiting: `concurrency + prefetch` slots.
-    pub inflight: Arc<Semaphore>,
-    /// Leases held (running or waiting), by lease token.
-    pub held: Mutex<HashMap<String, Delivery>>,
-    /// Latest (local instant, Redis µs) pair, to estimate the Redis clock.
-    clock: Mutex<(Instant, i64)>,
-    pub counters: AtomicCounters,
-    /// Tells the lease keeper that new leases are held.
-    keeper_wake: tokio::sync::Notify,
-    last_error: Mutex<Option<Error>>,
-    /// Batch mode: waiting deliveries and slot counts.
-    pub batch: Mutex<BatchState>,
-    /// Batch mode: notified when reports or settles finish (close waits on it).
-    pub idle: tokio::sync::Notify,
-    /// The fetch loop, until close awaits it.
-    fetcher: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl crate::client::Closes for Shared {
-    fn close_and_drain(&self) -> futures_util::future::BoxFuture<'_, ()> {
-        Box::pin(async move {
-            self.closing.send_replace(true);
-            let mut fetcher = self.fetcher.lock().await;
-            if let Some(h) = fetcher.take() {
-                let _ = h.await;
-            }
-        })
-    }
-}
-
-impl Shared {
-    async fn closed(&self) {
-        let mut rx = self.closing.subscribe();
-        let _ = rx.wait_for(|c| *c).await;
-    }
-    fn is_closing(&self) -> bool {
-        *self.closing.borrow()
-    }
-    /// Stops fetching; the loop then closes the subscription (drain included).
-    pub fn stop(&self) {
-        self.closing.send_replace(true);
-    }
-    fn redis_now_ms(&self) -> i64 {
-        let (at, us) = *self.clock.lock().unwrap();
-        us / 1000 + at.elapsed().as_millis() as i64
-    }
-    fn lease_ttr(&self, d: &Delivery) -> Duration {
-        self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
-    }
-    /// Counts one settle request's result.
-    pub fn count_settle(&self, kind: Settle, r: Result<()>) {
-        let c = &self.counters;
-        match (r, kind) {
-            (Ok(()), Settle::Ack) => c.acked.fetch_add(1, Ordering::Relaxed),
-            (Ok(()), Settle::Nack) => c.nacked.fetch_add(1, Ordering::Relaxed),
-            (Ok(()), Settle::Release) => 0,
-            (Err(e), _) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
-            (Err(e), _) => {
-                self.record_error(e);
-                0
-            }
-        };
-    }
-    pub fn record_error(&self, e: Error) {
-        tracing::debug!(queue = self.queue.name(), error = %e, "subscription error");
-        self.counters.errors.fetch_add(1, Ordering::Relaxed);
-        *self.last_error.lock().unwrap() = Some(e);
-    }
-    pub fn batch_handler(&self) -> Option<&Arc<dyn BatchHandler>> {
-        match &self.mode {
-            Mode::Batch(h) => Some(h),
-            Mode::Each(_) => None,
-        }
-    }
-}
 
 /// A running subscription. [`close`](Subscription::close) it to stop gracefully; dropping it
 /// stops fetching too, and lets running handlers finish in the background.
 pub struct Subscription {
     pub(crate) shared: Arc<Shared>,
     /// The inbox of a foreign-runtime subscription (`bridge.rs`).
-    pub(crate) inbox: Option<Arc<crate::bridge::Inbox>>,
+    pub(crate) inbox: Option<Arc<crate::runtime::bridge::Inbox>>,
 }
 
 impl Queue {
@@ -266,11 +89,11 @@ impl Queue {
         // Fail fast on an unreachable Redis rather than spinning in the background.
         let first = self.fetch_once(0, None).await?;
         *shared.clock.lock().unwrap() = (first.local, first.now_us);
-        let rt = &self.inner.client.inner.rt;
+        let rt = &self.inner.ctx.rt;
         let fetcher = rt.spawn(fetch_loop(shared.clone()));
         *shared.fetcher.try_lock().expect("new subscription") = Some(fetcher);
-        let weak: std::sync::Weak<dyn crate::client::Closes> = Arc::downgrade(&shared) as _;
-        self.inner.client.inner.register(weak);
+        let weak: std::sync::Weak<dyn crate::storage::ctx::Closes> = Arc::downgrade(&shared) as _;
+        self.inner.ctx.register(weak);
         Ok(Subscription { shared, inbox: None })
     }
 }
@@ -280,7 +103,7 @@ impl Subscription {
     /// attempt counted), waits up to the drain timeout for running handlers, and returns.
     /// Calling it again (even concurrently) waits for the same drain, then returns.
     pub async fn close(&self) {
-        crate::client::Closes::close_and_drain(&*self.shared).await;
+        crate::storage::ctx::Closes::close_and_drain(&*self.shared).await;
     }
 
     /// True once close was called (or the subscription was dropped).
@@ -325,7 +148,7 @@ async fn fetch_loop(shared: Arc<Shared>) {
     // Leases per fetch call: keeps each script call short (SLOWLOG stays under a few ms even
     // over a million pending messages); more slots just mean more calls in a row.
     let per_call = cap.min(FETCH_PER_CALL);
-    let listener = shared.queue.inner.client.inner.wake.listen(shared.queue.inner.keys.wake());
+    let listener = shared.queue.inner.ctx.wake.listen(shared.queue.inner.keys.wake());
     let slot = listener.slot.clone();
     let mut tasks = JoinSet::new();
     // The keeper lives exactly as long as this loop: if the loop ends in any way (a panic
@@ -333,7 +156,7 @@ async fn fetch_loop(shared: Arc<Shared>) {
     let _keeper = AbortOnDrop(tokio::spawn(lease_keeper(shared.clone())));
     // A fetch whose reply did not arrive is retried with the same fetch id (its leases come
     // back instead of running out unseen); a new id once a reply arrived.
-    let mut fetch_id = crate::record::new_fetch_id();
+    let mut fetch_id = crate::base::record::new_fetch_id();
     let mut backoff = Duration::from_millis(50);
     let mut saturated = false;
     let mut idle_spins = 0u32;
@@ -354,7 +177,7 @@ async fn fetch_loop(shared: Arc<Shared>) {
         let n = permit.num_permits();
         let mut f = match shared.queue.fetch_call(&fetch_id, n, opts.ttr).await {
             Ok(f) => {
-                fetch_id = crate::record::new_fetch_id();
+                fetch_id = crate::base::record::new_fetch_id();
                 f
             }
             Err(e) => {
@@ -511,61 +334,54 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
     }
 }
 
-/// Sleeps until `target` with sub-millisecond precision: tokio's timer (1 ms granularity,
-/// rounding up) to about 1.5 ms before, then yielding until the instant. The spin costs at
-/// most that long per idle wake-up and is what brings lateness under a millisecond.
-pub(crate) async fn sleep_precise(target: Instant) {
-    const SPIN: Duration = Duration::from_micros(1500);
-    if let Some(early) = target.checked_sub(SPIN) {
-        if early > Instant::now() {
-            tokio::time::sleep_until(early.into()).await;
-        }
-    }
-    while Instant::now() < target {
-        tokio::task::yield_now().await;
+// The foreign-runtime bridge (`bridge.rs`): the subscription side.
+
+impl Queue {
+    /// Starts consuming for a foreign runtime: deliveries collect in the subscription's inbox
+    /// and `wake` is called once whenever the inbox fills after a take; the binding takes them
+    /// with [`Subscription::take`] and reports with [`Subscription::complete`].
+    pub async fn subscribe_foreign(&self, wake: Arc<dyn Wake>, opts: SubscribeOptions) -> Result<Subscription> {
+        let inbox = Inbox::new(wake);
+        let mut sub = self.subscribe_batch(inbox.clone(), opts).await?;
+        sub.inbox = Some(inbox);
+        Ok(sub)
     }
 }
 
-pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    let what = p
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    format!("handler panicked: {what}")
-}
+impl Subscription {
+    /// The deliveries waiting in the inbox (at most as many as there were free handler slots),
+    /// each with its key; re-arms the wake. Empty for a subscription not made with
+    /// [`Queue::subscribe_foreign`].
+    pub fn take(&self) -> Vec<(u64, Delivery)> {
+        self.inbox.as_ref().map(|i| i.take()).unwrap_or_default()
+    }
 
-/// Extends every held lease once less than half of its ttr is left.
-async fn lease_keeper(shared: Arc<Shared>) {
-    loop {
-        let (due, tick) = {
-            let held = shared.held.lock().unwrap();
-            let now = shared.redis_now_ms();
-            let mut tick = Duration::from_millis(500);
-            let mut due = Vec::new();
-            for d in held.values() {
-                let ttr = shared.lease_ttr(d);
-                tick = tick.min(ttr / 4);
-                let left = d.inner.lease_deadline_ms.load(Ordering::Relaxed) - now;
-                if !d.is_settled() && left < (ttr.as_millis() / 2) as i64 {
-                    due.push((d.clone(), ttr));
-                }
-            }
-            (due, tick.max(Duration::from_millis(10)))
-        };
-        let extends = due.into_iter().map(|(d, ttr)| {
-            let settler = d.inner.settler.clone();
-            async move {
-                let op = Op::Extend { id: d.id().to_string(), token: d.inner.token, ttr_ms: ttr.as_millis() as u64 };
-                if let Ok(Settled::Extended(deadline)) = settler.settle(op).await {
-                    d.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
-                }
-            }
-        });
-        futures_util::future::join_all(extends).await;
-        tokio::select! {
-            _ = tokio::time::sleep(tick) => {}
-            _ = shared.keeper_wake.notified() => {}
-        }
+    /// [`take`](Self::take), blocking the calling thread up to `timeout` until something
+    /// arrives or the subscription closes (for worker threads). Empty on timeout or close.
+    pub fn take_wait(&self, timeout: Duration) -> Vec<(u64, Delivery)> {
+        self.inbox.as_ref().map(|i| i.take_wait(timeout)).unwrap_or_default()
+    }
+
+    /// Reports outcomes by key: `Ok` acks, `Err` nacks with the failure's reason (after its
+    /// retry delay, or the message's backoff). A delivery the handler settled itself is left as
+    /// it is; keys reported before, or unknown, are ignored.
+    pub fn complete(&self, outcomes: Vec<(u64, std::result::Result<(), Failure>)>) {
+        self.completer().complete(outcomes);
+    }
+
+    /// Hands back deliveries taken but never started: due again, no attempt counted.
+    pub fn give_back(&self, keys: Vec<u64>) {
+        self.completer().give_back(keys);
+    }
+
+    /// The taken delivery `key`, until it is reported (for a handler that acks, nacks or extends
+    /// it itself).
+    pub fn delivery(&self, key: u64) -> Option<Delivery> {
+        self.completer().delivery(key)
+    }
+
+    /// A handle for reporting from callbacks; it does not keep the subscription alive.
+    pub fn completer(&self) -> Completer {
+        Completer::of(&self.shared)
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::base::error::{Error, ErrorKind, Result};
 
 pub(crate) const VERSION: u8 = 2;
 pub(crate) const HDR_LEN: usize = 56;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Queue names: 1 to 128 bytes of `A-Z a-z 0-9 _ - . :` (they become part of Redis keys).
 pub const MAX_QUEUE_NAME_BYTES: usize = 128;

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::delivery::ms_to_time;
-use crate::record::{self, Record};
+use crate::base::record::{self, Record};
+use crate::base::time::ms_to_time;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
