@@ -190,7 +190,16 @@ fn pump(shared: &Arc<Shared>) {
         batch
     };
     if !batch.is_empty() {
-        handler.dispatch(batch, &Completer { shared: Arc::downgrade(shared) });
+        let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
+        let completer = Completer { shared: Arc::downgrade(shared) };
+        let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler.dispatch(batch, &completer)));
+        if let Err(panic) = dispatched {
+            // The handler's hand-over failed: release these leases as failed attempts (with the
+            // panic as the reason) rather than keep extending leases nobody works on.
+            let why =
+                crate::consumer::panic_message(panic).replace("handler panicked", "batch handler's dispatch panicked");
+            completer.complete(keys.into_iter().map(|k| (k, Err(Failure::new(why.clone())))).collect());
+        }
     }
 }
 

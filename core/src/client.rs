@@ -19,6 +19,8 @@ pub struct Client {
 
 pub(crate) struct ClientInner {
     pub conn: Conn,
+    /// Connections of their own for publishes that wait for replicas.
+    pub dedicated: crate::dedicated::Dedicated,
     pub prefix: String,
     pub max_body_bytes: usize,
     /// Replicas a publish waits for (WAIT), and for how long; None = don't wait.
@@ -129,7 +131,7 @@ impl ClientBuilder {
                 return Err(Error::invalid("wait_for_replicas timeout: must be 1 ms to 60 s"));
             }
         }
-        let (conn, pubsub) = match tokio::time::timeout(bound, connection::connect(&self.url, t)).await {
+        let (conn, pubsub, opener) = match tokio::time::timeout(bound, connection::connect(&self.url, t)).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) if e.kind() == ErrorKind::InvalidArgument => return Err(e),
             Ok(Err(e)) => {
@@ -147,6 +149,7 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(ClientInner {
                 conn,
+                dedicated: crate::dedicated::Dedicated::new(opener),
                 prefix: self.prefix,
                 max_body_bytes: self.max_body_bytes,
                 wait_replicas: self.wait_replicas,

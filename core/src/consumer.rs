@@ -352,7 +352,12 @@ async fn fetch_loop(shared: Arc<Shared>) {
     let listener = shared.queue.inner.client.inner.wake.listen(shared.queue.inner.keys.wake());
     let slot = listener.slot.clone();
     let mut tasks = JoinSet::new();
-    let keeper = tokio::spawn(lease_keeper(shared.clone()));
+    // The keeper lives exactly as long as this loop: if the loop ends in any way (a panic
+    // included), dropping the guard stops it, and the leases it kept run out.
+    let _keeper = AbortOnDrop(tokio::spawn(lease_keeper(shared.clone())));
+    // A fetch whose reply did not arrive is retried with the same fetch id (its leases come
+    // back instead of running out unseen); a new id once a reply arrived.
+    let mut fetch_id = crate::record::new_fetch_id();
     let mut backoff = Duration::from_millis(50);
     let mut saturated = false;
     let mut idle_spins = 0u32;
@@ -371,8 +376,11 @@ async fn fetch_loop(shared: Arc<Shared>) {
             }
         }
         let n = permit.num_permits();
-        let mut f = match shared.queue.fetch_once(n, opts.ttr).await {
-            Ok(f) => f,
+        let mut f = match shared.queue.fetch_call(&fetch_id, n, opts.ttr).await {
+            Ok(f) => {
+                fetch_id = crate::record::new_fetch_id();
+                f
+            }
             Err(e) => {
                 drop(permit);
                 shared.record_error(e);
@@ -460,11 +468,30 @@ async fn fetch_loop(shared: Arc<Shared>) {
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
     }
-    keeper.abort();
     drop(listener);
 }
 
+/// Removes a delivery from the held (lease-kept) ones when dropped: whatever ends a handler's
+/// task — its end, a panic, or the abort at the drain timeout — the keeper lets go of the lease.
+struct Held<'a>(&'a Shared, &'a Delivery);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.held.lock().unwrap().remove(self.1.token());
+    }
+}
+
+/// Aborts a task when dropped.
+pub(crate) struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) {
+    let _held = Held(&shared, &d);
     let run = tokio::select! {
         biased;
         _ = shared.closed() => None,
@@ -473,8 +500,11 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
     match run {
         Some(_permit) => {
             let Mode::Each(handler) = &shared.mode else { unreachable!("run_one in batch mode") };
-            let fut = handler.handle(d.clone());
-            let out = AssertUnwindSafe(fut).catch_unwind().await;
+            // A panic in the handler's synchronous part counts like one in its future.
+            let out = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle(d.clone()))) {
+                Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                Err(panic) => Err(panic),
+            };
             shared.counters.handled.fetch_add(1, Ordering::Relaxed);
             if !d.is_settled() {
                 let (kind, r) = match out {
@@ -489,7 +519,6 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
             let _ = d.release().await;
         }
     }
-    shared.held.lock().unwrap().remove(d.token());
 }
 
 /// Sleeps until `target` with sub-millisecond precision: tokio's timer (1 ms granularity,
@@ -507,7 +536,7 @@ pub(crate) async fn sleep_precise(target: Instant) {
     }
 }
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     let what = p
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -537,8 +566,7 @@ async fn lease_keeper(shared: Arc<Shared>) {
         let extends = due.into_iter().map(|(d, ttr)| {
             let settler = d.inner.settler.clone();
             async move {
-                let op =
-                    Op::Extend { id: d.id().to_string(), token: d.token().to_string(), ttr_ms: ttr.as_millis() as u64 };
+                let op = Op::Extend { id: d.id().to_string(), token: d.inner.token, ttr_ms: ttr.as_millis() as u64 };
                 if let Ok(Settled::Extended(deadline)) = settler.settle(op).await {
                     d.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
                 }

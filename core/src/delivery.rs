@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::record::Record;
+use crate::record::{Record, Token};
 use crate::settle::{NackMode, Op, Settled, Settler};
 
 /// One delivery of a message to one consumer. It holds a lease until `lease_deadline`; settle
@@ -21,7 +21,9 @@ pub struct Delivery {
 pub(crate) struct Inner {
     pub id: String,
     pub queue: String,
-    pub token: String,
+    pub token: Token,
+    /// `token` in hex, as [`Delivery::token`] hands it out.
+    pub token_hex: String,
     pub record: Record,
     pub delivered_at_us: i64,
     pub lease_deadline_ms: AtomicI64,
@@ -108,7 +110,7 @@ impl Delivery {
     }
     /// The lease token (for `Queue::ack` and friends, when settling by id).
     pub fn token(&self) -> &str {
-        &self.inner.token
+        &self.inner.token_hex
     }
     /// True once ack or nack was called (successfully or not).
     pub fn is_settled(&self) -> bool {
@@ -125,7 +127,7 @@ impl Delivery {
     /// Marks the delivery settled and returns its ack request.
     pub(crate) fn ack_op(&self) -> Result<Op> {
         self.begin_settle()?;
-        Ok(Op::Ack { id: self.inner.id.clone(), token: self.inner.token.clone() })
+        Ok(Op::Ack { id: self.inner.id.clone(), token: self.inner.token })
     }
 
     /// Checks `retry_in`, marks the delivery settled and returns its nack request.
@@ -140,7 +142,7 @@ impl Delivery {
         };
         Ok(Op::Nack {
             id: self.inner.id.clone(),
-            token: self.inner.token.clone(),
+            token: self.inner.token,
             mode,
             reason: truncate(reason, limits::MAX_REASON_BYTES),
         })
@@ -151,7 +153,7 @@ impl Delivery {
         self.begin_settle()?;
         Ok(Op::Nack {
             id: self.inner.id.clone(),
-            token: self.inner.token.clone(),
+            token: self.inner.token,
             mode: NackMode::Release,
             reason: String::new(),
         })
@@ -186,8 +188,7 @@ impl Delivery {
         if self.is_settled() {
             return Err(Error::lease_lost(&self.inner.id));
         }
-        let op =
-            Op::Extend { id: self.inner.id.clone(), token: self.inner.token.clone(), ttr_ms: ttr.as_millis() as u64 };
+        let op = Op::Extend { id: self.inner.id.clone(), token: self.inner.token, ttr_ms: ttr.as_millis() as u64 };
         if let Settled::Extended(deadline) = self.inner.settler.settle(op).await? {
             self.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
         }

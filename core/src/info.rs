@@ -52,9 +52,9 @@ pub struct MessageInfo {
 }
 
 impl MessageInfo {
-    pub(crate) fn from_raw(id: String, state: State, raw: &[u8], score_ms: i64) -> MessageInfo {
-        let when = matches!(state, State::Leased | State::Dead).then(|| ms_to_time(score_ms));
-        match record::decode(&id, raw) {
+    pub(crate) fn from_raw(id: String, state: State, raw: &[u8], blob: Option<&[u8]>, score_ms: i64) -> MessageInfo {
+        let when = (matches!(state, State::Leased | State::Dead) && score_ms >= 0).then(|| ms_to_time(score_ms));
+        match record::decode(&id, raw, blob) {
             Ok(r) => Self::from_record(id, state, r, when),
             Err(e) => MessageInfo {
                 id,

@@ -29,6 +29,7 @@ mod batch;
 mod client;
 mod connection;
 mod consumer;
+mod dedicated;
 mod delivery;
 mod error;
 mod info;

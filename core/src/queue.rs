@@ -13,16 +13,48 @@ use crate::info::{MessageInfo, Select, State, Stats, VerifyReport};
 use crate::keys::{self, QueueKeys};
 use crate::limits;
 use crate::message::{Due, Message, PublishStatus, Published};
-use crate::record::{self, encode_tail};
+use crate::record::{self, encode_blob, hex, Spec, Token, When};
 use crate::reply::{array, bad, bytes, int, string};
 use crate::scripts;
 use crate::settle::{NackMode, Op, Settled, Settler};
 
 /// Largest queue `verify` checks (it is O(n) and blocks Redis meanwhile).
 pub const VERIFY_MAX_RECORDS: u64 = 2_000_000;
-/// Due messages promoted per fetch call; expired leases reclaimed per fetch call.
-pub(crate) const PROMOTE_LIMIT: usize = 250;
+/// Expired leases reclaimed per fetch call.
 pub(crate) const RECLAIM_LIMIT: usize = 200;
+/// A fetch stops leasing once its reply holds this many bytes of records and blobs (always at
+/// least one message), so that big bodies never make one script call copy megabytes.
+pub(crate) const FETCH_REPLY_BYTES: usize = 1 << 20;
+/// Dead-letter pages stop at this many bytes of records and blobs (always at least one).
+const DEAD_LIST_BYTES: usize = 1 << 20;
+/// Replay keys of earlier fetches deleted by one fetch call, at most.
+const CONFIRM_PER_FETCH: usize = 64;
+/// Tries of a fetch call whose reply did not arrive (the same fetch id each time).
+const FETCH_TRIES: u32 = 4;
+
+/// Errors after which a call may have run in Redis without its reply arriving.
+fn retryable(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection) && !e.message().contains("client is closed")
+}
+
+fn add_args(a: &[redis::Arg<Vec<u8>>]) -> impl Fn(&mut redis::Cmd) + '_ {
+    move |c: &mut redis::Cmd| {
+        for x in a {
+            if let redis::Arg::Simple(b) = x {
+                c.arg(b);
+            }
+        }
+    }
+}
+
+/// A bulk string, or None for a nil / false reply.
+fn opt_bytes(v: Value) -> Result<Option<Vec<u8>>> {
+    match v {
+        Value::Nil | Value::Boolean(false) => Ok(None),
+        Value::Int(0) => Ok(None),
+        v => bytes(v).map(Some),
+    }
+}
 
 /// A handle to one queue. Cheap to clone.
 #[derive(Clone)]
@@ -36,6 +68,8 @@ pub(crate) struct QueueInner {
     pub keys: Arc<QueueKeys>,
     pub settler: Settler,
     registered: AtomicBool,
+    /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
+    confirmed: std::sync::Mutex<Vec<String>>,
 }
 
 /// The reply of one fetch script call.
@@ -77,18 +111,22 @@ impl Fetched {
     }
 }
 
-fn due_args(due: Due) -> Result<(&'static str, i64)> {
+fn due_args(due: Due) -> Result<When> {
     Ok(match due {
         Due::In(d) => {
             limits::check_delay("delay", d)?;
-            ("d", d.as_millis() as i64)
+            When::FromNow(d.as_millis() as u64)
         }
         Due::At(t) => {
             let ms = time_to_ms(t);
             limits::check_at(ms, time_to_ms(SystemTime::now()))?;
-            ("a", ms)
+            When::At(ms as u64)
         }
     })
+}
+
+fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
+    v.into_iter().map(redis::Arg::Simple).collect()
 }
 
 impl Queue {
@@ -103,6 +141,7 @@ impl Queue {
                 keys,
                 settler,
                 registered: AtomicBool::new(false),
+                confirmed: Default::default(),
             }),
         })
     }
@@ -122,16 +161,18 @@ impl Queue {
     }
 
     async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
+        self.run_keys(script, &self.inner.keys.all, args).await
+    }
+
+    async fn run_keys(
+        &self,
+        script: &scripts::Script,
+        keys: &[String],
+        args: Vec<redis::Arg<Vec<u8>>>,
+    ) -> Result<Value> {
         self.inner.client.inner.check_open()?;
         let conn = &self.inner.client.inner.conn;
-        let add = |c: &mut redis::Cmd| {
-            for a in &args {
-                if let redis::Arg::Simple(b) = a {
-                    c.arg(b);
-                }
-            }
-        };
-        Ok(script.run(conn, &self.inner.keys.all, add).await?)
+        Ok(script.run(conn, keys, add_args(&args)).await?)
     }
 
     async fn register(&self) {
@@ -154,9 +195,11 @@ impl Queue {
         v.pop().ok_or_else(|| bad("empty publish reply"))
     }
 
-    /// Publishes many messages in one round trip (up to 100,000; sent as script calls of 1000,
-    /// each atomic). Every message is checked before anything is sent: one bad message refuses
-    /// the whole batch with InvalidArgument, and nothing is written.
+    /// Publishes many messages in one round trip (up to 100,000; sent as atomic script calls
+    /// of 100, pipelined). Every message is checked before anything is sent: one bad message
+    /// refuses the whole batch with InvalidArgument, and nothing is written. The batch behaves
+    /// exactly as the same messages published one by one, in order: an id given twice sees the
+    /// first (a duplicate, or with `replace` a replacement).
     pub async fn publish_batch(&self, msgs: Vec<Message>) -> Result<Vec<Published>> {
         limits::check_batch(msgs.len())?;
         if msgs.is_empty() {
@@ -164,10 +207,10 @@ impl Queue {
         }
         let d = self.inner.client.inner.defaults;
         let max_body = self.inner.client.inner.max_body_bytes;
-        let mut chunks: Vec<Vec<redis::Arg<Vec<u8>>>> = Vec::new();
+        let mut chunks: Vec<Vec<Vec<u8>>> = Vec::new();
         for (i, chunk) in msgs.chunks(limits::PUBLISH_CHUNK).enumerate() {
-            let mut args: Vec<Vec<u8>> = Vec::with_capacity(1 + chunk.len() * 9);
-            args.push(chunk.len().to_string().into_bytes());
+            let mut a: Vec<Vec<u8>> = Vec::with_capacity(1 + chunk.len() * 3);
+            a.push(chunk.len().to_string().into_bytes());
             for (j, m) in chunk.iter().enumerate() {
                 let at = |e: Error| {
                     if msgs.len() == 1 {
@@ -182,7 +225,7 @@ impl Queue {
                 limits::check_body(m.body.len(), max_body).map_err(at)?;
                 limits::check_headers(m.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), m.headers.len())
                     .map_err(at)?;
-                let (mode, due) = due_args(m.due).map_err(at)?;
+                let due = due_args(m.due).map_err(at)?;
                 let max_attempts = m.max_attempts.unwrap_or(d.max_attempts);
                 limits::check_max_attempts(max_attempts).map_err(at)?;
                 let ttr = m.ttr.unwrap_or(d.ttr);
@@ -190,56 +233,76 @@ impl Queue {
                 let (bb, bm) = m.backoff.unwrap_or((d.backoff_base, d.backoff_max));
                 limits::check_backoff("backoff base", bb).map_err(at)?;
                 limits::check_backoff("backoff max", bm).map_err(at)?;
-                args.push(m.id.clone().unwrap_or_default().into_bytes());
-                args.push(if m.replace { b"1".to_vec() } else { b"0".to_vec() });
-                args.push(mode.as_bytes().to_vec());
-                args.push(due.to_string().into_bytes());
-                args.push(max_attempts.to_string().into_bytes());
-                args.push(ttr.as_millis().to_string().into_bytes());
-                args.push(bb.as_millis().to_string().into_bytes());
-                args.push(bm.as_millis().max(bb.as_millis()).to_string().into_bytes());
-                args.push(encode_tail(&m.headers, &m.body));
+                let blob = encode_blob(&m.headers, &m.body);
+                let spec = Spec {
+                    inline: blob.len() <= record::INLINE_MAX,
+                    drop_on_expiry: false,
+                    max_attempts,
+                    ttr_ms: ttr.as_millis() as u64,
+                    backoff_base_ms: bb.as_millis() as u64,
+                    backoff_max_ms: bm.as_millis().max(bb.as_millis()) as u64,
+                    replace: m.replace,
+                    due,
+                    expire: None,
+                };
+                a.push(m.id.clone().unwrap_or_default().into_bytes());
+                a.push(spec.encode());
+                a.push(blob);
             }
-            chunks.push(args.into_iter().map(redis::Arg::Simple).collect());
+            chunks.push(a);
         }
         self.register().await;
-        let calls = chunks.into_iter().map(|args| self.run(&scripts::PUBLISH, args));
-        let replies = futures_util::future::join_all(calls).await;
-        if let Some((n, timeout)) = self.inner.client.inner.wait_replicas {
-            if replies.iter().all(Result::is_ok) {
-                self.wait_replicas(n, timeout).await?;
+        let replies = match self.inner.client.inner.wait_replicas {
+            None => {
+                let calls = chunks.into_iter().map(|a| self.run(&scripts::PUBLISH, args(a)));
+                futures_util::future::join_all(calls).await.into_iter().collect::<Result<Vec<_>>>()?
             }
-        }
+            Some((n, timeout)) => self.publish_and_wait(chunks, n, timeout).await?,
+        };
         let mut out = Vec::with_capacity(msgs.len());
+        let mut given = msgs.iter().map(|m| m.id.clone());
         for reply in replies {
-            let mut items = array(reply?)?.into_iter().skip(1);
-            while let (Some(id), Some(st)) = (items.next(), items.next()) {
-                let status = match int(&st)? {
-                    0 => PublishStatus::Duplicate,
-                    2 => PublishStatus::Replaced,
+            let v = array(reply)?;
+            let (seq0, statuses) = match (v.get(1), v.get(2)) {
+                (Some(s), Some(st)) => (int(s)?, bytes(st.clone())?),
+                _ => return Err(bad("publish")),
+            };
+            for (k, st) in statuses.iter().enumerate() {
+                let id = match given.next().ok_or_else(|| bad("publish: more statuses than messages"))? {
+                    Some(id) => id,
+                    None => (seq0 + k as i64 + 1).to_string(),
+                };
+                let status = match st {
+                    b'0' => PublishStatus::Duplicate,
+                    b'2' => PublishStatus::Replaced,
                     _ => PublishStatus::Stored,
                 };
-                out.push(Published { id: string(id)?, status });
+                out.push(Published { id, status });
             }
+        }
+        if out.len() != msgs.len() {
+            return Err(bad("publish: fewer statuses than messages"));
         }
         Ok(out)
     }
 
-    /// WAIT on the connection the publish went through (it covers every earlier write on it).
-    /// In a cluster, WAIT goes to the master of the queue's slot, on the same per-node
-    /// connection as the publish (redis-rs would otherwise send it to every master).
-    async fn wait_replicas(&self, n: u32, timeout: Duration) -> Result<()> {
-        use redis::aio::ConnectionLike;
-        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-        let cmd = redis::cmd("WAIT").arg(n).arg(timeout.as_millis() as u64).clone();
-        let reply = match self.conn() {
-            crate::connection::Conn::Cluster(mut c) => {
-                let route = Route::with_key(&self.inner.keys.all[0], SlotAddr::Master);
-                c.route_command(cmd, RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route))).await
-            }
-            mut c => c.req_packed_command(&cmd).await,
-        };
-        let got = int(&reply.and_then(Value::extract_error)?)?;
+    /// Durable publish: the script calls and a `WAIT n timeout` go out together, in that order,
+    /// on one connection of their own (WAIT blocks the connection it runs on, so it never runs
+    /// on the connection that fetches and settles), and a publish reports success only when
+    /// WAIT confirmed those very writes. A connection that drops in between fails the call.
+    async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
+        self.inner.client.inner.check_open()?;
+        let keys = &self.inner.keys.all;
+        let calls: Vec<_> = chunks.into_iter().map(args).collect();
+        let mut replies = self
+            .inner
+            .client
+            .inner
+            .dedicated
+            .run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout)
+            .await?;
+        let got = replies.pop().ok_or_else(|| bad("WAIT"))?;
+        let got = int(&got)?;
         if got < i64::from(n) {
             return Err(Error::new(
                 ErrorKind::Redis,
@@ -250,25 +313,63 @@ impl Queue {
                 ),
             ));
         }
-        Ok(())
+        Ok(replies)
     }
 
-    /// One fetch script call: reclaim, promote, lease up to `max` (0 = none).
+    /// One fetch call (reclaim, then lease up to `max`, 0 = none), tried again with the same
+    /// fetch id while its reply does not arrive: a retry of a call that did run in Redis gets
+    /// the same leases back, so a lost reply costs no attempt.
     pub(crate) async fn fetch_once(&self, max: usize, ttr: Option<Duration>) -> Result<Fetched> {
+        let fid = record::new_fetch_id();
+        let mut tries = 0;
+        loop {
+            match self.fetch_call(&fid, max, ttr).await {
+                Err(e) if retryable(&e) && tries + 1 < FETCH_TRIES && !self.inner.client.is_closed() => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * u64::from(tries))).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One fetch script call with the fetch id `fid`.
+    pub(crate) async fn fetch_call(&self, fid: &[u8; 6], max: usize, ttr: Option<Duration>) -> Result<Fetched> {
+        let replay = self.inner.keys.fetch_replay(&hex(fid));
+        let mut keys = self.inner.keys.all.to_vec();
+        keys.push(replay.clone());
+        let confirmed: Vec<String> = {
+            let mut c = self.inner.confirmed.lock().unwrap();
+            let n = c.len().min(CONFIRM_PER_FETCH);
+            c.drain(..n).collect()
+        };
+        keys.extend(confirmed);
         let ttr_ms = ttr.map(|t| t.as_millis() as u64).unwrap_or(0);
-        let args = [max as u64, ttr_ms, PROMOTE_LIMIT as u64, RECLAIM_LIMIT as u64]
-            .iter()
-            .map(|n| redis::Arg::Simple(n.to_string().into_bytes()))
-            .collect();
+        let a = vec![
+            max.to_string().into_bytes(),
+            ttr_ms.to_string().into_bytes(),
+            fid.to_vec(),
+            FETCH_REPLY_BYTES.to_string().into_bytes(),
+            RECLAIM_LIMIT.to_string().into_bytes(),
+        ];
         let sent = Instant::now();
-        let reply = self.run(&scripts::FETCH, args).await?;
+        let reply = self.run_keys(&scripts::FETCH, &keys, args(a)).await?;
         // Redis read its clock about halfway through the round trip.
         let local = sent + sent.elapsed() / 2;
+        let f = self.read_fetched(reply, local, ttr)?;
+        if !f.deliveries.is_empty() {
+            self.inner.confirmed.lock().unwrap().push(replay);
+        }
+        Ok(f)
+    }
+
+    fn read_fetched(&self, reply: Value, local: Instant, ttr: Option<Duration>) -> Result<Fetched> {
         let v = array(reply)?;
-        if v.len() < 6 || (v.len() - 6) % 4 != 0 {
+        if v.len() < 7 {
             return Err(bad("fetch"));
         }
-        let now_us = int(&v[0])? * 1000 + int(&v[1])?;
+        let now_ms = int(&v[0])?;
+        let now_us = now_ms * 1000 + int(&v[1])?;
         let opt = |x: i64| (x >= 0).then_some(x);
         let next_due_ms = opt(int(&v[2])?);
         let next_lease_ms = opt(int(&v[3])?);
@@ -279,28 +380,37 @@ impl Queue {
             .into_iter()
             .map(|id| string(id).map(|id| record::corrupt(&id)))
             .collect::<Result<_>>()?;
+        let _ = it.next(); // expired count
         let mut deliveries = Vec::new();
-        while let (Some(id), Some(token), Some(deadline), Some(rec)) = (it.next(), it.next(), it.next(), it.next()) {
+        while let (Some(id), Some(rec)) = (it.next(), it.next()) {
             let id = string(id)?;
-            let token = string(token)?;
-            let record = match record::decode(&id, &bytes(rec)?) {
+            let rec = bytes(rec)?;
+            let blob = if record::is_inline(&rec) {
+                None
+            } else {
+                Some(bytes(it.next().ok_or_else(|| bad("fetch: blob missing"))?)?)
+            };
+            let record = match record::decode(&id, &rec, blob.as_deref()) {
                 Ok(r) => r,
                 Err(e) => {
                     // Readable header, unreadable rest: dead letter it now; the others flow on.
+                    let token = Token(rec.get(42..50).and_then(|t| t.try_into().ok()).unwrap_or([0; 8]));
                     let op = Op::Nack { id: id.clone(), token, mode: NackMode::Bury, reason: e.message().to_string() };
-                    self.inner.settler.settle(op).await?;
+                    drop(self.inner.settler.submit(vec![op]));
                     corrupt.push(e);
                     continue;
                 }
             };
+            let lease_ms = ttr.map(|t| t.as_millis() as i64).unwrap_or(record.ttr_ms as i64);
             deliveries.push(Delivery {
                 inner: Arc::new(delivery::Inner {
                     id,
                     queue: self.inner.name.clone(),
-                    token,
+                    token: record.token,
+                    token_hex: record.token.to_string(),
                     record,
                     delivered_at_us: now_us,
-                    lease_deadline_ms: AtomicI64::new(int(&deadline)?),
+                    lease_deadline_ms: AtomicI64::new(now_ms + lease_ms),
                     settled: AtomicBool::new(false),
                     settler: self.inner.settler.clone(),
                 }),
@@ -316,7 +426,10 @@ impl Queue {
     }
 
     /// [`fetch`](Queue::fetch) with a lease of `ttr` for every message instead of each one's own.
+    /// While waiting it sleeps until the next due time, woken early by a publish; each sleep is
+    /// capped at one second, in case a wake-up is lost.
     pub async fn fetch_leasing(&self, max: usize, wait: Duration, ttr: Option<Duration>) -> Result<Vec<Delivery>> {
+        const MAX_IDLE: Duration = Duration::from_secs(1);
         limits::check_fetch_max(max)?;
         limits::check_delay("wait", wait)?;
         if let Some(t) = ttr {
@@ -332,14 +445,17 @@ impl Queue {
             if f.more {
                 continue;
             }
+            // The listener signals "look now" once its subscription is in place, so a publish
+            // between this fetch and the subscription is not missed.
             let l = listener.get_or_insert_with(|| self.inner.client.inner.wake.listen(self.inner.keys.wake()));
-            let until = f.next_wake().map_or(deadline, |t| t.min(deadline));
+            let cap = (Instant::now() + MAX_IDLE).min(deadline);
+            let until = f.next_wake().map_or(cap, |t| t.min(cap));
             let slot = l.slot.clone();
             tokio::select! {
                 _ = crate::consumer::sleep_precise(until) => {}
                 _ = slot.notify.notified() => {
                     if let Some(due) = slot.take() {
-                        let t = f.local_instant(due).min(deadline);
+                        let t = f.local_instant(due).min(cap);
                         crate::consumer::sleep_precise(t).await;
                     }
                 }
@@ -347,9 +463,11 @@ impl Queue {
         }
     }
 
-    fn op_id_token(id: &str, token: &str) -> Result<(String, String)> {
+    /// A token that is not one a delivery carries cannot be the current lease: LeaseLost.
+    fn op_id_token(id: &str, token: &str) -> Result<(String, Token)> {
         limits::check_id_any(id)?;
-        Ok((id.to_string(), token.to_string()))
+        let token = Token::parse(token).ok_or_else(|| Error::lease_lost(id))?;
+        Ok((id.to_string(), token))
     }
 
     /// Acknowledges a leased message by id and lease token (see [`Delivery::ack`]).
@@ -389,9 +507,12 @@ impl Queue {
     /// InvalidArgument when it is leased (being processed) or dead (respawn it instead).
     pub async fn reschedule(&self, id: &str, due: Due) -> Result<SystemTime> {
         limits::check_id_any(id)?;
-        let (mode, value) = due_args(due)?;
-        let args = vec![id.as_bytes().to_vec(), mode.as_bytes().to_vec(), value.to_string().into_bytes()];
-        let r = array(self.run(&scripts::RESCHEDULE, args.into_iter().map(redis::Arg::Simple).collect()).await?)?;
+        let (mode, value) = match due_args(due)? {
+            When::FromNow(ms) => ("d", ms),
+            When::At(ms) => ("a", ms),
+        };
+        let a = vec![id.as_bytes().to_vec(), mode.as_bytes().to_vec(), value.to_string().into_bytes()];
+        let r = array(self.run(&scripts::RESCHEDULE, args(a)).await?)?;
         let (status, due) =
             (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
         match status {
@@ -401,6 +522,10 @@ impl Queue {
                 Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled")))
             }
             -2 => Err(Error::invalid(format!("id: message {id:?} is dead; respawn it instead of rescheduling"))),
+            -4 => Err(Error::invalid(format!(
+                "due: the new due time of message {id:?} is at or after its expiry time ({} ms)",
+                due
+            ))),
             _ => Err(record::corrupt(id)),
         }
     }
@@ -413,8 +538,8 @@ impl Queue {
             return Ok(None);
         }
         let mut v = array(r)?.into_iter();
-        let (_now, state, score, rec) = match (v.next(), v.next(), v.next(), v.next()) {
-            (Some(a), Some(b), Some(c), Some(d)) => (a, b, c, d),
+        let (_now, state, score, rec, blob) = match (v.next(), v.next(), v.next(), v.next(), v.next()) {
+            (Some(a), Some(b), Some(c), Some(d), Some(e)) => (a, b, c, d, e),
             _ => return Err(bad("peek")),
         };
         let state = match string(state)?.as_str() {
@@ -423,13 +548,14 @@ impl Queue {
             "dead" => State::Dead,
             _ => State::Ready,
         };
-        Ok(Some(MessageInfo::from_raw(id.to_string(), state, &bytes(rec)?, int(&score)?)))
+        let blob = opt_bytes(blob)?;
+        Ok(Some(MessageInfo::from_raw(id.to_string(), state, &bytes(rec)?, blob.as_deref(), int(&score)?)))
     }
 
     /// Counts of the queue.
     pub async fn stats(&self) -> Result<Stats> {
         let v = array(self.run(&scripts::STATS, vec![]).await?)?;
-        if v.len() != 8 {
+        if v.len() != 9 {
             return Err(bad("stats"));
         }
         let n = |i: usize| int(&v[i]);
@@ -449,62 +575,76 @@ impl Queue {
         })
     }
 
-    /// Dead letters, the oldest death first, `limit` (1 to 1000) from `offset`.
+    /// Dead letters, the oldest death first, `limit` (1 to 1000) from `offset`. A page ends
+    /// early once it holds about 1 MiB of records and bodies (always at least one message).
     pub async fn dead_letters(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
         limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
-        let args = vec![offset.to_string().into_bytes(), limit.to_string().into_bytes()];
-        let v = array(self.run(&scripts::DEAD_LIST, args.into_iter().map(redis::Arg::Simple).collect()).await?)?;
+        let a = vec![
+            offset.to_string().into_bytes(),
+            limit.to_string().into_bytes(),
+            DEAD_LIST_BYTES.to_string().into_bytes(),
+        ];
+        let v = array(self.run(&scripts::DEAD_LIST, args(a)).await?)?;
         let mut out = Vec::new();
         let mut it = v.into_iter().skip(1);
-        while let (Some(id), Some(at), Some(rec)) = (it.next(), it.next(), it.next()) {
+        while let (Some(id), Some(at), Some(rec), Some(blob)) = (it.next(), it.next(), it.next(), it.next()) {
             let id = string(id)?;
-            let raw = if matches!(rec, Value::Nil) { Vec::new() } else { bytes(rec)? };
-            out.push(MessageInfo::from_raw(id, State::Dead, &raw, int(&at)?));
+            let raw = opt_bytes(rec)?.unwrap_or_default();
+            let blob = opt_bytes(blob)?;
+            out.push(MessageInfo::from_raw(id, State::Dead, &raw, blob.as_deref(), int(&at)?));
         }
         Ok(out)
     }
 
+    /// Respawn or purge: ids in calls of 1000; "oldest n" and "all" as a run of calls over one
+    /// snapshot of the dead letters (those that died before the run began: a message the run
+    /// respawns that dies again is not respawned again, and an unreadable one is skipped).
     async fn on_dead(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
-        let call = |args: Vec<Vec<u8>>| self.run(script, args.into_iter().map(redis::Arg::Simple).collect());
-        match sel {
-            Select::Ids(ids) => {
-                let mut n = 0;
-                for chunk in ids.chunks(STEP) {
-                    let mut args = vec![b"ids".to_vec()];
-                    for id in chunk {
-                        limits::check_id_any(id)?;
-                        args.push(id.as_bytes().to_vec());
-                    }
-                    n += int(&call(args).await?)? as u64;
-                }
-                Ok(n)
+        let call = |a: Vec<Vec<u8>>| self.run(script, args(a));
+        let parse = |v: Value| -> Result<[i64; 5]> {
+            let v = array(v)?;
+            if v.len() != 5 {
+                return Err(bad("dead letters"));
             }
-            Select::Oldest(count) => {
-                let mut n = 0u64;
-                let mut left = count;
-                while left > 0 {
-                    let step = left.min(STEP);
-                    let done = int(&call(vec![b"oldest".to_vec(), step.to_string().into_bytes()]).await?)? as u64;
-                    n += done;
-                    left -= step;
-                    if done < step as u64 {
-                        break;
-                    }
-                }
-                Ok(n)
+            Ok([int(&v[0])?, int(&v[1])?, int(&v[2])?, int(&v[3])?, int(&v[4])?])
+        };
+        if let Select::Ids(ids) = &sel {
+            let mut n = 0;
+            for id in ids {
+                limits::check_id_any(id)?;
             }
-            Select::All => {
-                let mut n = 0u64;
-                loop {
-                    let done = int(&call(vec![b"oldest".to_vec(), STEP.to_string().into_bytes()]).await?)? as u64;
-                    n += done;
-                    if done == 0 {
-                        return Ok(n);
-                    }
-                }
+            for chunk in ids.chunks(STEP) {
+                let mut a = vec![b"ids".to_vec()];
+                a.extend(chunk.iter().map(|id| id.as_bytes().to_vec()));
+                n += parse(call(a).await?)?[0] as u64;
+            }
+            return Ok(n);
+        }
+        let mut left = match sel {
+            Select::Oldest(n) => n,
+            _ => usize::MAX,
+        };
+        let (mut t0, mut s0, mut offset, mut done) = (-1i64, -1i64, 0i64, 0u64);
+        while left > 0 {
+            let step = left.min(STEP);
+            let a = vec![
+                b"oldest".to_vec(),
+                step.to_string().into_bytes(),
+                t0.to_string().into_bytes(),
+                s0.to_string().into_bytes(),
+                offset.to_string().into_bytes(),
+            ];
+            let [n, skipped, exhausted, t, s] = parse(call(a).await?)?;
+            (t0, s0) = (t, s);
+            done += n as u64;
+            offset += skipped;
+            left -= (n as usize).min(left);
+            if exhausted == 1 {
+                break;
             }
         }
+        Ok(done)
     }
 
     /// Brings dead letters back: attempts reset, due now. Returns how many.
@@ -521,7 +661,7 @@ impl Queue {
     /// Uses UNLINK, so Redis frees the memory in the background without blocking.
     pub async fn destroy(&self) -> Result<()> {
         let mut c = self.conn();
-        let _: () = redis::cmd("UNLINK").arg(&self.inner.keys.all[..7]).query_async(&mut c).await?;
+        let _: () = redis::cmd("UNLINK").arg(self.inner.keys.data()).query_async(&mut c).await?;
         let _: () = redis::cmd("SREM")
             .arg(keys::registry(&self.inner.client.inner.prefix))
             .arg(&self.inner.name)

@@ -28,23 +28,30 @@ impl Script {
         Script { code, hash }
     }
 
+    /// The command that runs the script: EVALSHA, or with `source` EVAL (which also caches it).
+    pub fn cmd(&self, source: bool, keys: &[String], args: impl Fn(&mut Cmd)) -> Cmd {
+        let mut c = if source { redis::cmd("EVAL") } else { redis::cmd("EVALSHA") };
+        c.arg(if source { &self.code } else { &self.hash }).arg(keys.len()).arg(keys);
+        args(&mut c);
+        c
+    }
+
     /// Runs the script with the queue's `keys`; `args` adds ARGV to the command.
     pub async fn run(&self, conn: &Conn, keys: &[String], args: impl Fn(&mut Cmd)) -> RedisResult<Value> {
-        let build = |verb: &str, body: &str| {
-            let mut c = redis::cmd(verb);
-            c.arg(body).arg(keys.len()).arg(keys);
-            args(&mut c);
-            c
-        };
         let mut con = conn.clone();
         // A server error may arrive as a value; `extract_error` makes it an Err (nested ones too).
-        match con.req_packed_command(&build("EVALSHA", &self.hash)).await.and_then(Value::extract_error) {
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                con.req_packed_command(&build("EVAL", &self.code)).await.and_then(Value::extract_error)
+        match con.req_packed_command(&self.cmd(false, keys, &args)).await.and_then(Value::extract_error) {
+            Err(e) if is_noscript(&e) => {
+                con.req_packed_command(&self.cmd(true, keys, &args)).await.and_then(Value::extract_error)
             }
             other => other,
         }
     }
+}
+
+/// True for Redis' NOSCRIPT (the script is not cached on that node: send its source).
+pub(crate) fn is_noscript(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
 macro_rules! script {

@@ -165,12 +165,16 @@ async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
                 cmd = rx.recv() => match cmd {
                     Some(Cmd::Shutdown) | None => return,
                     Some(cmd) => {
+                        // A new listener looks once as soon as it is registered: a publish
+                        // between its last fetch and now would otherwise be missed.
+                        let added = match &cmd { Cmd::Add(_, slot) => Some(slot.clone()), _ => None };
                         let r = match apply(&mut subs, cmd) {
                             Some((true, ch)) => sink.subscribe(&ch).await,
                             Some((false, ch)) => sink.unsubscribe(&ch).await,
                             None => Ok(()),
                         };
                         if r.is_err() { break; }
+                        if let Some(slot) = added { slot.signal(0); }
                     }
                 },
             }

@@ -166,8 +166,9 @@ def stats(port, queue):
     """Counts straight from Redis (the keys of docs/architecture.md)."""
     k = lambda s: f"redelay:{{{queue}}}:{s}"
     out = {}
-    for name, cmd in [("total", ["hlen", k("jobs")]), ("delayed", ["zcard", k("delayed")]), ("ready", ["llen", k("ready")]),
-                      ("leased", ["zcard", k("leased")]), ("dead", ["zcard", k("dead")])]:
+    leased_from = str(2 ** 42)  # lease scores sit above every due time (core/lua/lib.lua)
+    for name, cmd in [("total", ["hlen", k("msg")]), ("scheduled", ["zcard", k("sched")]),
+                      ("leased", ["zcount", k("sched"), leased_from, "+inf"]), ("dead", ["zcard", k("died")])]:
         v = redis_cli(port, *cmd)
         out[name] = int(v) if v.lstrip("-").isdigit() else -1
     return out
