@@ -10,7 +10,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 "$root/tests/ensure-redis.sh"
-cargo build --quiet --manifest-path "$root/Cargo.toml" -p redelay --example fault_worker -p redelay-cli
+# Two builds: `--example` would limit the CLI package to examples too, so its binary (used for
+# `verify`) was never built here and a stale one could be checked against a newer layout.
+cargo build --quiet --manifest-path "$root/Cargo.toml" -p redelay --example fault_worker
+cargo build --quiet --manifest-path "$root/Cargo.toml" -p redelay-cli --bin redelay
 
 python="$("$root/tests/python-binding.sh")" || { echo "faults: no Python binding (tests/python-binding.sh failed)"; exit 1; }
 export REDELAY_FAULTS_PYTHON="$python"
