@@ -146,9 +146,11 @@ fn print_info(m: &MessageInfo) {
     println!("attempts:     {} of {}", m.attempts, m.max_attempts);
     println!("published:    {} ({})", epoch_ms(m.published_at), relative(m.published_at, now));
     println!("due:          {} ({})", epoch_ms(m.due_at), relative(m.due_at, now));
-    if let Some(t) = m.state_since_or_until {
-        let what = if m.state == redelay::State::Dead { "died" } else { "lease until" };
-        println!("{what:<13} {} ({})", epoch_ms(t), relative(t, now));
+    if let Some(t) = m.lease_deadline {
+        println!("lease until:  {} ({})", epoch_ms(t), relative(t, now));
+    }
+    if let Some(t) = m.died_at {
+        println!("died:         {} ({})", epoch_ms(t), relative(t, now));
     }
     println!("ttr:          {}", human(m.ttr));
     for (k, v) in &m.headers {
@@ -263,7 +265,7 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
                     .iter()
                     .map(|m| {
                         serde_json::json!({
-                            "id": m.id, "died_at_ms": opt_ms(m.state_since_or_until), "attempts": m.attempts,
+                            "id": m.id, "died_at_ms": opt_ms(m.died_at), "attempts": m.attempts,
                             "max_attempts": m.max_attempts, "reason": m.last_error,
                             "body": String::from_utf8_lossy(&m.body), "headers": m.headers,
                         })
@@ -273,7 +275,7 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
             } else {
                 let now = SystemTime::now();
                 for m in &list {
-                    let died = m.state_since_or_until.map_or("-".into(), |t| relative(t, now));
+                    let died = m.died_at.map_or("-".into(), |t| relative(t, now));
                     println!(
                         "{:<24} died {:<14} after {} attempts: {}",
                         m.id,

@@ -30,6 +30,10 @@ use crate::settle::{Op, Settled};
 /// with no lock held; it must not block (queue the batch for the handler's own thread).
 pub trait BatchHandler: Send + Sync + 'static {
     fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &Completer);
+
+    /// The subscription is closing: nothing more is dispatched. Give back (through
+    /// `completer`) what was dispatched and will never start.
+    fn closing(&self, _completer: &Completer) {}
 }
 
 /// Takes a batch handler's outcomes back. Cheap to clone; it does not keep the subscription
@@ -63,6 +67,17 @@ impl BatchState {
 }
 
 impl Completer {
+    pub(crate) fn of(shared: &Arc<Shared>) -> Completer {
+        Completer { shared: Arc::downgrade(shared) }
+    }
+
+    /// Stops the subscription from fetching more (it then closes as by `Subscription::close`).
+    pub(crate) fn stop(&self) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.stop();
+        }
+    }
+
     /// Reports handler outcomes by key: `Ok` acks, `Err` nacks with the failure's reason (after
     /// its retry delay, or the message's backoff); a delivery the handler settled itself is left
     /// as it is. Keys reported before (or unknown) are ignored.
@@ -212,6 +227,9 @@ pub(crate) async fn close(shared: &Arc<Shared>) {
         st.closed = true;
         st.waiting.drain(..).collect()
     };
+    if let Some(h) = shared.batch_handler() {
+        h.closing(&Completer::of(shared));
+    }
     if !waiting.is_empty() {
         {
             let mut held = shared.held.lock().unwrap();

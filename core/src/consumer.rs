@@ -25,47 +25,12 @@ use crate::batch::{self, BatchHandler, BatchState};
 use crate::delivery::Delivery;
 use crate::error::{Error, Result};
 use crate::limits;
+pub use crate::options::SubscribeOptions;
 use crate::queue::Queue;
 use crate::settle::{Op, Settled};
 
 /// Most leases one fetch call of a subscription takes.
 const FETCH_PER_CALL: usize = 250;
-
-/// Options of a subscription.
-#[derive(Debug, Clone)]
-pub struct SubscribeOptions {
-    /// Handlers running at once (default 10).
-    pub concurrency: usize,
-    /// Messages leased ahead and waiting for a free handler slot (default: same as
-    /// concurrency). Their leases are kept alive too.
-    pub prefetch: usize,
-    /// Lease length of each delivery; `None` uses each message's own ttr.
-    pub ttr: Option<Duration>,
-    /// How long `close` waits for running handlers (default 30 s). Those still running then are
-    /// abandoned; their messages are delivered again when their leases run out.
-    pub drain_timeout: Duration,
-    /// Longest idle sleep between fetches, in case a wake-up was lost (default 1 s).
-    pub max_idle: Duration,
-}
-
-impl Default for SubscribeOptions {
-    fn default() -> Self {
-        SubscribeOptions {
-            concurrency: 10,
-            prefetch: 10,
-            ttr: None,
-            drain_timeout: Duration::from_secs(30),
-            max_idle: Duration::from_secs(1),
-        }
-    }
-}
-
-impl SubscribeOptions {
-    /// Default options with `concurrency` handlers and as many prefetched.
-    pub fn concurrency(n: usize) -> Self {
-        SubscribeOptions { concurrency: n, prefetch: n, ..Default::default() }
-    }
-}
 
 /// A failed handler outcome: the message is nacked with `reason`, and retried after
 /// `retry_in` or the message's backoff. Any `std::error::Error` converts into it, so `?` works.
@@ -186,6 +151,20 @@ pub(crate) struct Shared {
     pub batch: Mutex<BatchState>,
     /// Batch mode: notified when reports or settles finish (close waits on it).
     pub idle: tokio::sync::Notify,
+    /// The fetch loop, until close awaits it.
+    fetcher: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl crate::client::Closes for Shared {
+    fn close_and_drain(&self) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.closing.send_replace(true);
+            let mut fetcher = self.fetcher.lock().await;
+            if let Some(h) = fetcher.take() {
+                let _ = h.await;
+            }
+        })
+    }
 }
 
 impl Shared {
@@ -195,6 +174,10 @@ impl Shared {
     }
     fn is_closing(&self) -> bool {
         *self.closing.borrow()
+    }
+    /// Stops fetching; the loop then closes the subscription (drain included).
+    pub fn stop(&self) {
+        self.closing.send_replace(true);
     }
     fn redis_now_ms(&self) -> i64 {
         let (at, us) = *self.clock.lock().unwrap();
@@ -232,8 +215,9 @@ impl Shared {
 /// A running subscription. [`close`](Subscription::close) it to stop gracefully; dropping it
 /// stops fetching too, and lets running handlers finish in the background.
 pub struct Subscription {
-    shared: Arc<Shared>,
-    fetcher: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    pub(crate) shared: Arc<Shared>,
+    /// The inbox of a foreign-runtime subscription (`bridge.rs`).
+    pub(crate) inbox: Option<Arc<crate::bridge::Inbox>>,
 }
 
 impl Queue {
@@ -259,18 +243,9 @@ impl Queue {
     }
 
     async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
-        limits::check_concurrency(opts.concurrency)?;
-        if opts.prefetch > limits::MAX_FETCH {
-            return Err(Error::invalid(format!("prefetch: must be 0 to {}, got {}", limits::MAX_FETCH, opts.prefetch)));
-        }
-        if let Some(t) = opts.ttr {
-            limits::check_ttr("ttr", t)?;
-        }
-        if opts.max_idle < Duration::from_millis(10) || opts.max_idle > Duration::from_secs(60) {
-            return Err(Error::invalid("max_idle: must be 10 ms to 60 s"));
-        }
+        opts.validate()?;
         let (closing, _) = watch::channel(false);
-        let cap = (opts.concurrency + opts.prefetch).min(limits::MAX_FETCH);
+        let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
         let shared = Arc::new(Shared {
             queue: self.clone(),
             mode,
@@ -285,13 +260,17 @@ impl Queue {
             counters: AtomicCounters::default(),
             keeper_wake: tokio::sync::Notify::new(),
             last_error: Mutex::new(None),
+            fetcher: tokio::sync::Mutex::new(None),
         });
         // Fail fast on an unreachable Redis rather than spinning in the background.
         let first = self.fetch_once(0, None).await?;
         *shared.clock.lock().unwrap() = (first.local, first.now_us);
         let rt = &self.inner.client.inner.rt;
         let fetcher = rt.spawn(fetch_loop(shared.clone()));
-        Ok(Subscription { shared, fetcher: tokio::sync::Mutex::new(Some(fetcher)) })
+        *shared.fetcher.try_lock().expect("new subscription") = Some(fetcher);
+        let weak: std::sync::Weak<dyn crate::client::Closes> = Arc::downgrade(&shared) as _;
+        self.inner.client.inner.register(weak);
+        Ok(Subscription { shared, inbox: None })
     }
 }
 
@@ -300,11 +279,7 @@ impl Subscription {
     /// attempt counted), waits up to the drain timeout for running handlers, and returns.
     /// Calling it again (even concurrently) waits for the same drain, then returns.
     pub async fn close(&self) {
-        self.shared.closing.send_replace(true);
-        let mut fetcher = self.fetcher.lock().await;
-        if let Some(h) = fetcher.take() {
-            let _ = h.await;
-        }
+        crate::client::Closes::close_and_drain(&*self.shared).await;
     }
 
     /// True once close was called (or the subscription was dropped).
@@ -344,7 +319,7 @@ impl Drop for Subscription {
 
 async fn fetch_loop(shared: Arc<Shared>) {
     let opts = shared.opts.clone();
-    let cap = (opts.concurrency + opts.prefetch).min(limits::MAX_FETCH);
+    let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
     let inflight = shared.inflight.clone();
     // Leases per fetch call: keeps each script call short (SLOWLOG stays under a few ms even
     // over a million pending messages); more slots just mean more calls in a row.

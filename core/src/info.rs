@@ -45,15 +45,18 @@ pub struct MessageInfo {
     pub ttr: Duration,
     pub published_at: SystemTime,
     pub due_at: SystemTime,
-    /// Lease deadline while leased; time of death while dead.
-    pub state_since_or_until: Option<SystemTime>,
+    /// While leased: when the lease runs out.
+    pub lease_deadline: Option<SystemTime>,
+    /// While dead: when it died.
+    pub died_at: Option<SystemTime>,
     /// The reason of the last failure (for a dead letter: why it died).
     pub last_error: Option<String>,
 }
 
 impl MessageInfo {
     pub(crate) fn from_raw(id: String, state: State, raw: &[u8], blob: Option<&[u8]>, score_ms: i64) -> MessageInfo {
-        let when = (matches!(state, State::Leased | State::Dead) && score_ms >= 0).then(|| ms_to_time(score_ms));
+        let at = |s: State| (state == s && score_ms >= 0).then(|| ms_to_time(score_ms));
+        let when = (at(State::Leased), at(State::Dead));
         match record::decode(&id, raw, blob) {
             Ok(r) => Self::from_record(id, state, r, when),
             Err(e) => MessageInfo {
@@ -66,13 +69,14 @@ impl MessageInfo {
                 ttr: Duration::ZERO,
                 published_at: ms_to_time(0),
                 due_at: ms_to_time(0),
-                state_since_or_until: when,
+                lease_deadline: when.0,
+                died_at: when.1,
                 last_error: Some(e.message().to_string()),
             },
         }
     }
 
-    fn from_record(id: String, state: State, r: Record, when: Option<SystemTime>) -> MessageInfo {
+    fn from_record(id: String, state: State, r: Record, when: (Option<SystemTime>, Option<SystemTime>)) -> MessageInfo {
         MessageInfo {
             id,
             state,
@@ -83,7 +87,8 @@ impl MessageInfo {
             ttr: Duration::from_millis(r.ttr_ms),
             published_at: ms_to_time(r.published_at_ms),
             due_at: ms_to_time(r.due_at_ms),
-            state_since_or_until: when,
+            lease_deadline: when.0,
+            died_at: when.1,
             last_error: r.last_error,
         }
     }

@@ -26,6 +26,7 @@
 //! ```
 
 mod batch;
+mod bridge;
 mod client;
 mod connection;
 mod consumer;
@@ -36,6 +37,7 @@ mod info;
 mod keys;
 pub mod limits;
 mod message;
+mod options;
 mod queue;
 mod record;
 mod reply;
@@ -44,11 +46,13 @@ mod settle;
 mod wake;
 
 pub use batch::{BatchHandler, Completer};
+pub use bridge::Wake;
 pub use client::{redact, Client, ClientBuilder};
 pub use connection::URL_SCHEMES;
-pub use consumer::{Counters, Failure, Handler, HandlerFuture, SubscribeOptions, Subscription};
+pub use consumer::{Counters, Failure, Handler, HandlerFuture, Subscription};
 pub use delivery::Delivery;
 pub use error::{Error, ErrorKind, Result};
 pub use info::{MessageInfo, Select, State, Stats, VerifyReport};
 pub use message::{Due, Message, PublishStatus, Published};
+pub use options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
 pub use queue::{Queue, VERIFY_MAX_RECORDS};

@@ -46,6 +46,8 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
 pub const DEFAULT_TTR: Duration = Duration::from_secs(30);
 /// Default first retry backoff: 1 s (doubling at each attempt, with jitter).
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// Default page size of a dead-letter listing: 100.
+pub const DEFAULT_DEAD_LETTER_LIMIT: usize = 100;
 /// Default largest retry backoff: 1 hour.
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(3600);
 

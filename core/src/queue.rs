@@ -230,7 +230,7 @@ impl Queue {
                 limits::check_max_attempts(max_attempts).map_err(at)?;
                 let ttr = m.ttr.unwrap_or(d.ttr);
                 limits::check_ttr("ttr", ttr).map_err(at)?;
-                let (bb, bm) = m.backoff.unwrap_or((d.backoff_base, d.backoff_max));
+                let (bb, bm) = (m.backoff_base.unwrap_or(d.backoff_base), m.backoff_max.unwrap_or(d.backoff_max));
                 limits::check_backoff("backoff base", bb).map_err(at)?;
                 limits::check_backoff("backoff max", bm).map_err(at)?;
                 let blob = encode_blob(&m.headers, &m.body);
@@ -479,10 +479,10 @@ impl Queue {
     /// Nacks a leased message by id and lease token (see [`Delivery::nack`]). Returns true when
     /// it went to the dead letters.
     pub async fn nack(&self, id: &str, token: &str, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
-        let (id, token) = Self::op_id_token(id, token)?;
         if let Some(d) = retry_in {
             limits::check_delay("retry_in", d)?;
         }
+        let (id, token) = Self::op_id_token(id, token)?;
         let mode = retry_in.map_or(NackMode::Backoff, |d| NackMode::After(d.as_millis() as u64));
         let reason = delivery::truncate(reason, limits::MAX_REASON_BYTES);
         Ok(self.inner.settler.settle(Op::Nack { id, token, mode, reason }).await? == Settled::Dead)
@@ -490,8 +490,8 @@ impl Queue {
 
     /// Extends a lease by id and lease token to `ttr` from now.
     pub async fn extend(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
-        let (id, token) = Self::op_id_token(id, token)?;
         limits::check_ttr("ttr", ttr)?;
+        let (id, token) = Self::op_id_token(id, token)?;
         let ttr_ms = ttr.as_millis() as u64;
         self.inner.settler.settle(Op::Extend { id, token, ttr_ms }).await.map(|_| ())
     }
