@@ -37,6 +37,12 @@ pub struct PublishArgs {
     /// Replace a message with the same id
     #[arg(long)]
     pub replace: bool,
+    /// Not delivered after this long from now: a dead letter ("expired") instead
+    #[arg(long, value_parser = parse_duration)]
+    pub expires_in: Option<Duration>,
+    /// With --expires-in: delete the message on expiry instead of keeping a dead letter
+    #[arg(long, requires = "expires_in")]
+    pub drop_on_expiry: bool,
 }
 
 pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
@@ -61,6 +67,9 @@ pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
     }
     if let Some(t) = a.ttr {
         m = m.ttr(t);
+    }
+    if let Some(e) = a.expires_in {
+        m = m.expires_in(e).drop_on_expiry(a.drop_on_expiry);
     }
     let p = q.publish(m).await?;
     println!("{} {}", p.id, format!("{:?}", p.status).to_lowercase());
@@ -98,6 +107,7 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
                     "queue": n, "total": s.total, "scheduled": s.scheduled, "ready": s.ready,
                     "leased": s.leased, "dead": s.dead, "next_due_ms": opt_ms(s.next_due),
                     "oldest_ready_due_ms": opt_ms(s.oldest_ready_due), "now_ms": epoch_ms(s.now),
+                    "paused": s.paused,
                 })
             })
             .collect();
@@ -110,7 +120,10 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
             "queue", "total", "scheduled", "ready", "leased", "dead"
         );
         for (n, s) in &rows {
-            let next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
+            let mut next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
+            if s.paused {
+                next.push_str("  (paused)");
+            }
             println!(
                 "{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}",
                 s.total, s.scheduled, s.ready, s.leased, s.dead
@@ -130,6 +143,10 @@ fn prometheus(prefix: &str, rows: &[(String, Stats)]) -> String {
         for (state, v) in [("scheduled", s.scheduled), ("ready", s.ready), ("leased", s.leased), ("dead", s.dead)] {
             out.push_str(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"{n}\",state=\"{state}\"}} {v}\n"));
         }
+    }
+    out.push_str("# HELP redelay_paused 1 while the queue is paused.\n# TYPE redelay_paused gauge\n");
+    for (n, s) in rows {
+        out.push_str(&format!("redelay_paused{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n", u8::from(s.paused)));
     }
     out.push_str("# HELP redelay_ready_lag_seconds Age of the oldest due message not yet delivered.\n# TYPE redelay_ready_lag_seconds gauge\n");
     for (n, s) in rows {
@@ -298,6 +315,18 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
             println!("purged {n}");
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pause` / `resume`: consumers of the queue stop (or start again) receiving.
+pub async fn pause(client: &Client, queue: &str, pause: bool) -> Result<ExitCode> {
+    let q = client.queue(queue)?;
+    let changed = if pause { q.pause().await? } else { q.resume().await? };
+    let what = if pause { "paused" } else { "resumed" };
+    println!(
+        "{queue}: {}",
+        if changed { what.to_string() } else { format!("already {}", if pause { "paused" } else { "running" }) }
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -41,6 +41,10 @@ enum Cmd {
         #[command(subcommand)]
         cmd: commands::DeadCmd,
     },
+    /// Pause a queue: consumers stop receiving (held leases finish), publishes go on
+    Pause { queue: String },
+    /// Resume a paused queue
+    Resume { queue: String },
     /// Check a queue's invariant (every id in exactly one state)
     Verify { queue: String },
     /// Measure publish, deliver+ack, lateness, burst drain and memory (see BENCHMARKS.md)
@@ -69,6 +73,8 @@ async fn main() -> ExitCode {
                 Cmd::Reschedule(a) => commands::reschedule(&client, a).await,
                 Cmd::Dead { cmd } => commands::dead(&client, cmd).await,
                 Cmd::Verify { queue } => commands::verify(&client, &queue).await,
+                Cmd::Pause { queue } => commands::pause(&client, &queue, true).await,
+                Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,
                 Cmd::Demo(_) | Cmd::Bench(_) => unreachable!(),
             }
         }

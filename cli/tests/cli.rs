@@ -90,3 +90,24 @@ fn publish_inspect_change_dead_letters_verify() {
     assert!(v.status.success() && text(&v).starts_with("ok: 1 records"), "{v:?}");
     assert_eq!(redelay(&prefix, &["dead", "purge", "jobs"]).status.code(), Some(64), "a selection is required");
 }
+
+#[test]
+fn pause_resume_and_expiry_from_the_command_line() {
+    let prefix = format!("clipause{}", std::process::id());
+    let o = redelay(&prefix, &["pause", "jobs"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "jobs: paused"));
+    assert_eq!(text(&redelay(&prefix, &["pause", "jobs"])).trim(), "jobs: already paused");
+    let o = redelay(&prefix, &["publish", "jobs", "hello", "--id", "e1", "--expires-in", "1h"]);
+    assert_eq!(text(&o).trim(), "e1 stored", "{}", String::from_utf8_lossy(&o.stderr));
+    let o = redelay(&prefix, &["stats", "jobs", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["paused"], true);
+    assert!(text(&redelay(&prefix, &["stats", "jobs"])).contains("(paused)"));
+    assert!(text(&redelay(&prefix, &["stats", "jobs", "--prometheus"])).contains("redelay_paused{"));
+    assert_eq!(text(&redelay(&prefix, &["resume", "jobs"])).trim(), "jobs: resumed");
+    let o = redelay(&prefix, &["publish", "jobs", "x", "--delay", "2h", "--expires-in", "1h"]);
+    assert_eq!(o.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expires_in: must be after the due time"));
+    let o = redelay(&prefix, &["cancel", "jobs", "e1"]);
+    assert_eq!(o.status.code(), Some(0));
+}

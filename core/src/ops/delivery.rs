@@ -82,6 +82,10 @@ impl Delivery {
     pub fn due_at(&self) -> SystemTime {
         ms_to_time(self.inner.record.due_at_ms)
     }
+    /// When the message expires, if it does: it is not delivered again after that.
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        (self.inner.record.expire_at_ms > 0).then(|| ms_to_time(self.inner.record.expire_at_ms))
+    }
     /// When this delivery was leased (Redis clock, microsecond precision).
     pub fn delivered_at(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_micros(self.inner.delivered_at_us.max(0) as u64)

@@ -49,6 +49,8 @@ pub struct MessageInfo {
     pub lease_deadline: Option<SystemTime>,
     /// While dead: when it died.
     pub died_at: Option<SystemTime>,
+    /// When it expires, if it does (see `Message::expires_in`).
+    pub expires_at: Option<SystemTime>,
     /// The reason of the last failure (for a dead letter: why it died).
     pub last_error: Option<String>,
 }
@@ -71,6 +73,7 @@ impl MessageInfo {
                 due_at: ms_to_time(0),
                 lease_deadline: when.0,
                 died_at: when.1,
+                expires_at: None,
                 last_error: Some(e.message().to_string()),
             },
         }
@@ -89,6 +92,7 @@ impl MessageInfo {
             due_at: ms_to_time(r.due_at_ms),
             lease_deadline: when.0,
             died_at: when.1,
+            expires_at: (r.expire_at_ms > 0).then(|| ms_to_time(r.expire_at_ms)),
             last_error: r.last_error,
         }
     }
@@ -110,6 +114,8 @@ pub struct Stats {
     /// Due time of the oldest message still waiting in `scheduled` although due; its age is
     /// how far consumers lag behind.
     pub oldest_ready_due: Option<SystemTime>,
+    /// Consumers receive nothing until `resume` (`Queue::pause`).
+    pub paused: bool,
 }
 
 /// Result of `verify`: the invariant of docs/architecture.md checked atomically.

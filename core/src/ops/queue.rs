@@ -221,7 +221,9 @@ impl Queue {
                 limits::check_body(m.body.len(), max_body).map_err(at)?;
                 limits::check_headers(m.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), m.headers.len())
                     .map_err(at)?;
+                limits::check_expiry(m.due, m.expires).map_err(at)?;
                 let due = due_args(m.due).map_err(at)?;
+                let expire = m.expires.map(due_args).transpose().map_err(at)?;
                 let max_attempts = m.max_attempts.unwrap_or(d.max_attempts);
                 limits::check_max_attempts(max_attempts).map_err(at)?;
                 let ttr = m.ttr.unwrap_or(d.ttr);
@@ -232,14 +234,14 @@ impl Queue {
                 let blob = encode_blob(&m.headers, &m.body);
                 let spec = Spec {
                     inline: blob.len() <= record::INLINE_MAX,
-                    drop_on_expiry: false,
+                    drop_on_expiry: m.drop_on_expiry,
                     max_attempts,
                     ttr_ms: ttr.as_millis() as u64,
                     backoff_base_ms: bb.as_millis() as u64,
                     backoff_max_ms: bm.as_millis().max(bb.as_millis()) as u64,
                     replace: m.replace,
                     due,
-                    expire: None,
+                    expire,
                 };
                 a.push(m.id.clone().unwrap_or_default().into_bytes());
                 a.push(spec.encode());
@@ -543,6 +545,19 @@ impl Queue {
         Ok(Some(MessageInfo::from_raw(id.to_string(), state, &bytes(rec)?, blob.as_deref(), int(&score)?)))
     }
 
+    /// Pauses the queue: consumers stop receiving (leases already held run and settle as
+    /// usual), publishes go on. Stored in Redis: it survives restarts and holds for every
+    /// consumer. Returns false when it was already paused.
+    pub async fn pause(&self) -> Result<bool> {
+        Ok(int(&self.run(&scripts::PAUSE, args(vec![b"1".to_vec()])).await?)? == 1)
+    }
+
+    /// Resumes a paused queue; idle consumers are woken at once. Returns false when it was not
+    /// paused.
+    pub async fn resume(&self) -> Result<bool> {
+        Ok(int(&self.run(&scripts::PAUSE, args(vec![b"0".to_vec()])).await?)? == 1)
+    }
+
     /// Counts of the queue.
     pub async fn stats(&self) -> Result<Stats> {
         let v = array(self.run(&scripts::STATS, vec![]).await?)?;
@@ -563,6 +578,7 @@ impl Queue {
             dead: n(5)? as u64,
             next_due: t(6)?,
             oldest_ready_due: t(7)?,
+            paused: n(8)? == 1,
         })
     }
 

@@ -75,3 +75,4 @@ script!(DEAD_LIST, "dead_list.lua");
 script!(RESPAWN, "respawn.lua");
 script!(PURGE_DEAD, "purge_dead.lua");
 script!(VERIFY, "verify.lua");
+script!(PAUSE, "pause.lua");
