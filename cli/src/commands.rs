@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, Subcommand};
 use redelay::{Client, Due, Message, MessageInfo, Result, Select, Stats};
 
-use crate::units::{epoch_ms, human, parse_duration, relative};
+use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
 
 pub async fn connect(url: &str, prefix: &str) -> Result<Client> {
     Client::builder(url).prefix(prefix).connect_timeout(Duration::from_secs(3)).connect().await
@@ -20,9 +20,9 @@ pub struct PublishArgs {
     /// Due after this long: 250ms, 3s, 30m, 2h, 7d
     #[arg(long, value_parser = parse_duration)]
     pub delay: Option<Duration>,
-    /// Due at this time, ms since the Unix epoch
-    #[arg(long, conflicts_with = "delay")]
-    pub at_ms: Option<u64>,
+    /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
+    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
+    pub at: Option<SystemTime>,
     /// Your id (generated when absent)
     #[arg(long)]
     pub id: Option<String>,
@@ -51,8 +51,8 @@ pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
     if let Some(d) = a.delay {
         m = m.delay(d);
     }
-    if let Some(at) = a.at_ms {
-        m = m.at(SystemTime::UNIX_EPOCH + Duration::from_millis(at));
+    if let Some(at) = a.at {
+        m = m.at(at);
     }
     if let Some(id) = a.id {
         m = m.id(id);
@@ -161,13 +161,16 @@ fn print_info(m: &MessageInfo) {
     println!("id:           {}", m.id);
     println!("state:        {}", m.state.as_str());
     println!("attempts:     {} of {}", m.attempts, m.max_attempts);
-    println!("published:    {} ({})", epoch_ms(m.published_at), relative(m.published_at, now));
-    println!("due:          {} ({})", epoch_ms(m.due_at), relative(m.due_at, now));
+    println!("published:    {}", when(m.published_at, now));
+    println!("due:          {}", when(m.due_at, now));
     if let Some(t) = m.lease_deadline {
-        println!("lease until:  {} ({})", epoch_ms(t), relative(t, now));
+        println!("lease until:  {}", when(t, now));
     }
     if let Some(t) = m.died_at {
-        println!("died:         {} ({})", epoch_ms(t), relative(t, now));
+        println!("died:         {}", when(t, now));
+    }
+    if let Some(t) = m.expires_at {
+        println!("expires:      {}", when(t, now));
     }
     println!("ttr:          {}", human(m.ttr));
     for (k, v) in &m.headers {
@@ -182,8 +185,23 @@ fn print_info(m: &MessageInfo) {
     }
 }
 
-pub async fn peek(client: &Client, queue: &str, id: &str) -> Result<ExitCode> {
+/// One message as JSON: times in epoch ms, the body as text when it is UTF-8.
+fn info_json(m: &MessageInfo) -> serde_json::Value {
+    serde_json::json!({
+        "id": m.id, "state": m.state.as_str(), "attempts": m.attempts, "max_attempts": m.max_attempts,
+        "ttr_ms": m.ttr.as_millis() as u64, "published_at_ms": epoch_ms(m.published_at),
+        "due_at_ms": epoch_ms(m.due_at), "lease_deadline_ms": opt_ms(m.lease_deadline),
+        "died_at_ms": opt_ms(m.died_at), "expires_at_ms": opt_ms(m.expires_at), "headers": m.headers,
+        "last_error": m.last_error, "body": String::from_utf8_lossy(&m.body), "body_bytes": m.body.len(),
+    })
+}
+
+pub async fn peek(client: &Client, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
     match client.queue(queue)?.peek(id).await? {
+        Some(m) if json => {
+            println!("{}", info_json(&m));
+            Ok(ExitCode::SUCCESS)
+        }
         Some(m) => {
             print_info(&m);
             Ok(ExitCode::SUCCESS)
@@ -210,21 +228,24 @@ pub struct RescheduleArgs {
     pub queue: String,
     pub id: String,
     /// Due after this long from now: 250ms, 3s, 30m, 2h
-    #[arg(long, value_parser = parse_duration, required_unless_present = "at_ms")]
+    #[arg(long, value_parser = parse_duration, required_unless_present = "at")]
     pub delay: Option<Duration>,
-    /// Due at this time, ms since the Unix epoch
-    #[arg(long, conflicts_with = "delay")]
-    pub at_ms: Option<u64>,
+    /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
+    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
+    pub at: Option<SystemTime>,
+    /// Print JSON (due time in epoch ms)
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub async fn reschedule(client: &Client, a: RescheduleArgs) -> Result<ExitCode> {
-    let due = match (a.delay, a.at_ms) {
-        (Some(d), _) => Due::In(d),
-        (None, Some(ms)) => Due::At(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)),
-        (None, None) => unreachable!("clap requires one"),
-    };
+    let due = Due::from_parts(a.delay, a.at)?;
     let t = client.queue(&a.queue)?.reschedule(&a.id, due).await?;
-    println!("{} due at {}", a.id, epoch_ms(t));
+    if a.json {
+        println!("{}", serde_json::json!({ "id": a.id, "due_at_ms": epoch_ms(t) }));
+    } else {
+        println!("{} due at {}", a.id, when(t, SystemTime::now()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

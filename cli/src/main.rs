@@ -30,8 +30,13 @@ enum Cmd {
     Publish(commands::PublishArgs),
     /// Counts of queues (all registered queues when none is named)
     Stats(commands::StatsArgs),
-    /// Show one message
-    Peek { queue: String, id: String },
+    /// Show one message (times in ISO 8601 and relative to now; --json for machine forms)
+    Peek {
+        queue: String,
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete one message
     Cancel { queue: String, id: String },
     /// Give a waiting message a new due time
@@ -68,7 +73,7 @@ async fn main() -> ExitCode {
             match cmd {
                 Cmd::Publish(a) => commands::publish(&client, a).await,
                 Cmd::Stats(a) => commands::stats(&client, a).await,
-                Cmd::Peek { queue, id } => commands::peek(&client, &queue, &id).await,
+                Cmd::Peek { queue, id, json } => commands::peek(&client, &queue, &id, json).await,
                 Cmd::Cancel { queue, id } => commands::cancel(&client, &queue, &id).await,
                 Cmd::Reschedule(a) => commands::reschedule(&client, a).await,
                 Cmd::Dead { cmd } => commands::dead(&client, cmd).await,

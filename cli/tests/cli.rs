@@ -111,3 +111,22 @@ fn pause_resume_and_expiry_from_the_command_line() {
     let o = redelay(&prefix, &["cancel", "jobs", "e1"]);
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn times_for_people_and_machines() {
+    let prefix = format!("clitimes{}", std::process::id());
+    let o = redelay(&prefix, &["publish", "q", "hi", "--id", "t1", "--at", "2030-01-02T03:04:05Z"]);
+    assert_eq!(text(&o).trim(), "t1 stored", "{}", String::from_utf8_lossy(&o.stderr));
+    let peek = text(&redelay(&prefix, &["peek", "q", "t1"]));
+    assert!(peek.contains("due:          2030-01-02T03:04:05.000Z, in "), "{peek}");
+    assert!(peek.contains("published:    20") && peek.contains("ago"), "{peek}");
+    let o = redelay(&prefix, &["peek", "q", "t1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["due_at_ms"], 1_893_553_445_000u64);
+    let o = redelay(&prefix, &["reschedule", "q", "t1", "--at", "2030-01-02T04:04:05+01:00"]);
+    assert!(text(&o).contains("2030-01-02T03:04:05.000Z"), "{}", text(&o));
+    let o = redelay(&prefix, &["reschedule", "q", "t1", "--at", "next tuesday"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ISO 8601"));
+    redelay(&prefix, &["cancel", "q", "t1"]);
+}
