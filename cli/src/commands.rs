@@ -363,3 +363,145 @@ pub async fn verify(client: &Client, queue: &str) -> Result<ExitCode> {
         Ok(ExitCode::from(1))
     }
 }
+
+#[derive(Args)]
+pub struct UpcomingArgs {
+    pub queue: String,
+    /// How far ahead to look: 1h, 2d ...
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub next: Duration,
+    /// Bucket width: 1m, 1h ...
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub every: Duration,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How many messages fall due per bucket, as a bar chart.
+pub async fn upcoming(client: &Client, a: UpcomingArgs) -> Result<ExitCode> {
+    let n = (a.next.as_millis() / a.every.as_millis().max(1)).clamp(1, 1000) as usize;
+    let now = SystemTime::now();
+    let b = client.queue(&a.queue)?.upcoming(now, a.every, n).await?;
+    if a.json {
+        let v: Vec<_> = b.iter().map(|(t, c)| serde_json::json!({ "from_ms": epoch_ms(*t), "count": c })).collect();
+        println!("{}", serde_json::Value::Array(v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let max = b.iter().map(|(_, c)| *c).max().unwrap_or(0).max(1);
+    for (t, c) in &b {
+        let bar = "█".repeat(((*c as f64 / max as f64) * 50.0).ceil() as usize);
+        println!("{}  {c:>8}  {bar}", crate::units::iso(*t));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    pub queue: String,
+    /// scheduled, ready, leased or dead
+    #[arg(value_parser = ["scheduled", "ready", "leased", "dead"])]
+    pub state: String,
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn one_line(m: &MessageInfo, now: SystemTime) -> String {
+    let when = match m.state {
+        redelay::State::Leased => m.lease_deadline.map(|t| format!("lease until {}", when(t, now))),
+        redelay::State::Dead => m.died_at.map(|t| format!("died {}", when(t, now))),
+        _ => Some(format!("due {}", when(m.due_at, now))),
+    };
+    let body = String::from_utf8_lossy(&m.body[..m.body.len().min(40)]).replace('\n', " ");
+    format!("{:<24} {:<9} {}  {body}", m.id, m.state.as_str(), when.unwrap_or_default())
+}
+
+pub async fn list(client: &Client, a: ListArgs) -> Result<ExitCode> {
+    let state = match a.state.as_str() {
+        "scheduled" => redelay::State::Scheduled,
+        "ready" => redelay::State::Ready,
+        "leased" => redelay::State::Leased,
+        _ => redelay::State::Dead,
+    };
+    let page = client.queue(&a.queue)?.list(state, a.offset, a.limit).await?;
+    if a.json {
+        let items: Vec<_> = page.items.iter().map(info_json).collect();
+        println!("{}", serde_json::json!({ "total": page.total, "items": items }));
+    } else {
+        let now = SystemTime::now();
+        for m in &page.items {
+            println!("{}", one_line(m, now));
+        }
+        println!("({} of {} {}, from {})", page.items.len(), page.total, a.state, a.offset);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+pub struct SearchWhat {
+    /// Ids starting with this
+    #[arg(long)]
+    pub id_prefix: Option<String>,
+    /// A header NAME=VALUE
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub header: Option<String>,
+    /// Bodies containing this text
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Last errors containing this text
+    #[arg(long)]
+    pub error: Option<String>,
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    pub queue: String,
+    #[command(flatten)]
+    pub what: SearchWhat,
+    /// Stop after this many matches
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn search(client: &Client, a: SearchArgs) -> Result<ExitCode> {
+    let w = a.what;
+    let what = if let Some(p) = w.id_prefix {
+        redelay::Search::IdPrefix(p)
+    } else if let Some(h) = w.header {
+        let (k, v) =
+            h.split_once('=').ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
+        redelay::Search::Header(k.to_string(), v.to_string())
+    } else if let Some(b) = w.body {
+        redelay::Search::Body(b.into_bytes())
+    } else {
+        redelay::Search::Error(w.error.unwrap_or_default())
+    };
+    let q = client.queue(&a.queue)?;
+    let (mut found, mut scanned, mut cursor) = (Vec::new(), 0u64, None::<String>);
+    loop {
+        let p = q.search(&what, cursor.as_deref()).await?;
+        scanned += p.scanned;
+        found.extend(p.items);
+        match p.cursor {
+            Some(c) if found.len() < a.limit => cursor = Some(c),
+            _ => break,
+        }
+    }
+    found.truncate(a.limit);
+    if a.json {
+        println!("{}", serde_json::Value::Array(found.iter().map(info_json).collect()));
+    } else {
+        let now = SystemTime::now();
+        for m in &found {
+            println!("{}", one_line(m, now));
+        }
+        println!("({} found, {scanned} looked at)", found.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -46,6 +46,12 @@ enum Cmd {
         #[command(subcommand)]
         cmd: commands::DeadCmd,
     },
+    /// How many messages fall due per minute (or --every) over the next hour (or --next)
+    Upcoming(commands::UpcomingArgs),
+    /// A page of the messages in one state, in order
+    List(commands::ListArgs),
+    /// Find messages by id prefix, header, body text or last error (bounded steps)
+    Search(commands::SearchArgs),
     /// Pause a queue: consumers stop receiving (held leases finish), publishes go on
     Pause { queue: String },
     /// Resume a paused queue
@@ -79,6 +85,9 @@ async fn main() -> ExitCode {
                 Cmd::Dead { cmd } => commands::dead(&client, cmd).await,
                 Cmd::Verify { queue } => commands::verify(&client, &queue).await,
                 Cmd::Pause { queue } => commands::pause(&client, &queue, true).await,
+                Cmd::Upcoming(a) => commands::upcoming(&client, a).await,
+                Cmd::List(a) => commands::list(&client, a).await,
+                Cmd::Search(a) => commands::search(&client, a).await,
                 Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,
                 Cmd::Demo(_) | Cmd::Bench(_) => unreachable!(),
             }

@@ -130,3 +130,29 @@ fn times_for_people_and_machines() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("ISO 8601"));
     redelay(&prefix, &["cancel", "q", "t1"]);
 }
+
+#[test]
+fn upcoming_list_and_search_from_the_command_line() {
+    let prefix = format!("cliinspect{}", std::process::id());
+    for (id, delay) in [("a1", "10m"), ("a2", "10m"), ("b1", "40m")] {
+        let o = redelay(&prefix, &["publish", "q", &format!("body of {id}"), "--id", id, "--delay", delay]);
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let o = redelay(&prefix, &["upcoming", "q", "--next", "1h", "--every", "10m", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let counts: Vec<u64> = v.as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 3);
+    assert_eq!(counts.len(), 6);
+    assert!(text(&redelay(&prefix, &["upcoming", "q"])).contains("█"));
+    let o = redelay(&prefix, &["list", "q", "scheduled", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["total"], 3);
+    assert_eq!(v["items"][2]["id"], "b1");
+    let o = redelay(&prefix, &["search", "q", "--id-prefix", "a", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert!(text(&redelay(&prefix, &["search", "q", "--body", "of b1"])).contains("1 found"));
+    for id in ["a1", "a2", "b1"] {
+        redelay(&prefix, &["cancel", "q", id]);
+    }
+}

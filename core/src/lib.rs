@@ -41,7 +41,7 @@ pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishO
 pub use base::url::redact;
 pub use client::{Client, ClientBuilder};
 pub use ops::delivery::Delivery;
-pub use ops::info::{MessageInfo, Select, State, Stats, VerifyReport};
+pub use ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
 pub use runtime::bridge::Wake;
 pub use runtime::consumer::Subscription;

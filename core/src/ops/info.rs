@@ -79,6 +79,19 @@ impl MessageInfo {
         }
     }
 
+    /// A message whose state is read from its record (a search): dead, leased (lease
+    /// deadline unknown), or waiting — ready when due by `now_ms`.
+    pub(crate) fn from_raw_any(id: String, raw: &[u8], blob: Option<&[u8]>, now_ms: i64) -> MessageInfo {
+        let state = match record::decode(&id, raw, blob) {
+            Ok(r) if r.flags & record::F_DEAD != 0 => State::Dead,
+            Ok(r) if r.token.0 != [0; 8] => State::Leased,
+            Ok(r) if r.due_at_ms <= now_ms => State::Ready,
+            Ok(_) => State::Scheduled,
+            Err(_) => State::Dead,
+        };
+        Self::from_raw(id, state, raw, blob, -1)
+    }
+
     fn from_record(id: String, state: State, r: Record, when: (Option<SystemTime>, Option<SystemTime>)) -> MessageInfo {
         MessageInfo {
             id,
@@ -132,6 +145,41 @@ impl VerifyReport {
     pub fn is_ok(&self) -> bool {
         self.problems.is_empty()
     }
+}
+
+/// A page of [`Queue::list`](crate::Queue::list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// Messages in that state now.
+    pub total: u64,
+    /// This page, in the state's order (due time, lease deadline, or time of death).
+    pub items: Vec<MessageInfo>,
+}
+
+/// What [`Queue::search`](crate::Queue::search) looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Search {
+    /// Ids starting with this.
+    IdPrefix(String),
+    /// A header with this name and exactly this value.
+    Header(String, String),
+    /// Bodies containing these bytes (bodies kept apart from their record and longer than 64 KiB
+    /// are not searched).
+    Body(Vec<u8>),
+    /// Last errors containing this text.
+    Error(String),
+}
+
+/// One step of [`Queue::search`](crate::Queue::search).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    /// What matched in this step (a message may show up twice over a whole search, when the
+    /// queue changes meanwhile).
+    pub items: Vec<MessageInfo>,
+    /// Records looked at in this step.
+    pub scanned: u64,
+    /// Pass to the next call; None when the whole queue was scanned.
+    pub cursor: Option<String>,
 }
 
 /// Which dead letters to respawn or purge.

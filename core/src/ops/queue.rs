@@ -14,7 +14,7 @@ use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
 use crate::base::reply::{array, bad, bytes, int, string};
 use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
 use crate::ops::delivery::{self, Delivery};
-use crate::ops::info::{MessageInfo, Select, State, Stats, VerifyReport};
+use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
 use crate::storage::ctx::Ctx;
 use crate::storage::scripts;
 use crate::storage::settle::{NackMode, Op, Settled, Settler};
@@ -556,6 +556,101 @@ impl Queue {
     /// paused.
     pub async fn resume(&self) -> Result<bool> {
         Ok(int(&self.run(&scripts::PAUSE, args(vec![b"0".to_vec()])).await?)? == 1)
+    }
+
+    /// How many waiting messages fall due in each of `buckets` (1 to 1000) consecutive spans
+    /// of `width` from `from` — the load ahead. Leased messages are not counted.
+    pub async fn upcoming(&self, from: SystemTime, width: Duration, buckets: usize) -> Result<Vec<(SystemTime, u64)>> {
+        if buckets == 0 || buckets > 1000 {
+            return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
+        }
+        if width < Duration::from_millis(1) || width > limits::MAX_DELAY {
+            return Err(Error::invalid(format!(
+                "width: must be 1 ms to {} ms, got {} ms",
+                limits::MAX_DELAY.as_millis(),
+                width.as_millis()
+            )));
+        }
+        let start = time_to_ms(from).max(0);
+        let w = width.as_millis() as i64;
+        let a = vec![start.to_string().into_bytes(), w.to_string().into_bytes(), buckets.to_string().into_bytes()];
+        let v = array(self.run(&scripts::UPCOMING, args(a)).await?)?;
+        if v.len() != buckets + 1 {
+            return Err(bad("upcoming"));
+        }
+        v[1..].iter().enumerate().map(|(i, c)| Ok((ms_to_time(start + i as i64 * w), int(c)? as u64))).collect()
+    }
+
+    /// A page of the messages in `state`, in its order (due time, lease deadline or time of
+    /// death), `limit` (1 to 1000) from `offset`; O(log n + page). A page ends early once it
+    /// holds about 1 MiB of bodies.
+    pub async fn list(&self, state: State, offset: usize, limit: usize) -> Result<ListPage> {
+        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        let a = vec![
+            state.as_str().as_bytes().to_vec(),
+            offset.to_string().into_bytes(),
+            limit.to_string().into_bytes(),
+            DEAD_LIST_BYTES.to_string().into_bytes(),
+        ];
+        let v = array(self.run(&scripts::LIST, args(a)).await?)?;
+        let total = int(v.get(1).ok_or_else(|| bad("list"))?)? as u64;
+        let mut items = Vec::new();
+        let mut it = v.into_iter().skip(2);
+        while let (Some(id), Some(score), Some(rec), Some(blob)) = (it.next(), it.next(), it.next(), it.next()) {
+            let raw = opt_bytes(rec)?.unwrap_or_default();
+            let blob = opt_bytes(blob)?;
+            items.push(MessageInfo::from_raw(string(id)?, state, &raw, blob.as_deref(), int(&score)?));
+        }
+        Ok(ListPage { total, items })
+    }
+
+    /// One bounded step of a search over every message of the queue, in any state: about 500
+    /// records looked at per call (a few milliseconds of Redis time), from `cursor` (None to
+    /// start). Call again with the returned cursor until it is None.
+    pub async fn search(&self, what: &Search, cursor: Option<&str>) -> Result<SearchPage> {
+        const STEP: usize = 500;
+        let (kind, needle, name): (&str, Vec<u8>, &str) = match what {
+            Search::IdPrefix(p) => ("id", p.as_bytes().to_vec(), ""),
+            Search::Header(n, v) => ("header", v.as_bytes().to_vec(), n.as_str()),
+            Search::Body(b) => ("body", b.clone(), ""),
+            Search::Error(e) => ("error", e.as_bytes().to_vec(), ""),
+        };
+        if needle.is_empty() && kind != "header" {
+            return Err(Error::invalid(format!("search {kind}: give something to look for (it is empty)")));
+        }
+        if kind == "header" && name.is_empty() {
+            return Err(Error::invalid("search header: the header name is empty"));
+        }
+        let cursor = cursor.unwrap_or("0");
+        if cursor.is_empty() || !cursor.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::invalid(format!("cursor: {cursor:?} is not a cursor a search returned")));
+        }
+        let a = vec![
+            cursor.as_bytes().to_vec(),
+            STEP.to_string().into_bytes(),
+            kind.as_bytes().to_vec(),
+            needle,
+            name.as_bytes().to_vec(),
+        ];
+        let v = array(self.run(&scripts::SEARCH, args(a)).await?)?;
+        if v.len() < 3 || (v.len() - 3) % 3 != 0 {
+            return Err(bad("search"));
+        }
+        let matches = (v.len() - 3) / 3;
+        let mut it = v.into_iter();
+        let next = string(it.next().ok_or_else(|| bad("search"))?)?;
+        let scanned = int(&it.next().ok_or_else(|| bad("search"))?)? as u64;
+        let now = int(&it.next().ok_or_else(|| bad("search"))?)?;
+        let rest: Vec<Value> = it.collect();
+        let (pairs, blobs) = rest.split_at(2 * matches);
+        let mut items = Vec::with_capacity(matches);
+        for (k, pair) in pairs.chunks(2).enumerate() {
+            let id = string(pair[0].clone())?;
+            let raw = bytes(pair[1].clone())?;
+            let blob = opt_bytes(blobs[k].clone())?;
+            items.push(MessageInfo::from_raw_any(id, &raw, blob.as_deref(), now));
+        }
+        Ok(SearchPage { items, scanned, cursor: (next != "0").then_some(next) })
     }
 
     /// Counts of the queue.

@@ -76,3 +76,6 @@ script!(RESPAWN, "respawn.lua");
 script!(PURGE_DEAD, "purge_dead.lua");
 script!(VERIFY, "verify.lua");
 script!(PAUSE, "pause.lua");
+script!(UPCOMING, "upcoming.lua");
+script!(LIST, "list.lua");
+script!(SEARCH, "search.lua");
