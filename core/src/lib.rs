@@ -44,6 +44,6 @@ pub use ops::delivery::Delivery;
 pub use ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
 pub use runtime::bridge::Wake;
-pub use runtime::consumer::Subscription;
-pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture};
+pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};
+pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture, Order};
 pub use storage::connection::URL_SCHEMES;

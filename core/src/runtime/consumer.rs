@@ -29,8 +29,8 @@ use crate::runtime::batch;
 use crate::runtime::bridge::{Inbox, Wake};
 use crate::runtime::keeper::lease_keeper;
 use crate::runtime::types::{
-    panic_message, AtomicCounters, BatchHandler, BatchState, Completer, Counters, Failure, Handler, Mode, Settle,
-    Shared,
+    panic_message, AtomicCounters, BatchHandler, BatchState, Completer, Counters, Failure, Handler, Mode, Order,
+    Settle, Shared,
 };
 
 /// Most leases one fetch call of a subscription takes.
@@ -67,11 +67,89 @@ impl Queue {
     }
 
     async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
+        Queues { list: vec![(self.clone(), 1)], order: Order::Priority }.start(mode, opts).await
+    }
+}
+
+/// Several queues consumed by one subscription: one concurrency limit for all, each delivery
+/// says its queue, and the consumer sleeps until the earliest due time across them, woken by a
+/// publish to any of them. The queues may live on different Redis Cluster masters.
+#[derive(Clone)]
+pub struct Queues {
+    list: Vec<(Queue, u32)>,
+    order: Order,
+}
+
+/// At most this many queues in one subscription.
+pub const MAX_QUEUES: usize = 100;
+
+impl Queues {
+    /// Strict priority: always the first queue (in this order) that has a due message.
+    pub fn priority(queues: Vec<Queue>) -> Result<Queues> {
+        Self::new(queues.into_iter().map(|q| (q, 1)).collect(), Order::Priority)
+    }
+
+    /// By weights (e.g. 5/3/1): among the queues with a due message, each is picked in
+    /// proportion to its weight (1 to 1000).
+    pub fn weighted(queues: Vec<(Queue, u32)>) -> Result<Queues> {
+        Self::new(queues, Order::Weighted)
+    }
+
+    fn new(list: Vec<(Queue, u32)>, order: Order) -> Result<Queues> {
+        if list.is_empty() || list.len() > MAX_QUEUES {
+            return Err(Error::invalid(format!("queues: give 1 to {MAX_QUEUES} queues, got {}", list.len())));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (q, w) in &list {
+            if *w == 0 || *w > 1000 {
+                return Err(Error::invalid(format!("weight of queue {:?}: must be 1 to 1000, got {w}", q.name())));
+            }
+            if !seen.insert(q.name().to_string()) {
+                return Err(Error::invalid(format!("queues: {:?} is given twice", q.name())));
+            }
+            if !Arc::ptr_eq(&q.inner.ctx, &list[0].0.inner.ctx) {
+                return Err(Error::invalid(format!("queues: {:?} belongs to another client", q.name())));
+            }
+        }
+        Ok(Queues { list, order })
+    }
+
+    /// The queues, in priority order.
+    pub fn queues(&self) -> impl Iterator<Item = &Queue> {
+        self.list.iter().map(|(q, _)| q)
+    }
+
+    /// [`Queue::subscribe`] over these queues.
+    pub async fn subscribe<H: Handler>(&self, handler: H, opts: SubscribeOptions) -> Result<Subscription> {
+        self.start(Mode::Each(Arc::new(handler)), opts).await
+    }
+
+    /// [`Queue::subscribe_batch`] over these queues.
+    pub async fn subscribe_batch(
+        &self,
+        handler: Arc<dyn BatchHandler>,
+        opts: SubscribeOptions,
+    ) -> Result<Subscription> {
+        self.start(Mode::Batch(handler), opts).await
+    }
+
+    /// [`Queue::subscribe_foreign`] over these queues.
+    pub async fn subscribe_foreign(&self, wake: Arc<dyn Wake>, opts: SubscribeOptions) -> Result<Subscription> {
+        let inbox = Inbox::new(wake);
+        let mut sub = self.subscribe_batch(inbox.clone(), opts).await?;
+        sub.inbox = Some(inbox);
+        Ok(sub)
+    }
+
+    async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
         opts.validate()?;
+        let first = self.list[0].0.clone();
         let (closing, _) = watch::channel(false);
         let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
         let shared = Arc::new(Shared {
-            queue: self.clone(),
+            queue: first.clone(),
+            sources: self.list.clone(),
+            order: self.order,
             mode,
             running: Arc::new(Semaphore::new(opts.concurrency)),
             inflight: Arc::new(Semaphore::new(cap)),
@@ -86,14 +164,17 @@ impl Queue {
             last_error: Mutex::new(None),
             fetcher: tokio::sync::Mutex::new(None),
         });
-        // Fail fast on an unreachable Redis rather than spinning in the background.
-        let first = self.fetch_once(0, None).await?;
-        *shared.clock.lock().unwrap() = (first.local, first.now_us);
-        let rt = &self.inner.ctx.rt;
+        // Fail fast on an unreachable Redis (or data of another layout) rather than spinning
+        // in the background.
+        for (q, _) in &self.list {
+            let f = q.fetch_once(0, None).await?;
+            *shared.clock.lock().unwrap() = (f.local, f.now_us);
+        }
+        let rt = &first.inner.ctx.rt;
         let fetcher = rt.spawn(fetch_loop(shared.clone()));
         *shared.fetcher.try_lock().expect("new subscription") = Some(fetcher);
         let weak: std::sync::Weak<dyn crate::storage::ctx::Closes> = Arc::downgrade(&shared) as _;
-        self.inner.ctx.register(weak);
+        first.inner.ctx.register(weak);
         Ok(Subscription { shared, inbox: None })
     }
 }
@@ -141,6 +222,71 @@ impl Drop for Subscription {
     }
 }
 
+/// What the fetch loop knows of one queue it consumes.
+struct Source {
+    queue: Queue,
+    weight: i64,
+    /// Smooth weighted round robin: grows by the weight while eligible, shrinks when picked.
+    credit: i64,
+    /// A fetch whose reply did not arrive is retried with the same fetch id (its leases come
+    /// back instead of running out unseen); a new id once a reply arrived.
+    fetch_id: [u8; 6],
+    /// Earliest local instant worth fetching at (a due time or lease deadline); None: now.
+    next: Option<Instant>,
+    /// The last fetch said more is leasable at once.
+    more: bool,
+    /// Looks that found nothing although our estimate of the Redis clock said due.
+    spins: u32,
+    /// (local instant, Redis µs) of the last fetch, to map Redis times to local ones.
+    clock: (Instant, i64),
+    listener: crate::storage::wake::Listener,
+}
+
+impl Source {
+    fn local_instant(&self, redis_ms: i64) -> Instant {
+        let ahead_us = redis_ms * 1000 - self.clock.1;
+        if ahead_us <= 0 {
+            self.clock.0
+        } else {
+            self.clock.0 + Duration::from_micros(ahead_us as u64)
+        }
+    }
+
+    fn eligible(&self, now: Instant) -> bool {
+        self.more || self.next.is_none_or(|t| t <= now)
+    }
+
+    /// Takes what the wake channel signalled: a due time moves `next` earlier.
+    fn take_wake(&mut self) -> bool {
+        match self.listener.slot.take() {
+            Some(due) => {
+                let t = self.local_instant(due);
+                self.next = Some(self.next.map_or(t, |n| n.min(t)));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The source to fetch from now: by priority, or by smooth weighted round robin among those
+/// eligible. None when nothing is due anywhere.
+fn pick(sources: &mut [Source], order: Order, now: Instant) -> Option<usize> {
+    match order {
+        Order::Priority => sources.iter().position(|s| s.eligible(now)),
+        Order::Weighted => {
+            let eligible: Vec<usize> = (0..sources.len()).filter(|&i| sources[i].eligible(now)).collect();
+            let total: i64 = eligible.iter().map(|&i| sources[i].weight).sum();
+            for &i in &eligible {
+                sources[i].credit += sources[i].weight;
+            }
+            let best = *eligible.iter().max_by_key(|&&i| (sources[i].credit, std::cmp::Reverse(i)))?;
+            sources[best].credit -= total;
+            Some(best)
+        }
+    }
+}
+
 async fn fetch_loop(shared: Arc<Shared>) {
     let opts = shared.opts.clone();
     let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
@@ -148,21 +294,59 @@ async fn fetch_loop(shared: Arc<Shared>) {
     // Leases per fetch call: keeps each script call short (SLOWLOG stays under a few ms even
     // over a million pending messages); more slots just mean more calls in a row.
     let per_call = cap.min(FETCH_PER_CALL);
-    let listener = shared.queue.inner.ctx.wake.listen(shared.queue.inner.keys.wake());
-    let slot = listener.slot.clone();
+    let start = *shared.clock.lock().unwrap();
+    let mut sources: Vec<Source> = shared
+        .sources
+        .iter()
+        .map(|(q, w)| Source {
+            listener: q.inner.ctx.wake.listen(q.inner.keys.wake()),
+            queue: q.clone(),
+            weight: i64::from(*w),
+            credit: 0,
+            fetch_id: crate::base::record::new_fetch_id(),
+            next: None,
+            more: false,
+            spins: 0,
+            clock: start,
+        })
+        .collect();
     let mut tasks = JoinSet::new();
     // The keeper lives exactly as long as this loop: if the loop ends in any way (a panic
     // included), dropping the guard stops it, and the leases it kept run out.
     let _keeper = AbortOnDrop(tokio::spawn(lease_keeper(shared.clone())));
-    // A fetch whose reply did not arrive is retried with the same fetch id (its leases come
-    // back instead of running out unseen); a new id once a reply arrived.
-    let mut fetch_id = crate::base::record::new_fetch_id();
     let mut backoff = Duration::from_millis(50);
     let mut saturated = false;
-    let mut idle_spins = 0u32;
 
     'outer: while !shared.is_closing() {
         while tasks.try_join_next().is_some() {}
+        for s in sources.iter_mut() {
+            s.take_wake();
+        }
+        let Some(i) = pick(&mut sources, shared.order, Instant::now()) else {
+            // Idle: sleep until the earliest due time or lease deadline of any queue, or a wake.
+            let now = Instant::now();
+            let cap_at = now + opts.max_idle;
+            let target = sources.iter().filter_map(|s| s.next).min().unwrap_or(cap_at).min(cap_at);
+            let slept = {
+                let slots: Vec<_> = sources.iter().map(|s| s.listener.slot.clone()).collect();
+                let woken = futures_util::future::select_all(slots.iter().map(|s| Box::pin(s.notify.notified())));
+                tokio::select! {
+                    _ = sleep_precise(target) => true,
+                    _ = woken => false,
+                    _ = shared.closed() => break 'outer,
+                }
+            };
+            if slept {
+                // Time to look again at whatever was due, and after a capped sleep at everything.
+                let now = Instant::now();
+                for s in sources.iter_mut() {
+                    if s.next.is_none_or(|t| t <= now) || target >= cap_at {
+                        s.next = None;
+                    }
+                }
+            }
+            continue;
+        };
         let need = if saturated { (per_call / 2).max(1) } else { 1 };
         let mut permit = tokio::select! {
             p = inflight.clone().acquire_many_owned(need as u32) => match p { Ok(p) => p, Err(_) => break },
@@ -175,15 +359,16 @@ async fn fetch_loop(shared: Arc<Shared>) {
             }
         }
         let n = permit.num_permits();
-        let mut f = match shared.queue.fetch_call(&fetch_id, n, opts.ttr).await {
+        let src = &mut sources[i];
+        let mut f = match src.queue.fetch_call(&src.fetch_id, n, opts.ttr).await {
             Ok(f) => {
-                fetch_id = crate::base::record::new_fetch_id();
+                src.fetch_id = crate::base::record::new_fetch_id();
                 f
             }
             Err(e) => {
                 drop(permit);
                 if backoff == Duration::from_millis(50) {
-                    tracing::warn!(queue = shared.queue.name(), error = %e, "fetch failed; retrying with backoff");
+                    tracing::warn!(queue = src.queue.name(), error = %e, "fetch failed; retrying with backoff");
                 }
                 shared.record_error(e);
                 tokio::select! {
@@ -195,10 +380,11 @@ async fn fetch_loop(shared: Arc<Shared>) {
             }
         };
         if backoff > Duration::from_millis(50) {
-            tracing::info!(queue = shared.queue.name(), "fetching again after errors");
+            tracing::info!(queue = src.queue.name(), "fetching again after errors");
         }
         backoff = Duration::from_millis(50);
         *shared.clock.lock().unwrap() = (f.local, f.now_us);
+        src.clock = (f.local, f.now_us);
         if let Some(e) = f.corrupt.last() {
             shared.counters.errors.fetch_add(f.corrupt.len() as u64 - 1, Ordering::Relaxed);
             shared.record_error(e.clone());
@@ -231,35 +417,16 @@ async fn fetch_loop(shared: Arc<Shared>) {
             shared.keeper_wake.notify_one();
         }
         saturated = f.more && got == n;
-        if f.more {
-            idle_spins = 0;
-            continue;
-        }
-        // Idle: sleep until the next due time or lease deadline, or a wake.
+        src.more = f.more;
         let now = Instant::now();
-        let mut target = f.next_wake().unwrap_or(now + opts.max_idle).min(now + opts.max_idle);
-        if target <= now {
-            // Due by our estimate of the Redis clock but not yet by Redis itself: look again
-            // at once a few times, then give the clocks a millisecond.
-            idle_spins += 1;
-            if idle_spins <= 3 {
-                continue;
-            }
-            target = now + Duration::from_millis(1);
-        }
-        idle_spins = 0;
-        loop {
-            tokio::select! {
-                _ = sleep_precise(target) => break,
-                _ = slot.notify.notified() => {
-                    if let Some(due) = slot.take() {
-                        let t = f.local_instant(due);
-                        if t <= Instant::now() { break; }
-                        target = target.min(t);
-                    }
-                }
-                _ = shared.closed() => break 'outer,
-            }
+        src.next = Some(f.next_wake().unwrap_or(now + opts.max_idle).min(now + opts.max_idle));
+        if got == 0 && !f.more && src.next.is_some_and(|t| t <= now) {
+            // Due by our estimate of the Redis clock but not yet by Redis itself: look again at
+            // once a few times, then give the clocks a millisecond.
+            src.spins += 1;
+            src.next = if src.spins <= 3 { None } else { Some(now + Duration::from_millis(1)) };
+        } else {
+            src.spins = 0;
         }
     }
 
@@ -274,7 +441,7 @@ async fn fetch_loop(shared: Arc<Shared>) {
         while tasks.join_next().await.is_some() {}
     }
     tracing::debug!(queue = shared.queue.name(), drained = drained.is_ok(), "subscription closed");
-    drop(listener);
+    drop(sources);
 }
 
 /// Removes a delivery from the held (lease-kept) ones when dropped: whatever ends a handler's

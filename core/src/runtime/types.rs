@@ -115,7 +115,11 @@ pub(crate) enum Mode {
 }
 
 pub(crate) struct Shared {
+    /// The first queue consumed (its client context serves all of them).
     pub queue: Queue,
+    /// Every queue consumed, with its weight, in priority order.
+    pub sources: Vec<(Queue, u32)>,
+    pub order: Order,
     pub mode: Mode,
     pub opts: SubscribeOptions,
     pub closing: watch::Sender<bool>,
@@ -195,6 +199,16 @@ impl Shared {
             Mode::Each(_) => None,
         }
     }
+}
+
+/// How a subscription over several queues picks the queue to fetch from next, among those
+/// with a message due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Always the first queue (in the order given) that has a due message.
+    Priority,
+    /// In proportion to each queue's weight (smooth weighted round robin).
+    Weighted,
 }
 
 /// Runs deliveries handed over in batches. Each delivery comes with a key; report every one
