@@ -18,8 +18,8 @@ use redis::cluster_async::ClusterConnection;
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
-use crate::client::redact;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::url::redact;
 
 /// The URL schemes redelay accepts.
 pub const URL_SCHEMES: &[&str] =
@@ -391,6 +391,7 @@ impl SentinelConn {
             Err(_) => return,
         };
         if let Ok(cm) = ConnectionManager::new_with_config(client, self.config.clone()).await {
+            tracing::info!("following Sentinel: connected to the current master");
             *self.current.write().unwrap() = cm;
         }
     }

@@ -11,9 +11,9 @@ use std::sync::LazyLock;
 use redis::aio::ConnectionLike;
 use redis::{Cmd, RedisResult, Value};
 
-use crate::client::Conn;
+use crate::storage::connection::Conn;
 
-const LIB: &str = include_str!("../lua/lib.lua");
+const LIB: &str = include_str!("../../lua/lib.lua");
 
 /// One script: its source (with the library) and its SHA1.
 pub(crate) struct Script {
@@ -42,6 +42,7 @@ impl Script {
         // A server error may arrive as a value; `extract_error` makes it an Err (nested ones too).
         match con.req_packed_command(&self.cmd(false, keys, &args)).await.and_then(Value::extract_error) {
             Err(e) if is_noscript(&e) => {
+                tracing::debug!("script not cached on that node (a restart or failover): sending its source");
                 con.req_packed_command(&self.cmd(true, keys, &args)).await.and_then(Value::extract_error)
             }
             other => other,
@@ -57,7 +58,7 @@ pub(crate) fn is_noscript(e: &redis::RedisError) -> bool {
 macro_rules! script {
     ($name:ident, $file:literal) => {
         pub(crate) static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
+            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
     };
 }
 
@@ -74,3 +75,7 @@ script!(DEAD_LIST, "dead_list.lua");
 script!(RESPAWN, "respawn.lua");
 script!(PURGE_DEAD, "purge_dead.lua");
 script!(VERIFY, "verify.lua");
+script!(PAUSE, "pause.lua");
+script!(UPCOMING, "upcoming.lua");
+script!(LIST, "list.lua");
+script!(SEARCH, "search.lua");
