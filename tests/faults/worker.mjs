@@ -33,7 +33,7 @@ async function retrying(what, call) {
 }
 
 async function publish(q, count, spreadMs) {
-  for (let i = 0; i < count; ) {
+  for (let i = 0; i < count;) {
     const n = Math.min(1000, count - i)
     const items = []
     for (let k = i; k < i + n; k++) {
@@ -71,7 +71,9 @@ async function consume(q, logPath, concurrency, workMs) {
 
 const argv = process.argv.slice(2)
 if (argv.length < 3 || !['publish', 'consume'].includes(argv[0])) {
-  process.stderr.write('usage: worker.mjs publish URL QUEUE COUNT SPREAD_MS | consume URL QUEUE LOG CONCURRENCY WORK_MS\n')
+  process.stderr.write(
+    'usage: worker.mjs publish URL QUEUE COUNT SPREAD_MS | consume URL QUEUE LOG CONCURRENCY WORK_MS\n',
+  )
   process.exit(2)
 }
 const client = await retrying('connect', () => Client.connect(argv[1], { responseTimeoutMs: 2000 }))
