@@ -11,6 +11,7 @@ after the ack succeeded. Handlers take a random 0..WORK_MS, so kills land inside
 """
 
 import asyncio
+import functools
 import os
 import random
 import sys
@@ -47,7 +48,7 @@ async def publish(q: redelay.AsyncQueue, count: int, spread_ms: int) -> None:
             }
             for k in range(i, i + n)
         ]
-        await retrying("publish", lambda: q.publish_batch(items))
+        await retrying("publish", functools.partial(q.publish_batch, items))
         i += n
     print(f"published {count}")
 
