@@ -10,6 +10,7 @@ Usage: python3 scripts/clippy_gate.py [extra cargo args]
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -33,12 +34,14 @@ for line in proc.stdout:
         continue  # summaries such as "generated 2 warnings"
     span = next((s for s in diag["spans"] if s["is_primary"]), diag["spans"][0])
     code = (diag.get("code") or {}).get("code") or diag["level"]
-    key = (span["file_name"], span["line_start"], code)
+    # normpath: the CLI's tests include core/tests/common as cli/tests/../../core/tests/common.
+    path = os.path.normpath(span["file_name"])
+    key = (path, span["line_start"], code)
     if key in seen:  # the same finding in the lib and in its test build
         continue
     seen.add(key)
-    where = f"{span['file_name']}:{span['line_start']}"
-    if span["file_name"].startswith(ADVISORY):
+    where = f"{path}:{span['line_start']}"
+    if path.startswith(ADVISORY):
         advisory.append(f"{where} {code}: {diag['message']}")
     else:
         gating.append(diag.get("rendered") or f"{where} {code}: {diag['message']}")
