@@ -113,7 +113,11 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else if a.prometheus {
-        print!("{}", prometheus(client.prefix(), &rows));
+        let mut totals = Vec::new();
+        for (n, _) in &rows {
+            totals.push(client.queue(n)?.history_totals().await?);
+        }
+        print!("{}", prometheus(client.prefix(), &rows, &totals));
     } else {
         println!(
             "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  next due",
@@ -136,8 +140,41 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn prometheus(prefix: &str, rows: &[(String, Stats)]) -> String {
+fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::HistoryPoint]) -> String {
     let mut out = String::new();
+    let counters: [(&str, &str, fn(&redelay::HistoryPoint) -> u64); 6] = [
+        ("published", "Messages published.", |t| t.published),
+        ("delivered", "Deliveries (leases handed to consumers).", |t| t.delivered),
+        ("acked", "Messages acknowledged.", |t| t.acked),
+        ("retried", "Failed attempts to be tried again.", |t| t.retried),
+        ("dead", "Messages that became dead letters.", |t| t.dead),
+        ("expired", "Messages that expired before delivery.", |t| t.expired),
+    ];
+    for (name, help, get) in counters {
+        out.push_str(&format!("# HELP redelay_{name}_total {help}\n# TYPE redelay_{name}_total counter\n"));
+        for ((n, _), t) in rows.iter().zip(totals) {
+            out.push_str(&format!("redelay_{name}_total{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n", get(t)));
+        }
+    }
+    out.push_str(
+        "# HELP redelay_lateness_seconds Delivery time minus due time.\n# TYPE redelay_lateness_seconds histogram\n",
+    );
+    for ((n, _), t) in rows.iter().zip(totals) {
+        let mut cum = 0;
+        for (i, c) in t.lateness.iter().enumerate() {
+            cum += c;
+            let ub = redelay::LATENESS_BUCKETS_MS[i];
+            let le = if ub.is_finite() { format!("{}", ub / 1000.0) } else { "+Inf".to_string() };
+            out.push_str(&format!(
+                "redelay_lateness_seconds_bucket{{prefix=\"{prefix}\",queue=\"{n}\",le=\"{le}\"}} {cum}\n"
+            ));
+        }
+        out.push_str(&format!(
+            "redelay_lateness_seconds_sum{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n",
+            t.lateness_sum_ms as f64 / 1000.0
+        ));
+        out.push_str(&format!("redelay_lateness_seconds_count{{prefix=\"{prefix}\",queue=\"{n}\"}} {cum}\n"));
+    }
     out.push_str("# HELP redelay_messages Messages stored, by state.\n# TYPE redelay_messages gauge\n");
     for (n, s) in rows {
         for (state, v) in [("scheduled", s.scheduled), ("ready", s.ready), ("leased", s.leased), ("dead", s.dead)] {
@@ -504,4 +541,80 @@ pub async fn search(client: &Client, a: SearchArgs) -> Result<ExitCode> {
         println!("({} found, {scanned} looked at)", found.len());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct HistoryArgs {
+    pub queue: String,
+    /// How far back: 30m, 1h, 2d ...
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub last: Duration,
+    /// minute or hour (default: minute up to 1 day back, else hour)
+    #[arg(long, value_parser = ["minute", "hour"])]
+    pub step: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
+pub async fn history(client: &Client, a: HistoryArgs) -> Result<ExitCode> {
+    let hourly = match a.step.as_deref() {
+        Some("hour") => true,
+        Some(_) => false,
+        None => a.last > Duration::from_secs(86_400),
+    };
+    let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
+    let now = SystemTime::now();
+    let pts = client.queue(&a.queue)?.history(now - a.last, now, step).await?;
+    if a.json {
+        let v: Vec<_> = pts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "at_ms": epoch_ms(p.at), "published": p.published, "delivered": p.delivered, "acked": p.acked,
+                    "retried": p.retried, "dead": p.dead, "expired": p.expired, "lateness_buckets": p.lateness,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let max = pts.iter().map(|p| p.delivered).max().unwrap_or(0).max(1);
+    println!(
+        "{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>9}  delivered",
+        "from", "published", "delivered", "acked", "retried", "dead", "expired", "late p99"
+    );
+    for p in &pts {
+        let bar = "█".repeat(((p.delivered as f64 / max as f64) * 30.0).ceil() as usize);
+        println!(
+            "{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>9}  {bar}",
+            crate::units::iso(p.at),
+            p.published,
+            p.delivered,
+            p.acked,
+            p.retried,
+            p.dead,
+            p.expired,
+            p99_bucket(&p.lateness)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lateness bucket holding the 99th percentile, as `< 4 ms`, or `-` with no delivery.
+fn p99_bucket(l: &[u64; 16]) -> String {
+    let n: u64 = l.iter().sum();
+    if n == 0 {
+        return "-".into();
+    }
+    let target = (n as f64 * 0.99).ceil() as u64;
+    let mut seen = 0;
+    for (i, c) in l.iter().enumerate() {
+        seen += c;
+        if seen >= target {
+            let ub = redelay::LATENESS_BUCKETS_MS[i];
+            return if ub.is_finite() { format!("< {ub} ms") } else { ">= 16 s".into() };
+        }
+    }
+    "-".into()
 }

@@ -46,6 +46,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: commands::DeadCmd,
     },
+    /// What was published, delivered, acked, retried, dead and expired per minute or hour
+    History(commands::HistoryArgs),
     /// How many messages fall due per minute (or --every) over the next hour (or --next)
     Upcoming(commands::UpcomingArgs),
     /// A page of the messages in one state, in order
@@ -86,6 +88,7 @@ async fn main() -> ExitCode {
                 Cmd::Verify { queue } => commands::verify(&client, &queue).await,
                 Cmd::Pause { queue } => commands::pause(&client, &queue, true).await,
                 Cmd::Upcoming(a) => commands::upcoming(&client, a).await,
+                Cmd::History(a) => commands::history(&client, a).await,
                 Cmd::List(a) => commands::list(&client, a).await,
                 Cmd::Search(a) => commands::search(&client, a).await,
                 Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,

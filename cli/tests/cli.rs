@@ -156,3 +156,23 @@ fn upcoming_list_and_search_from_the_command_line() {
         redelay(&prefix, &["cancel", "q", id]);
     }
 }
+
+#[test]
+fn history_as_a_table_json_and_prometheus_counters() {
+    let prefix = format!("clihist{}", std::process::id());
+    for i in 0..3 {
+        redelay(&prefix, &["publish", "h", "x", "--id", &format!("h{i}")]);
+    }
+    let o = redelay(&prefix, &["history", "h", "--last", "10m", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let published: u64 = v.as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum();
+    assert_eq!(published, 3);
+    assert!(text(&redelay(&prefix, &["history", "h"])).contains("published"));
+    let prom = text(&redelay(&prefix, &["stats", "h", "--prometheus"]));
+    assert!(prom.contains("# TYPE redelay_published_total counter"), "{prom}");
+    assert!(prom.contains(&format!("redelay_published_total{{prefix=\"{prefix}\",queue=\"h\"}} 3")), "{prom}");
+    assert!(prom.contains("# TYPE redelay_lateness_seconds histogram") && prom.contains("le=\"+Inf\""));
+    for i in 0..3 {
+        redelay(&prefix, &["cancel", "h", &format!("h{i}")]);
+    }
+}

@@ -41,7 +41,10 @@ pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishO
 pub use base::url::redact;
 pub use client::{Client, ClientBuilder};
 pub use ops::delivery::Delivery;
-pub use ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
+pub use ops::info::{
+    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+    LATENESS_BUCKETS_MS,
+};
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
 pub use runtime::bridge::Wake;
 pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};

@@ -147,6 +147,65 @@ impl VerifyReport {
     }
 }
 
+/// The step of a history: per minute (kept 2 days) or per hour (kept 90 days).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Minute,
+    Hour,
+}
+
+impl Step {
+    pub(crate) fn millis(self) -> i64 {
+        match self {
+            Step::Minute => 60_000,
+            Step::Hour => 3_600_000,
+        }
+    }
+}
+
+/// Upper bounds (ms, exclusive) of the lateness buckets of [`HistoryPoint::lateness`]: under
+/// 1 ms, under 2, 4, … 16,384 ms, and the last one unbounded.
+pub const LATENESS_BUCKETS_MS: [f64; 16] =
+    [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, f64::INFINITY];
+
+/// One point of a queue's history (or its totals).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryPoint {
+    /// Start of the minute or hour (for totals: when they were read).
+    pub at: SystemTime,
+    pub published: u64,
+    pub delivered: u64,
+    pub acked: u64,
+    /// Failed attempts that will be tried again (nacks and expired leases).
+    pub retried: u64,
+    /// Messages that became dead letters (out of attempts).
+    pub dead: u64,
+    /// Messages that expired before delivery (dead-lettered or dropped).
+    pub expired: u64,
+    /// Deliveries per lateness bucket (see [`LATENESS_BUCKETS_MS`]).
+    pub lateness: [u64; 16],
+    /// The sum of the deliveries' lateness, ms.
+    pub lateness_sum_ms: u64,
+}
+
+impl HistoryPoint {
+    pub(crate) fn from_counts(at: SystemTime, c: &[u64]) -> HistoryPoint {
+        let mut lateness = [0u64; 16];
+        lateness.copy_from_slice(&c[6..22]);
+        HistoryPoint {
+            at,
+            published: c[0],
+            delivered: c[1],
+            acked: c[2],
+            retried: c[3],
+            dead: c[4],
+            expired: c[5],
+            lateness,
+            lateness_sum_ms: c[22],
+        }
+    }
+}
+
 /// A page of [`Queue::list`](crate::Queue::list).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListPage {

@@ -14,7 +14,9 @@ use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
 use crate::base::reply::{array, bad, bytes, int, string};
 use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
 use crate::ops::delivery::{self, Delivery};
-use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
+use crate::ops::info::{
+    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+};
 use crate::storage::ctx::Ctx;
 use crate::storage::scripts;
 use crate::storage::settle::{NackMode, Op, Settled, Settler};
@@ -549,13 +551,61 @@ impl Queue {
     /// usual), publishes go on. Stored in Redis: it survives restarts and holds for every
     /// consumer. Returns false when it was already paused.
     pub async fn pause(&self) -> Result<bool> {
-        Ok(int(&self.run(&scripts::PAUSE, args(vec![b"1".to_vec()])).await?)? == 1)
+        self.flag("paused", true).await
+    }
+
+    async fn flag(&self, name: &str, on: bool) -> Result<bool> {
+        let a = vec![name.as_bytes().to_vec(), if on { b"1".to_vec() } else { b"0".to_vec() }];
+        Ok(int(&self.run(&scripts::FLAG, args(a)).await?)? == 1)
+    }
+
+    /// Turns the queue's history counters on (the default) or off, for every client.
+    /// Returns false when it already was so.
+    pub async fn set_history(&self, on: bool) -> Result<bool> {
+        self.flag("nohist", !on).await
+    }
+
+    /// The history of the queue from `since` to `until` (at most 1440 points of `step`): what
+    /// was published, delivered, acked, retried, dead-lettered and expired, and the lateness of
+    /// the deliveries, per minute (kept 2 days) or per hour (kept 90 days). Counted by the
+    /// scripts that do the work, by the Redis clock; points with nothing are zeros.
+    pub async fn history(&self, since: SystemTime, until: SystemTime, step: Step) -> Result<Vec<HistoryPoint>> {
+        let unit = step.millis();
+        let (a, b) = (time_to_ms(since).max(0) / unit, time_to_ms(until).max(0) / unit);
+        if b < a {
+            return Err(Error::invalid("until: must not be before since"));
+        }
+        let n = (b - a + 1) as usize;
+        if n > 1440 {
+            return Err(Error::invalid(format!("since/until: at most 1440 points of the step, got {n}")));
+        }
+        let kind = if step == Step::Minute { "m" } else { "h" };
+        let v = self.history_call(kind, a, n).await?;
+        Ok(v.chunks(23)
+            .enumerate()
+            .map(|(i, c)| HistoryPoint::from_counts(ms_to_time((a + i as i64) * unit), c))
+            .collect())
+    }
+
+    /// The history counters' totals since the queue began (monotonic, for Prometheus).
+    pub async fn history_totals(&self) -> Result<HistoryPoint> {
+        let v = self.history_call("t", 0, 1).await?;
+        Ok(HistoryPoint::from_counts(SystemTime::now(), &v))
+    }
+
+    async fn history_call(&self, kind: &str, first: i64, n: usize) -> Result<Vec<u64>> {
+        let a = vec![kind.as_bytes().to_vec(), first.to_string().into_bytes(), n.to_string().into_bytes()];
+        let v = array(self.run(&scripts::HISTORY, args(a)).await?)?;
+        if v.len() != 1 + 23 * n {
+            return Err(bad("history"));
+        }
+        v[1..].iter().map(|x| int(x).map(|i| i.max(0) as u64)).collect()
     }
 
     /// Resumes a paused queue; idle consumers are woken at once. Returns false when it was not
     /// paused.
     pub async fn resume(&self) -> Result<bool> {
-        Ok(int(&self.run(&scripts::PAUSE, args(vec![b"0".to_vec()])).await?)? == 1)
+        self.flag("paused", false).await
     }
 
     /// How many waiting messages fall due in each of `buckets` (1 to 1000) consecutive spans

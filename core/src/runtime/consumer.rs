@@ -67,7 +67,11 @@ impl Queue {
     }
 
     async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
-        Queues { list: vec![(self.clone(), 1)], order: Order::Priority }.start(mode, opts).await
+        self.as_queues().start(mode, opts).await
+    }
+
+    fn as_queues(&self) -> Queues {
+        Queues { list: vec![(self.clone(), 1)], order: Order::Priority }
     }
 }
 
@@ -508,10 +512,7 @@ impl Queue {
     /// and `wake` is called once whenever the inbox fills after a take; the binding takes them
     /// with [`Subscription::take`] and reports with [`Subscription::complete`].
     pub async fn subscribe_foreign(&self, wake: Arc<dyn Wake>, opts: SubscribeOptions) -> Result<Subscription> {
-        let inbox = Inbox::new(wake);
-        let mut sub = self.subscribe_batch(inbox.clone(), opts).await?;
-        sub.inbox = Some(inbox);
-        Ok(sub)
+        self.as_queues().subscribe_foreign(wake, opts).await
     }
 }
 
