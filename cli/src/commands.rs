@@ -140,9 +140,12 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A Prometheus counter: its name, its help text and how to read it from a queue's totals.
+type Counter = (&'static str, &'static str, fn(&redelay::HistoryPoint) -> u64);
+
 fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::HistoryPoint]) -> String {
     let mut out = String::new();
-    let counters: [(&str, &str, fn(&redelay::HistoryPoint) -> u64); 6] = [
+    let counters: [Counter; 6] = [
         ("published", "Messages published.", |t| t.published),
         ("delivered", "Deliveries (leases handed to consumers).", |t| t.delivered),
         ("acked", "Messages acknowledged.", |t| t.acked),
