@@ -12,6 +12,8 @@
 //!      leases run out, and they are fetched, nacked and peeked again
 //!  (h) with --changes-over N: the slowest command of replace, cancel and reschedule (100 of
 //!      each) while N messages are due and waiting
+//!  (i) with --search-over N: a whole search (a header value) over N messages: its steps, total
+//!      time and slowest command
 //!
 //! Every phase uses its own queue under a private prefix and deletes it afterwards.
 
@@ -46,6 +48,9 @@ pub struct BenchArgs {
     /// (e.g. 500000)
     #[arg(long)]
     pub changes_over: Option<usize>,
+    /// Also measure (i): a whole search over this many messages (e.g. 1000000)
+    #[arg(long)]
+    pub search_over: Option<usize>,
     /// Handlers per subscription in (b)-(d)
     #[arg(long, default_value_t = 200)]
     pub concurrency: usize,
@@ -143,6 +148,10 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         Some(n) => Some(changes_phase(&client, &mut rc, n).await?),
         None => None,
     };
+    let search = match a.search_over {
+        Some(n) => Some(search_phase(&client, &mut rc, n).await?),
+        None => None,
+    };
 
     let sorted = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -182,6 +191,7 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         "stalls": stalls.unwrap_or(Value::Null),
         "big_bodies": big.unwrap_or(Value::Null),
         "changes": changes.unwrap_or(Value::Null),
+        "search": search.unwrap_or(Value::Null),
     });
     if a.json {
         println!("{out}");
@@ -226,6 +236,15 @@ fn print_table(v: &Value) {
             f("/big_bodies/count"),
             f("/big_bodies/max_ms"),
             v.pointer("/big_bodies/slowest_command").and_then(Value::as_str).unwrap_or("-")
+        );
+    }
+    if !v["search"].is_null() {
+        println!(
+            "  (i) a whole search over {} messages: {} steps, {:.2} s, slowest command {:.2} ms",
+            f("/search/messages"),
+            f("/search/steps"),
+            f("/search/seconds"),
+            f("/search/max_ms")
         );
     }
     if !v["changes"].is_null() {
@@ -524,6 +543,45 @@ async fn big_body_phase(
     q.destroy().await?;
     Ok(
         json!({ "count": n, "body_bytes": 4 << 20, "over_1ms": slow.count, "max_ms": slow.max_ms, "slowest_command": slow.slowest }),
+    )
+}
+
+/// (i) A whole search for a header value over `n` messages (1 in 1000 match).
+async fn search_phase(client: &Client, rc: &mut redis::aio::MultiplexedConnection, n: usize) -> redelay::Result<Value> {
+    let q = fresh(client, "search").await?;
+    let mut done = 0;
+    while done < n {
+        let k = 1000.min(n - done);
+        let batch = (done..done + k)
+            .map(|i| {
+                Message::new(vec![b'x'; 32])
+                    .delay(Duration::from_secs(7200))
+                    .header("tenant", if i % 1000 == 0 { "needle" } else { "hay" })
+            })
+            .collect();
+        q.publish_batch(batch).await?;
+        done += k;
+        if done % 50_000 == 0 || done == n {
+            progress("(i) messages to search", done, n);
+        }
+    }
+    slowlog_start(rc, 1000).await?;
+    let what = redelay::Search::Header("tenant".into(), "needle".into());
+    let (t, mut steps, mut found, mut cursor) = (std::time::Instant::now(), 0, 0, None::<String>);
+    loop {
+        let p = q.search(&what, cursor.as_deref()).await?;
+        steps += 1;
+        found += p.items.len();
+        match p.cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let slow = slowlog_stop(rc).await?;
+    q.destroy().await?;
+    Ok(
+        json!({ "messages": n, "found": found, "steps": steps, "seconds": round3(secs), "over_1ms": slow.count, "max_ms": slow.max_ms }),
     )
 }
 
