@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every linter and format check of the repository, installing the tools it needs (pinned):
-#   Rust    rustfmt (rustfmt.toml), clippy with warnings denied (scripts/clippy_gate.py)
+#   Rust    rustfmt (rustfmt.toml), clippy with warnings denied
 #   Python  ruff check + ruff format --check (ruff.toml), mypy --strict on the package, its tests
 #           and examples (bindings-python/pyproject.toml); tools in a venv under target/
 #   JS/TS   eslint (bindings-node/eslint.config.mjs) + prettier --check (.prettierrc.json), tsc
@@ -69,7 +69,7 @@ fi
 
 # --- checks --------------------------------------------------------------------------------
 check rustfmt cargo fmt --all -- --check
-check clippy python3 scripts/clippy_gate.py
+check clippy cargo clippy --workspace --all-targets -- -D warnings
 check ruff "$venv/bin/ruff" check .
 check ruff-format "$venv/bin/ruff" format --check .
 check mypy bash -c 'cd bindings-python && "$0" --no-incremental --cache-dir=/dev/null python/redelay tests examples' \

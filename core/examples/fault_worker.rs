@@ -67,7 +67,6 @@ async fn main() {
             // Redis may be down while this worker (re)starts: keep trying.
             let _sub = loop {
                 let log = log.clone();
-                let write = write.clone();
                 let r = q
                     .subscribe(
                         move |d: Delivery| {

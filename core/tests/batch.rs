@@ -21,8 +21,11 @@ enum Plan {
 }
 
 /// Hands every batch to one plain thread (the "event loop"), which reports outcomes per batch.
+/// A batch handed to the foreign thread, with the completer to report it through.
+type Handed = (Vec<(u64, Delivery)>, Completer);
+
 struct ForeignThread {
-    tx: Mutex<mpsc::Sender<(Vec<(u64, Delivery)>, Completer)>>,
+    tx: Mutex<mpsc::Sender<Handed>>,
     /// Dispatched and not yet reported, and the most ever at once.
     out: Arc<AtomicUsize>,
     max_out: Arc<AtomicUsize>,
@@ -38,7 +41,7 @@ fn foreign(
     plan: impl Fn(&Delivery) -> Plan + Send + 'static,
     rt: tokio::runtime::Handle,
 ) -> (Arc<ForeignThread>, Arc<Log>) {
-    let (tx, rx) = mpsc::channel::<(Vec<(u64, Delivery)>, Completer)>();
+    let (tx, rx) = mpsc::channel::<Handed>();
     let out = Arc::new(AtomicUsize::new(0));
     let log = Arc::new(Log { seen: Mutex::default(), held: Mutex::default() });
     let (o, l) = (out.clone(), log.clone());
@@ -104,7 +107,7 @@ async fn batches_are_handed_over_and_settled_with_retries() {
     let c = sub.counters();
     assert_eq!((c.acked, c.nacked, c.lease_lost, c.errors), (n as u64, n as u64 / 10, 0, 0));
     assert_eq!(c.handled, n as u64 + n as u64 / 10);
-    let seen = log.seen.lock().unwrap();
+    let seen = log.seen.lock().unwrap().clone();
     let mut attempts: HashMap<&str, Vec<u32>> = HashMap::new();
     for (id, a) in seen.iter() {
         attempts.entry(id).or_default().push(*a);

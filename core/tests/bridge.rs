@@ -36,10 +36,13 @@ impl Wake for Loop {
 
 /// Starts the loop thread; `sub` is filled in once subscribed. Every message whose body is
 /// "fail" is reported failed, the rest acked.
-fn event_loop(seen: Arc<Mutex<Vec<(String, u32)>>>) -> (Arc<Loop>, Arc<Mutex<Option<Arc<Subscription>>>>) {
+/// Where the loop finds its subscription once it exists.
+type SubSlot = Arc<Mutex<Option<Arc<Subscription>>>>;
+
+fn event_loop(seen: Arc<Mutex<Vec<(String, u32)>>>) -> (Arc<Loop>, SubSlot) {
     let (tx, rx) = mpsc::channel::<()>();
     let lp = Arc::new(Loop { tx: Mutex::new(tx), wakes: AtomicUsize::new(0), alive: AtomicBool::new(true) });
-    let sub: Arc<Mutex<Option<Arc<Subscription>>>> = Default::default();
+    let sub: SubSlot = Default::default();
     let s2 = sub.clone();
     std::thread::spawn(move || {
         while rx.recv().is_ok() {

@@ -135,7 +135,7 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
     for s in &subs {
         s.close().await;
     }
-    let acked = acked.lock().unwrap();
+    let acked = acked.lock().unwrap().clone();
     assert_eq!(acked.len(), 1200, "every message acked");
     for name in &names {
         let q = client.queue(name).unwrap();

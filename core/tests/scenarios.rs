@@ -76,7 +76,7 @@ async fn no_message_is_held_by_two_consumers() {
     for s in &subs {
         s.close().await;
     }
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2000, "every message delivered");
     let twice: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
     assert!(twice.is_empty(), "delivered more than once while leased: {twice:?}");

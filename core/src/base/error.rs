@@ -122,9 +122,11 @@ impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         let kind = if e.is_timeout() {
             ErrorKind::Timeout
-        } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
-            ErrorKind::Connection
-        } else if matches!(e.kind(), redis::ErrorKind::AuthenticationFailed | redis::ErrorKind::InvalidClientConfig) {
+        } else if e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || matches!(e.kind(), redis::ErrorKind::AuthenticationFailed | redis::ErrorKind::InvalidClientConfig)
+        {
             ErrorKind::Connection
         } else {
             ErrorKind::Redis

@@ -253,7 +253,7 @@ impl Opener {
 /// Where the wake subscriber connects.
 #[derive(Clone)]
 pub(crate) enum PubSubTarget {
-    Client(redis::Client),
+    Client(Box<redis::Client>),
     /// Any of these nodes (PUBLISH reaches every node of a cluster).
     AnyOf(Vec<redis::Client>),
     Sentinel(Arc<SentinelConn>),
@@ -307,7 +307,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
             let client = p.client(&node)?;
             let conn = ConnectionManager::new_with_config(client.clone(), manager_config(t)).await?;
             let opener = Opener::Single(client.clone(), manager_config(t));
-            Ok((Conn::Single(conn), PubSubTarget::Client(client), opener))
+            Ok((Conn::Single(conn), PubSubTarget::Client(Box::new(client)), opener))
         }
         Kind::Cluster => {
             let nodes: Vec<String> = p.hosts.iter().map(|h| p.node_url(h, "")).collect();

@@ -240,11 +240,16 @@ where
 /// connection without a reply), and hold back requests containing some bytes for a while.
 pub struct FaultProxy {
     pub port: u16,
-    lose_reply_of: std::sync::Arc<std::sync::Mutex<Option<Vec<u8>>>>,
-    delay: std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration)>>>,
+    lose_reply_of: Pattern,
+    delay: Delay,
     /// Requests whose replies were lost so far.
     pub lost: std::sync::Arc<AtomicU32>,
 }
+
+/// The bytes a fault waits for.
+type Pattern = std::sync::Arc<std::sync::Mutex<Option<Vec<u8>>>>;
+/// The bytes whose requests are held back, and for how long.
+type Delay = std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration)>>>;
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
@@ -256,8 +261,8 @@ impl FaultProxy {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let lose: std::sync::Arc<std::sync::Mutex<Option<Vec<u8>>>> = Default::default();
-        let delay: std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration)>>> = Default::default();
+        let lose: Pattern = Default::default();
+        let delay: Delay = Default::default();
         let lost = std::sync::Arc::new(AtomicU32::new(0));
         let (l2, d2, lost2) = (lose.clone(), delay.clone(), lost.clone());
         tokio::spawn(async move {
