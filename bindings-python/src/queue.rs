@@ -127,6 +127,7 @@ fn options(py: Python<'_>, o: Option<Opts>) -> PyResult<redelay::PublishOptions>
         backoff_base,
         backoff_max,
         replace: o.replace,
+        ..Default::default()
     })
 }
 
