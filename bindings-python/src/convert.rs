@@ -1,18 +1,15 @@
-//! Conversions between Python values and the core's types, and errors.
-//!
-//! Only representability is checked here (a negative or non-finite number of seconds cannot be
-//! a `Duration`, a naive datetime has no instant); every limit is the core's.
+//! The runtime, errors (the one place where a core error becomes a Python exception), and
+//! conversions. Only representability is checked here (a negative number of seconds is no
+//! `Duration`); every default, range and rule is the core's.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyType};
 use pyo3::IntoPyObjectExt;
 
 static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
@@ -20,23 +17,19 @@ static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLo
 /// The binding's tokio runtime (multi-threaded, created on first use, never dropped).
 pub fn rt() -> &'static tokio::runtime::Runtime {
     RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .thread_name("redelay")
-            .enable_all()
-            .build()
-            .expect("redelay: cannot start the tokio runtime")
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.thread_name("redelay").enable_all().build().expect("redelay: cannot start the tokio runtime")
     })
 }
 
 /// Set at interpreter exit (by `redelay._runtime`'s atexit hook): from then on no runtime
 /// thread enters Python.
-static SHUTDOWN: AtomicBool = AtomicBool::new(false);
-/// Runtime threads currently inside (or entering) Python.
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+pub static SHUTDOWN: AtomicBool = AtomicBool::new(false);
+/// Threads inside (or entering) Python from the runtime, or waiting in `take_wait`.
+pub static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// Runs `f` attached to Python from a runtime thread; None once the interpreter is shutting
-/// down. Every entry into Python from a thread Python did not create goes through here, so
-/// that exit can wait for them: CPython 3.11 kills a foreign thread that waits for the GIL
+/// down. Exit waits for these: CPython 3.11 kills a foreign thread that waits for the GIL
 /// during finalization, which would unwind through Rust frames and crash.
 pub fn with_python<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
     ACTIVE.fetch_add(1, Ordering::SeqCst);
@@ -51,255 +44,62 @@ pub fn with_python<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
 pub fn _shutdown(py: Python<'_>, timeout: f64) -> bool {
     SHUTDOWN.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
-    py.detach(|| loop {
-        if ACTIVE.load(Ordering::SeqCst) == 0 {
-            return true;
+    py.detach(|| {
+        while ACTIVE.load(Ordering::SeqCst) != 0 {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(1));
+        true
     })
 }
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static RUNTIME_HELPERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static TIMEDELTA: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static HELPERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static MEMORYVIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    ERRORS.get_or_try_init(py, || py.import("redelay._errors").map(|m| m.into_any().unbind())).map(|m| m.bind(py))
+/// `redelay._runtime`: handler failures, logging.
+pub fn helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    HELPERS.get_or_try_init(py, || py.import("redelay._runtime").map(|m| m.into_any().unbind())).map(|m| m.bind(py))
 }
 
-/// The Python helpers in `redelay._runtime` (failure mapping, logging).
-pub fn runtime_helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    RUNTIME_HELPERS
-        .get_or_try_init(py, || py.import("redelay._runtime").map(|m| m.into_any().unbind()))
-        .map(|m| m.bind(py))
-}
-
-fn class_name(kind: redelay::ErrorKind) -> &'static str {
-    use redelay::ErrorKind::*;
-    match kind {
-        InvalidArgument => "InvalidArgumentError",
-        Connection => "ConnectionError",
-        Timeout => "TimeoutError",
-        LeaseLost => "LeaseLostError",
-        NotFound => "NotFoundError",
-        Redis => "RedisError",
-        Handler => "HandlerError",
-    }
-}
-
-/// A redelay exception of the class for `kind`, carrying `message`.
-pub fn py_error(py: Python<'_>, kind: redelay::ErrorKind, message: &str) -> PyErr {
-    let make = || -> PyResult<PyErr> {
-        let cls = errors_module(py)?.getattr(class_name(kind))?;
-        Ok(PyErr::from_value(cls.call1((message,))?))
-    };
-    make().unwrap_or_else(|e| e)
-}
-
-/// The core's error as a Python exception.
+/// The core's error as the exception class of its kind (`redelay._errors`).
 pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
-    py_error(py, e.kind(), e.message())
-}
-
-pub fn invalid(py: Python<'_>, message: impl AsRef<str>) -> PyErr {
-    py_error(py, redelay::ErrorKind::InvalidArgument, message.as_ref())
-}
-
-fn timedelta_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    TIMEDELTA.import(py, "datetime", "timedelta")
-}
-
-fn datetime_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    DATETIME.import(py, "datetime", "datetime")
-}
-
-fn epoch(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    EPOCH
-        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-            let dt = py.import("datetime")?;
-            let utc = dt.getattr("timezone")?.getattr("utc")?;
-            let epoch = dt.getattr("datetime")?.call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
-            Ok(epoch.unbind())
-        })
-        .map(|e| e.bind(py))
-}
-
-/// A `timedelta` of `us` microseconds (may be negative).
-pub fn timedelta_us(py: Python<'_>, us: i64) -> PyResult<Bound<'_, PyAny>> {
-    let days = us.div_euclid(86_400_000_000);
-    let rest = us.rem_euclid(86_400_000_000);
-    timedelta_type(py)?.call1((days, rest / 1_000_000, rest % 1_000_000))
-}
-
-pub fn timedelta(py: Python<'_>, d: Duration) -> PyResult<Bound<'_, PyAny>> {
-    timedelta_us(py, d.as_micros().min(i64::MAX as u128) as i64)
+    let make = || -> PyResult<PyErr> {
+        let m = ERRORS.get_or_try_init(py, || py.import("redelay._errors").map(|m| m.into_any().unbind()))?;
+        Ok(PyErr::from_value(m.bind(py).call_method1("from_core", (e.kind().name(), e.message()))?))
+    };
+    make().unwrap_or_else(|err| err)
 }
 
 /// An aware UTC datetime for `t`.
 pub fn datetime(py: Python<'_>, t: SystemTime) -> PyResult<Bound<'_, PyAny>> {
-    let us = match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_micros() as i64,
-        Err(e) => -(e.duration().as_micros() as i64),
-    };
-    epoch(py)?.add(timedelta_us(py, us)?)
+    let epoch = EPOCH.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let dt = py.import("datetime")?;
+        let utc = dt.getattr("timezone")?.getattr("utc")?;
+        Ok(dt.getattr("datetime")?.call1((1970, 1, 1, 0, 0, 0, 0, utc))?.unbind())
+    })?;
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => epoch.bind(py).add(d),
+        Err(e) => epoch.bind(py).sub(e.duration()),
+    }
 }
 
 pub fn opt_datetime(py: Python<'_>, t: Option<SystemTime>) -> PyResult<Option<Bound<'_, PyAny>>> {
     t.map(|t| datetime(py, t)).transpose()
 }
 
-/// Seconds (int or float) or a `timedelta`, as a `Duration`. `field` names the argument in errors.
-pub fn duration_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<Duration> {
-    let py = obj.py();
-    let secs: f64 = if obj.is_instance(timedelta_type(py)?)? {
-        // days/seconds/microseconds are exact integers; total_seconds() could round.
-        let days: i64 = obj.getattr("days")?.extract()?;
-        let s: i64 = obj.getattr("seconds")?.extract()?;
-        let us: i64 = obj.getattr("microseconds")?.extract()?;
-        let total = days as i128 * 86_400_000_000 + s as i128 * 1_000_000 + us as i128;
-        if total < 0 {
-            return Err(invalid(py, format!("{field}: must not be negative, got {}", obj.repr()?)));
-        }
-        return Ok(Duration::from_micros(total.min(u64::MAX as i128) as u64));
-    } else if obj.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(PyTypeError::new_err(format!("{field}: expected seconds (int or float) or a timedelta, got bool")));
-    } else {
-        match obj.extract::<f64>() {
-            Ok(v) => v,
-            Err(_) => {
-                return Err(PyTypeError::new_err(format!(
-                    "{field}: expected seconds (int or float) or a timedelta, got {}",
-                    obj.get_type().name()?
-                )))
-            }
-        }
-    };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(invalid(py, format!("{field}: must be a finite number of seconds, not negative, got {secs}")));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|_| invalid(py, format!("{field}: {secs} seconds is out of range")))
-}
-
-pub fn opt_duration_arg(obj: Option<&Bound<'_, PyAny>>, field: &str) -> PyResult<Option<Duration>> {
-    match obj {
-        Some(o) if !o.is_none() => duration_arg(o, field).map(Some),
-        _ => Ok(None),
-    }
-}
-
-/// An aware `datetime` as a `SystemTime`; a naive one is refused.
-pub fn time_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<SystemTime> {
-    let py = obj.py();
-    if !obj.is_instance(datetime_type(py)?)? {
-        return Err(PyTypeError::new_err(format!(
-            "{field}: expected an aware datetime, got {}",
-            obj.get_type().name()?
-        )));
-    }
-    if obj.call_method0("utcoffset")?.is_none() {
-        return Err(invalid(
-            py,
-            format!(
-                "{field}: naive datetime {} has no time zone; pass an aware one, e.g. datetime.now(timezone.utc)",
-                obj.repr()?
-            ),
-        ));
-    }
-    let delta = obj.sub(epoch(py)?)?;
-    let days: i64 = delta.getattr("days")?.extract()?;
-    let s: i64 = delta.getattr("seconds")?.extract()?;
-    let us: i64 = delta.getattr("microseconds")?.extract()?;
-    let total = days as i128 * 86_400_000_000 + s as i128 * 1_000_000 + us as i128;
-    let t = if total >= 0 {
-        UNIX_EPOCH.checked_add(Duration::from_micros(total as u64))
-    } else {
-        UNIX_EPOCH.checked_sub(Duration::from_micros((-total) as u64))
-    };
-    t.ok_or_else(|| {
-        invalid(py, format!("{field}: {} is out of range", obj.repr().map(|r| r.to_string()).unwrap_or_default()))
-    })
-}
-
-/// A message body: bytes, bytearray, memoryview or str (UTF-8).
-pub fn body_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(s.to_cow()?.as_bytes().to_vec());
-    }
-    if let Ok(b) = obj.cast::<PyByteArray>() {
-        return Ok(b.to_vec());
-    }
-    let py = obj.py();
-    if obj.is_instance(MEMORYVIEW.import(py, "builtins", "memoryview")?)? {
-        let b = obj.call_method0("tobytes")?;
-        return Ok(b.cast::<PyBytes>()?.as_bytes().to_vec());
-    }
-    Err(PyTypeError::new_err(format!(
-        "body: expected bytes, bytearray, memoryview or str, got {}",
-        obj.get_type().name()?
-    )))
-}
-
-pub fn headers_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<BTreeMap<String, String>> {
-    let mut out = BTreeMap::new();
-    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(out) };
-    let dict = match obj.cast::<PyDict>() {
-        Ok(d) => d.clone(),
-        // Any other mapping: copy it into a dict.
-        Err(_) => PyDict::from_sequence(
-            &obj.call_method0("items")
-                .map_err(|_| PyTypeError::new_err("headers: expected a mapping of str to str"))?,
-        )
-        .map_err(|_| PyTypeError::new_err("headers: expected a mapping of str to str"))?,
-    };
-    for (k, v) in dict.iter() {
-        let k: String = k.extract().map_err(|_| PyTypeError::new_err("headers: names must be str"))?;
-        let v: String =
-            v.extract().map_err(|_| PyTypeError::new_err(format!("headers: value of {k:?} must be str")))?;
-        out.insert(k, v);
-    }
-    Ok(out)
-}
-
-/// A positive integer that fits `u32`, or a message naming the field.
-pub fn u32_arg(obj: &Bound<'_, PyAny>, field: &str) -> PyResult<u32> {
-    let py = obj.py();
-    if obj.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(PyTypeError::new_err(format!("{field}: expected int, got bool")));
-    }
-    let v: i64 = obj.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "{field}: expected int, got {}",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-        ))
-    })?;
-    u32::try_from(v).map_err(|_| invalid(py, format!("{field}: must be a positive integer, got {v}")))
-}
-
-pub fn usize_arg(py: Python<'_>, v: i64, field: &str) -> PyResult<usize> {
-    usize::try_from(v).map_err(|_| invalid(py, format!("{field}: must not be negative, got {v}")))
-}
-
 /// Runs `fut` on the runtime without holding the GIL, checking for signals (Ctrl-C) every
 /// 100 ms when called from the main thread.
-pub fn block_on<F>(py: Python<'_>, fut: F) -> PyResult<F::Output>
+pub fn block_on<F: Future + Send>(py: Python<'_>, fut: F) -> PyResult<F::Output>
 where
-    F: Future + Send,
     F::Output: Send,
 {
     py.detach(|| {
         rt().block_on(async move {
             tokio::pin!(fut);
             let mut tick = tokio::time::interval(Duration::from_millis(100));
-            tick.tick().await;
             loop {
                 tokio::select! {
                     r = &mut fut => return Ok(r),
@@ -314,43 +114,23 @@ where
     })
 }
 
-/// Runs a core call either blocking (sync API, GIL released) or as a Python awaitable (asyncio
-/// API, resolved on the caller's event loop).
+/// Runs a core call either blocking (sync API, GIL released) or as an asyncio future of the
+/// running loop (asyncio API); cancelling that future aborts the Rust one.
 pub fn run<'py, F, T>(py: Python<'py>, blocking: bool, fut: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = Result<T, redelay::Error>> + Send + 'static,
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
     if blocking {
-        let v = block_on(py, fut)?.map_err(|e| to_py_err(py, e))?;
-        v.into_bound_py_any(py)
-    } else {
-        into_awaitable(py, fut)
+        return block_on(py, fut)?.map_err(|e| to_py_err(py, e))?.into_bound_py_any(py);
     }
-}
-
-static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-/// Runs `fut` on the runtime and returns an asyncio future of the running loop that resolves
-/// with its result. Cancelling the asyncio future aborts the Rust one.
-pub fn into_awaitable<'py, F, T>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
-where
-    F: Future<Output = Result<T, redelay::Error>> + Send + 'static,
-    T: for<'a> IntoPyObject<'a> + Send + 'static,
-{
-    let get_loop = GET_RUNNING_LOOP
-        .get_or_try_init(py, || py.import("asyncio")?.getattr("get_running_loop").map(|f| f.unbind()))?;
-    let lp = get_loop.bind(py).call0()?;
+    let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
     let py_fut = lp.call_method0("create_future")?;
-    let lp_u = lp.unbind();
-    let fut_u = py_fut.clone().unbind();
+    let (lp_u, fut_u) = (lp.unbind(), py_fut.clone().unbind());
     let handle = rt().spawn(async move {
         let r = fut.await;
         with_python(move |py| {
-            let value = match r {
-                Ok(v) => v.into_py_any(py),
-                Err(e) => Err(to_py_err(py, e)),
-            };
+            let value = r.map_err(|e| to_py_err(py, e)).and_then(|v| v.into_py_any(py));
             let setter = Setter { fut: fut_u, value: Mutex::new(Some(value)) };
             // Fails only when the loop is closed: nobody is waiting any more.
             let _ = lp_u.bind(py).call_method1("call_soon_threadsafe", (setter,));
@@ -361,7 +141,7 @@ where
 }
 
 /// Sets an asyncio future's outcome, on its loop.
-#[pyclass(frozen, module = "redelay._native")]
+#[pyclass(frozen)]
 struct Setter {
     fut: Py<PyAny>,
     value: Mutex<Option<PyResult<Py<PyAny>>>>,
@@ -371,20 +151,18 @@ struct Setter {
 impl Setter {
     fn __call__(&self, py: Python<'_>) -> PyResult<()> {
         let fut = self.fut.bind(py);
-        let Some(value) = self.value.lock().unwrap().take() else { return Ok(()) };
-        if fut.call_method0("done")?.is_truthy()? {
-            return Ok(()); // cancelled meanwhile
+        match self.value.lock().unwrap().take() {
+            _ if fut.call_method0("done")?.is_truthy()? => {} // cancelled meanwhile
+            Some(Ok(v)) => drop(fut.call_method1("set_result", (v,))?),
+            Some(Err(e)) => drop(fut.call_method1("set_exception", (e.into_value(py),))?),
+            None => {}
         }
-        match value {
-            Ok(v) => fut.call_method1("set_result", (v,))?,
-            Err(e) => fut.call_method1("set_exception", (e.into_value(py),))?,
-        };
         Ok(())
     }
 }
 
 /// Done-callback of an asyncio future: aborts the Rust task when the future was cancelled.
-#[pyclass(frozen, module = "redelay._native")]
+#[pyclass(frozen)]
 struct Aborter {
     handle: tokio::task::AbortHandle,
 }
@@ -397,4 +175,78 @@ impl Aborter {
         }
         Ok(())
     }
+}
+
+/// A duration argument: seconds (int or float) or a `timedelta`.
+pub struct Secs(pub f64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match obj.extract::<Duration>() {
+            Ok(d) => Ok(Secs(d.as_secs_f64())),
+            Err(_) if obj.hasattr("total_seconds")? => Ok(Secs(obj.call_method0("total_seconds")?.extract()?)),
+            Err(_) => Ok(Secs(obj.extract::<f64>()?)),
+        }
+    }
+}
+
+/// A time argument: an aware `datetime` (a naive one has no instant).
+pub struct At(pub SystemTime);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for At {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = obj.py();
+        if !obj.hasattr("utcoffset")? {
+            let name = obj.get_type().name()?;
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!("at: expected an aware datetime, got {name}")));
+        }
+        if obj.call_method0("utcoffset")?.is_none() {
+            let msg = format!("at: naive datetime {} has no time zone; pass an aware one", obj.repr()?);
+            return Err(to_py_err(py, redelay::Error::invalid(msg)));
+        }
+        let since = obj.sub(datetime(py, UNIX_EPOCH)?)?; // exact to the microsecond
+        let t = match since.extract::<Duration>() {
+            Ok(d) => UNIX_EPOCH.checked_add(d),
+            Err(_) => UNIX_EPOCH.checked_sub(since.neg()?.extract::<Duration>()?),
+        };
+        t.map(At).ok_or_else(|| to_py_err(py, redelay::Error::invalid("at: out of range")))
+    }
+}
+
+/// A duration argument as a `Duration` (`field` names it in the error).
+pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
+    secs.map(|Secs(s)| {
+        Duration::try_from_secs_f64(s).map_err(|_| {
+            let msg = format!("{field}: must be a finite number of seconds, not negative, got {s}");
+            Python::attach(|py| to_py_err(py, redelay::Error::invalid(msg)))
+        })
+    })
+    .transpose()
+}
+
+/// A body argument: bytes or bytearray (the Python layer encodes str and copies memoryview).
+pub struct Body(pub Vec<u8>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Body {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Body(obj.extract::<Cow<'_, [u8]>>()?.into_owned()))
+    }
+}
+
+/// Runs a close (blocking or awaitable), waiting at most `timeout` when given.
+pub fn close<'py, F>(py: Python<'py>, blocking: bool, timeout: Option<Secs>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let limit = dur(timeout, "timeout")?;
+    run(py, blocking, async move {
+        match limit {
+            Some(t) => drop(tokio::time::timeout(t, fut).await),
+            None => fut.await,
+        }
+        Ok::<(), redelay::Error>(())
+    })
 }

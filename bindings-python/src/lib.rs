@@ -9,6 +9,32 @@ mod queue;
 mod subscribe;
 mod types;
 
+/// Bridges the core's `log` records (tracing emits them) into Python `logging`.
+struct PyLog;
+
+impl log::Log for PyLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.target().starts_with("redelay")
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            let (level, target, text) = (r.level() as u8, r.target().replace("::", "."), r.args().to_string());
+            convert::with_python(|py| {
+                let _ = convert::helpers(py).and_then(|h| h.call_method1("log", (level, target, text)));
+            });
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// Lets core records up to `level` (1 error … 5 trace) through; `redelay._runtime` passes the
+/// level of the `redelay` logger.
+#[pyfunction]
+fn _log_level(level: usize) {
+    let _ = log::set_logger(&PyLog);
+    log::set_max_level(log::LevelFilter::iter().nth(level).unwrap_or(log::LevelFilter::Warn));
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeClient>()?;
@@ -23,6 +49,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::VerifyReport>()?;
     m.add_class::<types::Counters>()?;
     m.add_function(wrap_pyfunction!(convert::_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(_log_level, m)?)?;
+    let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();
+    m.add("ERROR_CODES", codes)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

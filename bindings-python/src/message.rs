@@ -1,38 +1,36 @@
-//! Delivered messages: BaseMessage (fields), Message (asyncio settle), SyncMessage (blocking settle).
+//! Delivered messages: BaseMessage (fields and settling), Message (settles with awaitables,
+//! asyncio API) and SyncMessage (settles blocking: sync API and plain `def` handlers).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{datetime, duration_arg, opt_duration_arg, run, timedelta};
+use crate::convert::{datetime, dur, run, Secs};
 
-/// One delivery of a message. Fields only; `Message` and `SyncMessage` add ack/nack/extend.
+/// One delivery of a message.
 #[pyclass(frozen, subclass, module = "redelay._native")]
 pub struct BaseMessage {
-    pub d: redelay::Delivery,
+    d: redelay::Delivery,
     body: PyOnceLock<Py<PyBytes>>,
+    blocking: bool,
 }
 
-impl BaseMessage {
-    fn new(d: redelay::Delivery) -> Self {
-        BaseMessage { d, body: PyOnceLock::new() }
-    }
-}
-
-/// A delivered message whose ack/nack/extend are awaitables (asyncio API).
+/// A delivered message of the asyncio API: `ack`/`nack`/`extend` are awaitables.
 #[pyclass(frozen, extends = BaseMessage, module = "redelay._native")]
 pub struct Message;
 
-/// A delivered message whose ack/nack/extend block (sync API and plain `def` handlers).
+/// A delivered message of the blocking API (and of plain `def` handlers): settling blocks.
 #[pyclass(frozen, extends = BaseMessage, module = "redelay._native")]
 pub struct SyncMessage;
 
-pub fn new_message(py: Python<'_>, d: redelay::Delivery) -> PyResult<Py<Message>> {
-    Py::new(py, PyClassInitializer::from(BaseMessage::new(d)).add_subclass(Message))
-}
-
-pub fn new_sync_message(py: Python<'_>, d: redelay::Delivery) -> PyResult<Py<SyncMessage>> {
-    Py::new(py, PyClassInitializer::from(BaseMessage::new(d)).add_subclass(SyncMessage))
+/// A `SyncMessage` (blocking) or a `Message` (asyncio) for `d`.
+pub fn new_message(py: Python<'_>, d: redelay::Delivery, blocking: bool) -> PyResult<Py<PyAny>> {
+    let base = PyClassInitializer::from(BaseMessage { d, body: PyOnceLock::new(), blocking });
+    Ok(if blocking {
+        Py::new(py, base.add_subclass(SyncMessage))?.into_any()
+    } else {
+        Py::new(py, base.add_subclass(Message))?.into_any()
+    })
 }
 
 #[pymethods]
@@ -55,11 +53,7 @@ impl BaseMessage {
     /// The headers as published (a new dict on each access).
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in self.d.headers() {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        self.d.headers().into_pyobject(py)
     }
     /// 1 on the first delivery, one more for every failed or expired attempt before.
     #[getter]
@@ -86,15 +80,15 @@ impl BaseMessage {
     fn due_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         datetime(py, self.d.due_at())
     }
-    /// When this delivery was leased (Redis clock, microsecond precision).
+    /// When this delivery was leased (Redis clock).
     #[getter]
     fn delivered_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         datetime(py, self.d.delivered_at())
     }
     /// `delivered_at - due_at` as a timedelta (by the Redis clock).
     #[getter]
-    fn lateness<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        timedelta(py, self.d.lateness())
+    fn lateness(&self) -> std::time::Duration {
+        self.d.lateness()
     }
     /// When the current lease runs out unless extended.
     #[getter]
@@ -111,88 +105,31 @@ impl BaseMessage {
     fn settled(&self) -> bool {
         self.d.is_settled()
     }
+    /// Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran out or it was settled.
+    fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let d = self.d.clone();
+        run(py, self.blocking, async move { d.ack().await })
+    }
+    /// Give the message back for another attempt, after `retry_in` or its backoff; True when it went to the dead letters.
+    #[pyo3(signature = (retry_in=None, reason=String::new()))]
+    fn nack<'py>(&self, py: Python<'py>, retry_in: Option<Secs>, reason: String) -> PyResult<Bound<'py, PyAny>> {
+        let (d, retry_in) = (self.d.clone(), dur(retry_in, "retry_in")?);
+        run(py, self.blocking, async move { d.nack(retry_in, &reason).await })
+    }
+    /// Extend the lease to `ttr` (seconds or timedelta) from now.
+    fn extend<'py>(&self, py: Python<'py>, ttr: Secs) -> PyResult<Bound<'py, PyAny>> {
+        let (d, ttr) = (self.d.clone(), dur(Some(ttr), "ttr")?.unwrap_or_default());
+        run(py, self.blocking, async move { d.extend(ttr).await })
+    }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let this = slf.get();
+        let d = &slf.get().d;
+        let name = slf.get_type().name()?;
         Ok(format!(
-            "<{} id={:?} queue={:?} attempt={} body_len={}>",
-            slf.get_type().name()?,
-            this.d.id(),
-            this.d.queue(),
-            this.d.attempt(),
-            this.d.body().len()
+            "<{name} id={:?} queue={:?} attempt={} body_len={}>",
+            d.id(),
+            d.queue(),
+            d.attempt(),
+            d.body().len()
         ))
-    }
-}
-
-fn settle_ack(py: Python<'_>, d: redelay::Delivery, blocking: bool) -> PyResult<Bound<'_, PyAny>> {
-    run(py, blocking, async move { d.ack().await })
-}
-
-fn settle_nack<'py>(
-    py: Python<'py>,
-    d: redelay::Delivery,
-    retry_in: Option<&Bound<'py, PyAny>>,
-    reason: String,
-    blocking: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let retry_in = opt_duration_arg(retry_in, "retry_in")?;
-    run(py, blocking, async move { d.nack(retry_in, &reason).await })
-}
-
-fn settle_extend<'py>(
-    py: Python<'py>,
-    d: redelay::Delivery,
-    ttr: &Bound<'py, PyAny>,
-    blocking: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let ttr = duration_arg(ttr, "ttr")?;
-    run(py, blocking, async move { d.extend(ttr).await })
-}
-
-#[pymethods]
-impl Message {
-    /// Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran
-    /// out (the message may be delivered again) or it was already settled.
-    fn ack<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        settle_ack(slf.py(), slf.as_super().get().d.clone(), false)
-    }
-    /// Give the message back for another attempt, after `retry_in` (seconds or timedelta) or
-    /// its exponential backoff. At max_attempts it goes to the dead letters with `reason`.
-    /// Returns True when it went to the dead letters.
-    #[pyo3(signature = (retry_in=None, reason=String::new()))]
-    fn nack<'py>(
-        slf: &Bound<'py, Self>,
-        retry_in: Option<&Bound<'py, PyAny>>,
-        reason: String,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        settle_nack(slf.py(), slf.as_super().get().d.clone(), retry_in, reason, false)
-    }
-    /// Extend the lease to `ttr` (seconds or timedelta) from now.
-    fn extend<'py>(slf: &Bound<'py, Self>, ttr: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        settle_extend(slf.py(), slf.as_super().get().d.clone(), ttr, false)
-    }
-}
-
-#[pymethods]
-impl SyncMessage {
-    /// Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran
-    /// out (the message may be delivered again) or it was already settled.
-    fn ack<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        settle_ack(slf.py(), slf.as_super().get().d.clone(), true)
-    }
-    /// Give the message back for another attempt, after `retry_in` (seconds or timedelta) or
-    /// its exponential backoff. At max_attempts it goes to the dead letters with `reason`.
-    /// Returns True when it went to the dead letters.
-    #[pyo3(signature = (retry_in=None, reason=String::new()))]
-    fn nack<'py>(
-        slf: &Bound<'py, Self>,
-        retry_in: Option<&Bound<'py, PyAny>>,
-        reason: String,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        settle_nack(slf.py(), slf.as_super().get().d.clone(), retry_in, reason, true)
-    }
-    /// Extend the lease to `ttr` (seconds or timedelta) from now.
-    fn extend<'py>(slf: &Bound<'py, Self>, ttr: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        settle_extend(slf.py(), slf.as_super().get().d.clone(), ttr, true)
     }
 }

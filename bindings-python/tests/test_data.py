@@ -113,7 +113,7 @@ def test_naive_datetime_is_refused(client: redelay.Client) -> None:
         q.publish_batch([{"body": b"x", "at": datetime.now()}])
     with pytest.raises(TypeError, match="datetime"):
         q.publish(b"x", at=1234567890)  # type: ignore[arg-type]
-    with pytest.raises(redelay.InvalidArgumentError, match="one or the other"):
+    with pytest.raises(redelay.InvalidArgumentError, match="delay/at: give one of them, not both"):
         q.publish(b"x", delay=1, at=datetime.now(timezone.utc))
     assert q.stats().total == 0
 

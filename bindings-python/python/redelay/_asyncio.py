@@ -7,7 +7,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Awaitable, Callable, Generator, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
-from . import _runtime
+from . import _runtime, _types
 from ._native import (
     Counters,
     Message,
@@ -20,7 +20,7 @@ from ._native import (
     SyncMessage,
     VerifyReport,
 )
-from ._types import Body, PublishItem, Seconds, is_async_callable, seconds
+from ._types import Body, PublishItem, Seconds, is_async_callable
 
 __all__ = ["AsyncClient", "AsyncQueue", "Subscription", "SubscribeCall", "AsyncHandler", "SyncHandler"]
 
@@ -37,11 +37,12 @@ class AsyncClient:
     connection that reconnects by itself.
     """
 
-    __slots__ = ("_native",)
+    __slots__ = ("__weakref__", "_native")
 
     def __init__(self, native: NativeClient) -> None:
         """Wraps a native client; use :meth:`connect` instead."""
         self._native = native
+        _runtime.clients.add(self)
 
     @classmethod
     async def connect(
@@ -69,6 +70,7 @@ class AsyncClient:
         :class:`InvalidArgumentError` for a bad URL or option and :class:`ConnectionError` when
         Redis cannot be reached.
         """
+        _runtime.read_log_level()
         native = await NativeClient.connect(
             url,
             False,
@@ -102,8 +104,10 @@ class AsyncClient:
         await self._native.ping(False)
 
     async def close(self) -> None:
-        """Nothing to release explicitly: the connection closes when the client and all its
-        queues and subscriptions are gone. Present for ``async with``."""
+        """Closes every subscription made through this client (each stops fetching and drains:
+        running handlers get their drain timeout), then the connections. Later calls raise
+        :class:`ConnectionError` "client is closed". Calling it again waits for the same close."""
+        await self._native.close(False)
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -155,16 +159,24 @@ class AsyncQueue:
         ``max_attempts``, ``ttr`` (lease length) and ``backoff`` ``(base, max)`` override the
         client's defaults. Times are by the Redis clock.
         """
-        result: Published = await self._native.publish(
-            body, False, delay, at, id, headers, max_attempts, ttr, backoff, replace
+        opts = _types.options(
+            delay=delay,
+            at=at,
+            id=id,
+            headers=headers,
+            max_attempts=max_attempts,
+            ttr=ttr,
+            backoff=backoff,
+            replace=replace,
         )
+        result: Published = await self._native.publish(_types.body(body), opts, False)
         return result
 
     async def publish_batch(self, messages: Iterable[Union[Body, PublishItem]]) -> List[Published]:
         """Publishes many messages in one round trip (up to 100,000). Each item is a body or a
         dict with ``publish``'s arguments as keys (``{"body": b"..", "delay": 5}``). One bad
         message refuses the whole batch and nothing is written."""
-        result: List[Published] = await self._native.publish_batch(messages, False)
+        result: List[Published] = await self._native.publish_batch([_types.item(m) for m in messages], False)
         return result
 
     async def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[Message]:
@@ -209,8 +221,9 @@ class AsyncQueue:
         result: Stats = await self._native.stats(False)
         return result
 
-    async def dead_letters(self, limit: int = 100, *, offset: int = 0) -> List[MessageInfo]:
-        """Dead letters, the oldest death first, ``limit`` (1 to 1000) from ``offset``."""
+    async def dead_letters(self, limit: Optional[int] = None, *, offset: Optional[int] = None) -> List[MessageInfo]:
+        """Dead letters, the oldest death first: ``limit`` (default 100, at most 1000) from
+        ``offset`` (default 0)."""
         result: List[MessageInfo] = await self._native.dead_letters(limit, offset, False)
         return result
 
@@ -230,6 +243,10 @@ class AsyncQueue:
         result: int = await self._native.purge_dead(None if ids is None else list(ids), oldest, all, False)
         return result
 
+    async def destroy(self) -> None:
+        """Deletes the queue: every message in every state, and its name from the registry."""
+        await self._native.destroy(False)
+
     async def verify(self) -> VerifyReport:
         """Checks the queue's invariant atomically (O(n): for tests and maintenance)."""
         result: VerifyReport = await self._native.verify(False)
@@ -239,7 +256,7 @@ class AsyncQueue:
         self,
         handler: Union[AsyncHandler, SyncHandler],
         *,
-        concurrency: int = 10,
+        concurrency: Optional[int] = None,
         prefetch: Optional[int] = None,
         ttr: Optional[Seconds] = None,
         drain_timeout: Optional[Seconds] = None,
@@ -261,7 +278,7 @@ class AsyncQueue:
     async def _subscribe(
         self,
         handler: Union[AsyncHandler, SyncHandler],
-        concurrency: int,
+        concurrency: Optional[int],
         prefetch: Optional[int],
         ttr: Optional[Seconds],
         drain_timeout: Optional[Seconds],
@@ -270,11 +287,13 @@ class AsyncQueue:
         if not callable(handler):
             raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
         loop = asyncio.get_running_loop()
-        event_loop = loop if is_async_callable(handler) else None
-        native = await self._native.subscribe(
-            handler, event_loop, concurrency, prefetch, ttr, drain_timeout, max_idle, False
-        )
-        return Subscription(native, self.name, loop)
+        runner = _runtime.LoopRunner(handler, loop) if is_async_callable(handler) else None
+        wake = None if runner is None else runner.wake
+        native = await self._native.subscribe(wake, concurrency, prefetch, ttr, drain_timeout, max_idle, False)
+        if runner is None:
+            return Subscription(native, self.name, loop, _runtime.ThreadRunner(handler, native, self.name))
+        runner.sub = native
+        return Subscription(native, self.name, loop, runner)
 
     def __repr__(self) -> str:
         return f"<redelay.AsyncQueue {self.name!r}>"
@@ -316,13 +335,18 @@ class Subscription:
     ``async with``) closes the subscription, and so does the end of ``asyncio.run``.
     """
 
-    def __init__(self, native: NativeSubscription, queue: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        native: NativeSubscription,
+        queue: str,
+        loop: asyncio.AbstractEventLoop,
+        runner: Union[_runtime.LoopRunner, _runtime.ThreadRunner],
+    ) -> None:
         self._native = native
         self._queue = queue
-        self._loop = loop
+        self._runner = runner
         self._done = asyncio.Event()
         self._closing: Optional[asyncio.Future[None]] = None
-        _runtime.register(self)
         # Closes the subscription when the loop shuts down (asyncio.run cancels leftover tasks).
         self._guard = loop.create_task(self._guard_loop(), name=f"redelay-subscription-{queue}")
 
@@ -349,9 +373,10 @@ class Subscription:
 
     async def _do_close(self, timeout: Optional[Seconds]) -> None:
         try:
-            await self._native.close(False, seconds(timeout))
+            await self._native.close(False, timeout)
         finally:
-            _runtime.unregister(self)
+            if isinstance(self._runner, _runtime.LoopRunner):
+                self._runner.cancel_running()
             self._done.set()
 
     async def close(self, timeout: Optional[Seconds] = None) -> None:
@@ -364,13 +389,14 @@ class Subscription:
     async def wait(self) -> None:
         """Waits until the subscription is closed. Cancelling the task that waits closes it."""
         try:
-            await self._done.wait()
+            while not self._done.is_set() and not self.closed:  # closed here or by the client
+                try:
+                    await asyncio.wait_for(self._done.wait(), 0.25)
+                except asyncio.TimeoutError:
+                    pass
         except asyncio.CancelledError:
             await self.close()
             raise
-
-    def _close_at_exit(self, timeout: float) -> None:
-        self._native.close(True, timeout)
 
     async def __aenter__(self) -> Subscription:
         return self

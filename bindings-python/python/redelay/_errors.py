@@ -1,10 +1,14 @@
-"""The exceptions of redelay: one base class, one subclass per kind of error of the core."""
+"""The exceptions of redelay: one base class, one subclass per kind of error of the core. The
+one place where a core error becomes a Python exception (the native module calls
+:func:`from_core`); ``code`` comes from the core (``ErrorKind::code()``)."""
 
 from __future__ import annotations
 
 import builtins
 from datetime import timedelta
-from typing import ClassVar, Optional, Union
+from typing import ClassVar, Dict, Optional, Type, Union
+
+from . import _native
 
 __all__ = [
     "RedelayError",
@@ -22,11 +26,13 @@ __all__ = [
 class RedelayError(Exception):
     """Base class of every error raised by redelay.
 
-    ``kind`` names the core's error kind (``"InvalidArgument"``, ``"Connection"``, ...) and
-    ``message`` carries the core's message (also ``str(error)``).
+    ``kind`` names the core's error kind (``"InvalidArgument"``, ``"Connection"``, ...), ``code``
+    is its stable code (``"ERR_REDELAY_INVALID_ARGUMENT"`` ...), and ``message`` carries the
+    core's message (also ``str(error)``).
     """
 
     kind: ClassVar[str] = ""
+    code: ClassVar[str] = ""
     message: str
 
     def __init__(self, message: str) -> None:
@@ -78,6 +84,16 @@ class HandlerError(RedelayError):
     """A message handler failed."""
 
     kind: ClassVar[str] = "Handler"
+
+
+_BY_KIND: Dict[str, Type[RedelayError]] = {c.kind: c for c in RedelayError.__subclasses__()}
+for _kind, _code in _native.ERROR_CODES:
+    _BY_KIND[_kind].code = _code
+
+
+def from_core(kind: str, message: str) -> RedelayError:
+    """The exception for the core's error ``kind`` (its name, e.g. ``"LeaseLost"``)."""
+    return _BY_KIND[kind](message)
 
 
 class RetryLater(Exception):

@@ -5,12 +5,11 @@ Every call releases the GIL while it waits on Redis, so other Python threads kee
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
-from . import _runtime
+from . import _runtime, _types
 from ._native import (
     Counters,
     MessageInfo,
@@ -22,7 +21,7 @@ from ._native import (
     SyncMessage,
     VerifyReport,
 )
-from ._types import Body, PublishItem, Seconds, is_async_callable, seconds
+from ._types import Body, PublishItem, Seconds, is_async_callable
 
 __all__ = ["Client", "Queue", "SyncSubscription"]
 
@@ -33,7 +32,7 @@ class Client:
     Safe to share between threads. Options are those of :meth:`AsyncClient.connect`.
     """
 
-    __slots__ = ("_native",)
+    __slots__ = ("__weakref__", "_native")
 
     def __init__(
         self,
@@ -52,6 +51,7 @@ class Client:
         those of :meth:`AsyncClient.connect` (``wait_for_replicas=(n, timeout)`` for publishes
         that survive a failover). Raises :class:`InvalidArgumentError` for a bad URL or option
         and :class:`ConnectionError` when Redis cannot be reached."""
+        _runtime.read_log_level()
         self._native: NativeClient = NativeClient.connect(
             url,
             True,
@@ -64,6 +64,7 @@ class Client:
             default_backoff,
             wait_for_replicas,
         )
+        _runtime.clients.add(self)
 
     def queue(self, name: str) -> Queue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
@@ -84,8 +85,9 @@ class Client:
         self._native.ping(True)
 
     def close(self) -> None:
-        """Nothing to release explicitly: the connection closes when the client and all its
-        queues and subscriptions are gone. Present for ``with``."""
+        """Closes every subscription made through this client (they drain), then the
+        connections; see :meth:`AsyncClient.close`."""
+        self._native.close(True)
 
     def __enter__(self) -> Client:
         return self
@@ -131,14 +133,22 @@ class Queue:
     ) -> Published:
         """Publishes one message, due after ``delay`` (seconds or ``timedelta``) or at ``at``
         (an aware ``datetime``), or now. See :meth:`AsyncQueue.publish`."""
-        result: Published = self._native.publish(
-            body, True, delay, at, id, headers, max_attempts, ttr, backoff, replace
+        opts = _types.options(
+            delay=delay,
+            at=at,
+            id=id,
+            headers=headers,
+            max_attempts=max_attempts,
+            ttr=ttr,
+            backoff=backoff,
+            replace=replace,
         )
+        result: Published = self._native.publish(_types.body(body), opts, True)
         return result
 
     def publish_batch(self, messages: Iterable[Union[Body, PublishItem]]) -> List[Published]:
         """Publishes many messages in one round trip; see :meth:`AsyncQueue.publish_batch`."""
-        result: List[Published] = self._native.publish_batch(messages, True)
+        result: List[Published] = self._native.publish_batch([_types.item(m) for m in messages], True)
         return result
 
     def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[SyncMessage]:
@@ -179,7 +189,7 @@ class Queue:
         result: Stats = self._native.stats(True)
         return result
 
-    def dead_letters(self, limit: int = 100, *, offset: int = 0) -> List[MessageInfo]:
+    def dead_letters(self, limit: Optional[int] = None, *, offset: Optional[int] = None) -> List[MessageInfo]:
         """Dead letters, the oldest death first."""
         result: List[MessageInfo] = self._native.dead_letters(limit, offset, True)
         return result
@@ -196,6 +206,10 @@ class Queue:
         result: int = self._native.purge_dead(None if ids is None else list(ids), oldest, all, True)
         return result
 
+    def destroy(self) -> None:
+        """Deletes the queue: every message in every state, and its name from the registry."""
+        self._native.destroy(True)
+
     def verify(self) -> VerifyReport:
         """Checks the queue's invariant atomically (O(n): for tests and maintenance)."""
         result: VerifyReport = self._native.verify(True)
@@ -205,7 +219,7 @@ class Queue:
         self,
         handler: Callable[[SyncMessage], Any],
         *,
-        concurrency: int = 10,
+        concurrency: Optional[int] = None,
         prefetch: Optional[int] = None,
         ttr: Optional[Seconds] = None,
         drain_timeout: Optional[Seconds] = None,
@@ -219,8 +233,8 @@ class Queue:
             raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
         if is_async_callable(handler):
             raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
-        native = self._native.subscribe(handler, None, concurrency, prefetch, ttr, drain_timeout, max_idle, True)
-        return SyncSubscription(native, self.name)
+        native = self._native.subscribe(None, concurrency, prefetch, ttr, drain_timeout, max_idle, True)
+        return SyncSubscription(native, self.name, _runtime.ThreadRunner(handler, native, self.name))
 
     def __repr__(self) -> str:
         return f"<redelay.Queue {self.name!r}>"
@@ -230,11 +244,10 @@ class SyncSubscription:
     """A running subscription of the blocking API. Stop it with :meth:`close` or by leaving
     ``with``."""
 
-    def __init__(self, native: NativeSubscription, queue: str) -> None:
+    def __init__(self, native: NativeSubscription, queue: str, runner: _runtime.ThreadRunner) -> None:
         self._native = native
         self._queue = queue
-        self._done = threading.Event()
-        _runtime.register(self)
+        self._done = runner.stopped
 
     @property
     def queue(self) -> str:
@@ -253,19 +266,13 @@ class SyncSubscription:
     def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
         ``timeout``)."""
-        try:
-            self._native.close(True, seconds(timeout))
-        finally:
-            _runtime.unregister(self)
-            self._done.set()
+        self._native.close(True, timeout)
+        self._done.wait(5)  # the feeder thread sees the close at once
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """Blocks until the subscription is closed (by another thread) or ``timeout`` passes;
+        """Blocks until the subscription is closed (by another thread, or its client) or ``timeout`` passes;
         returns True when closed. Ctrl-C raises KeyboardInterrupt here; ``with`` then closes."""
         return self._done.wait(timeout)
-
-    def _close_at_exit(self, timeout: float) -> None:
-        self.close(timeout)
 
     def __enter__(self) -> SyncSubscription:
         return self

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 from datetime import datetime, timedelta
-from typing import Any, Mapping, Optional, Tuple, TypedDict, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, TypedDict, Union
 
 __all__ = ["Body", "Seconds", "PublishItem", "is_async_callable"]
 
@@ -36,11 +36,31 @@ class PublishItem(_PublishItemRequired, total=False):
     replace: bool
 
 
-def seconds(value: Optional[Seconds]) -> Optional[float]:
-    """A duration as float seconds (None stays None)."""
-    if value is None:
-        return None
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+def body(b: Body) -> Union[bytes, bytearray]:
+    """A body as the native module takes it (str as UTF-8)."""
+    return b.encode() if isinstance(b, str) else bytes(b) if isinstance(b, memoryview) else b
+
+
+def options(**kwargs: Any) -> Optional[Dict[str, Any]]:
+    """``publish``'s keyword arguments as the native module takes them (those given)."""
+    unknown = sorted(set(kwargs) - set(PublishItem.__annotations__))
+    if unknown:
+        raise TypeError(f"unknown key {unknown[0]!r}; expected some of {', '.join(PublishItem.__annotations__)}")
+    given = {k: v for k, v in kwargs.items() if v is not None and k != "replace"}
+    if "headers" in given:
+        given["headers"] = dict(given["headers"])  # any mapping
+    replace = bool(kwargs.get("replace"))
+    return {**given, "replace": replace} if given or replace else None
+
+
+def item(m: Union[Body, PublishItem]) -> Tuple[Any, Optional[Dict[str, Any]]]:
+    """One message of ``publish_batch``: a body, or a dict of ``publish``'s arguments."""
+    if not isinstance(m, Mapping):
+        return body(m), None
+    d: Dict[str, Any] = dict(m)
+    if "body" not in d:
+        raise TypeError('missing key "body"')
+    return body(d.pop("body")), options(**d)
 
 
 def is_async_callable(fn: Any) -> bool:
