@@ -27,6 +27,7 @@ places=(
   'tests/interop/kotlin/pom.xml|^      <version>@V@</version>$'
   'tests/interop/run.sh|dev/redelay/redelay/@V@/redelay-@V@\.jar'
   'README.md|dev\.redelay:redelay:@V@'
+  'README.md|redelay-cli-@V@-'
   'bindings-kotlin/README.md|dev\.redelay:redelay:@V@'
   'docs/kotlin.md|dev\.redelay:redelay:@V@'
 )
