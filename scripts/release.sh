@@ -141,13 +141,13 @@ cargo_build() {
   local t="$1" p="$2"
   if [ "$t" = "$host" ]; then
     cargo build --release -p "$p" >&2
-    echo "$root/target/release"
+    echo "${CARGO_TARGET_DIR:-$root/target}/release"
   else
     local zt="$t"
     case "$t" in *-linux-gnu) zt="$t.2.17" ;; esac
     CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
       cargo zigbuild --release --target "$zt" -p "$p" >&2
-    echo "$root/target/$t/release"
+    echo "${CARGO_TARGET_DIR:-$root/target}/$t/release"
   fi
 }
 strip_copy() {   # strip_copy SRC DEST TRIPLE
