@@ -499,7 +499,7 @@ impl From<MessageInfo> for StoredMessage {
             ttr_ms: m.ttr.as_millis() as i64,
             published_at_ms: time_to_ms(m.published_at),
             due_at_ms: time_to_ms(m.due_at),
-            state_since_or_until_ms: m.state_since_or_until.map(time_to_ms),
+            state_since_or_until_ms: m.lease_deadline.or(m.died_at).map(time_to_ms),
             last_error: m.last_error,
         }
     }
@@ -931,7 +931,7 @@ impl NativeQueue {
         let concurrency = count("concurrency", config.concurrency as i64)?;
         let mut opts = redelay::SubscribeOptions::concurrency(concurrency);
         if let Some(p) = config.prefetch {
-            opts.prefetch = count("prefetch", p as i64)?;
+            opts.prefetch = Some(count("prefetch", p as i64)?);
         }
         opts.ttr = opt_millis("ttr", config.ttr_ms)?;
         if let Some(d) = config.drain_timeout_ms {

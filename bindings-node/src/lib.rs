@@ -310,7 +310,7 @@ fn message_info(m: redelay::MessageInfo) -> RawMessageInfo {
         ttr_ms: m.ttr.as_secs_f64() * 1000.0,
         published_at: time_to_ms(m.published_at),
         due_at: time_to_ms(m.due_at),
-        state_since_or_until: m.state_since_or_until.map(time_to_ms),
+        state_since_or_until: m.lease_deadline.or(m.died_at).map(time_to_ms),
         last_error: m.last_error,
     }
 }
@@ -471,7 +471,7 @@ impl NativeClient {
         };
         futures_util::future::join_all(subs.iter().map(|s| s.close())).await;
         // Then the core client: its wake-up connection goes, later core calls fail too.
-        self.state.client.close();
+        self.state.client.close().await;
         Ok(())
     }
 }

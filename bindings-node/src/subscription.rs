@@ -65,10 +65,9 @@ fn options(opts: Option<RawSubscribeOptions>) -> Result<(redelay::SubscribeOptio
     let Some(o) = opts else { return Ok((so, false)) };
     if let Some(c) = o.concurrency {
         so.concurrency = count_usize("concurrency", c)?;
-        so.prefetch = so.concurrency;
     }
     if let Some(p) = o.prefetch {
-        so.prefetch = count_usize("prefetch", p)?;
+        so.prefetch = Some(count_usize("prefetch", p)?);
     }
     if let Some(t) = o.ttr_ms {
         so.ttr = Some(ms("ttrMs", t)?);

@@ -97,7 +97,7 @@ test('ERR_REDELAY_REDIS: Redis answers with an error', async (t) => {
   const c = await connect('rediserror')
   t.after(() => c.close())
   // A key of the queue that holds the wrong type: the script's HLEN gets WRONGTYPE.
-  redisCli('SET', `${c.prefix}:{q}:jobs`, 'not a hash')
+  redisCli('SET', `${c.prefix}:{q}:msg`, 'not a hash')
   await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_REDIS', /WRONGTYPE/))
 })
 

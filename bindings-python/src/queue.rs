@@ -424,7 +424,7 @@ impl NativeQueue {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut opts = redelay::SubscribeOptions::concurrency(usize_arg(py, concurrency, "concurrency")?);
         if let Some(p) = prefetch {
-            opts.prefetch = usize_arg(py, p, "prefetch")?;
+            opts.prefetch = Some(usize_arg(py, p, "prefetch")?);
         }
         opts.ttr = opt_duration_arg(ttr, "ttr")?;
         if let Some(d) = opt_duration_arg(drain_timeout, "drain_timeout")? {

@@ -154,13 +154,13 @@ impl MessageInfo {
     /// While leased: when the lease runs out; otherwise None.
     #[getter]
     fn lease_deadline<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let t = (self.0.state == redelay::State::Leased).then_some(self.0.state_since_or_until).flatten();
+        let t = self.0.lease_deadline;
         opt_datetime(py, t)
     }
     /// While dead: when it died; otherwise None.
     #[getter]
     fn died_at<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let t = (self.0.state == redelay::State::Dead).then_some(self.0.state_since_or_until).flatten();
+        let t = self.0.died_at;
         opt_datetime(py, t)
     }
     /// The reason of the last failure (for a dead letter: why it died), or None.

@@ -132,9 +132,8 @@ def test_lease_lost_and_not_found(client: redelay.Client) -> None:
 
 def test_redis_error(client: redelay.Client, resp: Resp, prefix: str) -> None:
     # A key of the wrong type makes the script fail inside Redis.
-    resp.call("SET", f"{prefix}:{{broken}}:ready", "not a list")
-    resp.call("SET", f"{prefix}:{{broken}}:jobs", "not a hash")
-    resp.call("SET", f"{prefix}:{{broken}}:delayed", "not a zset")
+    resp.call("SET", f"{prefix}:{{broken}}:msg", "not a hash")
+    resp.call("SET", f"{prefix}:{{broken}}:sched", "not a zset")
     with pytest.raises(redelay.RedisError) as ei:
         client.queue("broken").publish(b"x")
     assert ei.value.kind == "Redis"

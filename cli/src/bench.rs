@@ -8,6 +8,10 @@
 //!  (e) Redis memory per pending message (32-byte body)
 //!  (f) with --stalls: the slowest Redis command (SLOWLOG) while a burst drains on top of a
 //!      large pending backlog
+//!  (g) with --big-bodies N: the slowest command while N messages of 4 MiB are leased, their
+//!      leases run out, and they are fetched, nacked and peeked again
+//!  (h) with --changes-over N: the slowest command of replace, cancel and reschedule (100 of
+//!      each) while N messages are due and waiting
 //!
 //! Every phase uses its own queue under a private prefix and deletes it afterwards.
 
@@ -32,6 +36,13 @@ pub struct BenchArgs {
     /// messages (e.g. 1000000)
     #[arg(long)]
     pub stalls: Option<usize>,
+    /// Also measure (g): the slowest command with this many 4 MiB bodies (e.g. 40)
+    #[arg(long)]
+    pub big_bodies: Option<usize>,
+    /// Also measure (h): the slowest replace/cancel/reschedule over this many due messages
+    /// (e.g. 500000)
+    #[arg(long)]
+    pub changes_over: Option<usize>,
     /// Handlers per subscription in (b)-(d)
     #[arg(long, default_value_t = 200)]
     pub concurrency: usize,
@@ -120,6 +131,14 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         Some(n) => Some(stall_phase(&client, &mut rc, n, c.burst, conc).await?),
         None => None,
     };
+    let big = match a.big_bodies {
+        Some(n) => Some(big_body_phase(&client, &mut rc, n).await?),
+        None => None,
+    };
+    let changes = match a.changes_over {
+        Some(n) => Some(changes_phase(&client, &mut rc, n).await?),
+        None => None,
+    };
 
     let sorted = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -157,6 +176,8 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         },
         "memory": { "count": c.memory, "body_bytes": 32, "bytes_per_message": mem.round() },
         "stalls": stalls.unwrap_or(Value::Null),
+        "big_bodies": big.unwrap_or(Value::Null),
+        "changes": changes.unwrap_or(Value::Null),
     });
     if a.json {
         println!("{out}");
@@ -193,6 +214,22 @@ fn print_table(v: &Value) {
             f("/stalls/pending"),
             f("/stalls/max_ms"),
             f("/stalls/over_5ms")
+        );
+    }
+    if !v["big_bodies"].is_null() {
+        println!(
+            "  (g) slowest command with {} bodies of 4 MiB leased, expired and fetched again: {:.2} ms ({})",
+            f("/big_bodies/count"),
+            f("/big_bodies/max_ms"),
+            v.pointer("/big_bodies/slowest_command").and_then(Value::as_str).unwrap_or("-")
+        );
+    }
+    if !v["changes"].is_null() {
+        println!(
+            "  (h) slowest replace/cancel/reschedule over {} due messages: {:.2} ms ({})",
+            f("/changes/due"),
+            f("/changes/max_ms"),
+            v.pointer("/changes/slowest_command").and_then(Value::as_str).unwrap_or("-")
         );
     }
 }
@@ -377,10 +414,7 @@ async fn stall_phase(
             progress("(f) pending backlog", done, pending);
         }
     }
-    let cfg = |k: &str, v: &str| redis::cmd("CONFIG").arg("SET").arg(k).arg(v).clone();
-    let _: () = cfg("slowlog-log-slower-than", "1000").query_async(rc).await.map_err(redelay::Error::from)?;
-    let _: () = cfg("slowlog-max-len", "100000").query_async(rc).await.map_err(redelay::Error::from)?;
-    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(rc).await.map_err(redelay::Error::from)?;
+    slowlog_start(rc, 1000).await?;
     // The burst lands on the same queue as the backlog: fetch must stay bounded over 1M members.
     let at = SystemTime::now() + Duration::from_secs(2);
     let mut done = 0;
@@ -390,38 +424,125 @@ async fn stall_phase(
         done += k;
     }
     let (lat, _) = consume(&q, burst, conc, "(f) burst over backlog", Duration::from_secs(300)).await?;
+    let slow = slowlog_stop(rc).await?;
+    q.destroy().await?;
+    let mut s = lat;
+    s.sort_by(f64::total_cmp);
+    Ok(json!({
+        "pending": pending, "burst": burst, "over_1ms": slow.count, "over_5ms": slow.over_5ms,
+        "max_ms": slow.max_ms, "slowest_command": slow.slowest,
+        "burst_p99_ms": round3(percentile(&s, 0.99)),
+    }))
+}
+
+/// What SLOWLOG recorded between [`slowlog_start`] and [`slowlog_stop`].
+struct Slow {
+    count: usize,
+    over_5ms: usize,
+    max_ms: f64,
+    /// The slowest entry's command and its first argument after the script (its SHA) or key.
+    slowest: String,
+}
+
+fn cfg(k: &str, v: &str) -> redis::Cmd {
+    redis::cmd("CONFIG").arg("SET").arg(k).arg(v).clone()
+}
+
+/// Logs every command slower than `us` from now on.
+async fn slowlog_start(rc: &mut redis::aio::MultiplexedConnection, us: u64) -> redelay::Result<()> {
+    let _: () = cfg("slowlog-log-slower-than", &us.to_string()).query_async(rc).await.map_err(redelay::Error::from)?;
+    let _: () = cfg("slowlog-max-len", "100000").query_async(rc).await.map_err(redelay::Error::from)?;
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(rc).await.map_err(redelay::Error::from)?;
+    Ok(())
+}
+
+async fn slowlog_stop(rc: &mut redis::aio::MultiplexedConnection) -> redelay::Result<Slow> {
     let log: Vec<redis::Value> =
         redis::cmd("SLOWLOG").arg("GET").arg(100000).query_async(rc).await.map_err(redelay::Error::from)?;
-    let mut max_us = 0i64;
-    let mut over5 = 0;
-    let mut slowest = String::new();
+    let mut slow = Slow { count: log.len(), over_5ms: 0, max_ms: 0.0, slowest: String::new() };
     for e in &log {
         if let redis::Value::Array(f) = e {
             if let (Some(redis::Value::Int(us)), Some(redis::Value::Array(args))) = (f.get(2), f.get(3)) {
-                if *us >= 5000 {
-                    over5 += 1;
+                let ms = *us as f64 / 1000.0;
+                if ms >= 5.0 {
+                    slow.over_5ms += 1;
                 }
-                if *us > max_us {
-                    max_us = *us;
-                    slowest = args
+                if ms > slow.max_ms {
+                    slow.max_ms = ms;
+                    slow.slowest = args
                         .iter()
-                        .take(1)
+                        .take(2)
                         .map(|a| match a {
-                            redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                            redis::Value::BulkString(b) => String::from_utf8_lossy(&b[..b.len().min(16)]).into_owned(),
                             _ => String::new(),
                         })
-                        .collect();
+                        .collect::<Vec<_>>()
+                        .join(" ");
                 }
             }
         }
     }
     let _: () = cfg("slowlog-log-slower-than", "10000").query_async(rc).await.map_err(redelay::Error::from)?;
+    Ok(slow)
+}
+
+/// (g) Bodies of 4 MiB: leased, their leases run out, fetched (one per reply), nacked, peeked.
+async fn big_body_phase(
+    client: &Client,
+    rc: &mut redis::aio::MultiplexedConnection,
+    n: usize,
+) -> redelay::Result<Value> {
+    let q = fresh(client, "big-bodies").await?;
+    for i in 0..n {
+        q.publish(Message::new(vec![(i % 251) as u8; 4 << 20]).ttr(Duration::from_millis(500))).await?;
+        progress("(g) 4 MiB bodies", i + 1, n);
+    }
+    slowlog_start(rc, 1000).await?;
+    let mut leased = 0;
+    while leased < n {
+        leased += q.fetch(1000, Duration::from_secs(1)).await?.len();
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let mut again = 0;
+    while again < n {
+        for d in q.fetch(1000, Duration::from_secs(1)).await? {
+            d.nack(Some(Duration::ZERO), "again").await?;
+            let _ = q.peek(d.id()).await?;
+            again += 1;
+        }
+    }
+    let slow = slowlog_stop(rc).await?;
     q.destroy().await?;
-    let mut s = lat;
-    s.sort_by(f64::total_cmp);
-    Ok(json!({
-        "pending": pending, "burst": burst, "over_1ms": log.len(), "over_5ms": over5,
-        "max_ms": max_us as f64 / 1000.0, "slowest_command": slowest,
-        "burst_p99_ms": round3(percentile(&s, 0.99)),
-    }))
+    Ok(
+        json!({ "count": n, "body_bytes": 4 << 20, "over_1ms": slow.count, "max_ms": slow.max_ms, "slowest_command": slow.slowest }),
+    )
+}
+
+/// (h) replace, cancel and reschedule 100 messages each among `due` due ones.
+async fn changes_phase(
+    client: &Client,
+    rc: &mut redis::aio::MultiplexedConnection,
+    due: usize,
+) -> redelay::Result<Value> {
+    let q = fresh(client, "changes").await?;
+    let mut done = 0;
+    while done < due {
+        let k = 1000.min(due - done);
+        q.publish_batch((done..done + k).map(|i| Message::new(vec![b'x'; 32]).id(format!("c{i}"))).collect()).await?;
+        done += k;
+        if done % 50_000 == 0 || done == due {
+            progress("(h) due messages", done, due);
+        }
+    }
+    slowlog_start(rc, 100).await?;
+    let step = (due / 300).max(1);
+    for k in 0..100 {
+        let id = |j: usize| format!("c{}", (j * step) % due);
+        q.publish(Message::new(b"new".to_vec()).id(id(3 * k)).replace(true)).await?;
+        q.cancel(&id(3 * k + 1)).await?;
+        q.reschedule(&id(3 * k + 2), redelay::Due::In(Duration::from_secs(60))).await?;
+    }
+    let slow = slowlog_stop(rc).await?;
+    q.destroy().await?;
+    Ok(json!({ "due": due, "over_100us": slow.count, "max_ms": slow.max_ms, "slowest_command": slow.slowest }))
 }

@@ -86,7 +86,7 @@ async fn main() {
                         },
                         SubscribeOptions {
                             concurrency,
-                            prefetch: concurrency,
+                            prefetch: Some(concurrency),
                             ttr: Some(Duration::from_secs(2)),
                             ..Default::default()
                         },

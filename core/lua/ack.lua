@@ -1,25 +1,29 @@
 -- ack.lua: acknowledge a batch of leased messages: each is deleted for good.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
--- ARGV: pairs of id, lease token
--- Reply: one integer per pair: 1 acknowledged, 0 lease lost (token is not the current lease;
+-- KEYS: the queue's keys (lib.lua)
+-- ARGV: pairs of id, lease token (8 bytes)
+-- Reply: one byte per pair: '1' acknowledged, '0' lease lost (the token is not the current lease;
 -- nothing changed for that id)
--- Batched: one HMGET for the tokens, then one HDEL / ZREM / HDEL for all that match.
-local ids, out, ok, seen = {}, {}, {}, {}
+-- Batched: one HMGET for the records, then one ZREM / HDEL / HDEL for all that match.
+check_layout(false)
+local ids, out, ok, members, big, seen = {}, {}, {}, {}, {}, {}
 for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
-local toks = redis.call('HMGET', TOKENS, unpack(ids))
+local recs = redis.call('HMGET', MSG, unpack(ids))
 for i, id in ipairs(ids) do
-  if toks[i] == ARGV[2 * i] and not seen[id] then
+  local rec = recs[i]
+  -- a fetch never issues the zero token, so a match means "leased by this holder"
+  if rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[2 * i] then
     seen[id] = true
     ok[#ok + 1] = id
-    out[i] = 1
+    members[#members + 1] = string.sub(rec, 19, 24) .. id
+    if bit.band(string.byte(rec, 2), F_INLINE) == 0 then big[#big + 1] = id end
+    out[i] = '1'
   else
-    out[i] = 0
+    out[i] = '0'
   end
 end
 if #ok > 0 then
-  redis.call('HDEL', TOKENS, unpack(ok))
-  redis.call('ZREM', LEASED, unpack(ok))
-  redis.call('HDEL', JOBS, unpack(ok))
+  redis.call('ZREM', SCHED, unpack(members))
+  redis.call('HDEL', MSG, unpack(ok))
+  if #big > 0 then redis.call('HDEL', BODY, unpack(big)) end
 end
-return out
+return table.concat(out)

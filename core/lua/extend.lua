@@ -1,14 +1,18 @@
 -- extend.lua: push out the lease deadline of a batch of leased messages.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
+-- KEYS: the queue's keys (lib.lua)
 -- ARGV: groups of 3: id, lease token, ttr ms (new deadline = now + ttr)
 -- Reply: { now_ms, then one integer per group: 1 extended, 0 lease lost (unchanged) }
 local now = clock()
+check_layout(false)
 local out = { now }
-for i = 1, #ARGV, 3 do
-  local id = ARGV[i]
-  if redis.call('HGET', TOKENS, id) == ARGV[i + 1] then
-    redis.call('ZADD', LEASED, 'XX', now + tonumber(ARGV[i + 2]), id)
+local ids = {}
+for i = 1, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
+local recs = redis.call('HMGET', MSG, unpack(ids))
+for k, id in ipairs(ids) do
+  local i = 3 * k - 2
+  local rec = recs[k]
+  if rec and #rec >= HDR_LEN and string.sub(rec, 43, 50) == ARGV[i + 1] then
+    redis.call('ZADD', SCHED, 'XX', LEASED + now + tonumber(ARGV[i + 2]), string.sub(rec, 19, 24) .. id)
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

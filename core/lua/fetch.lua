@@ -1,95 +1,144 @@
--- fetch.lua: reclaim expired leases, promote due messages, lease up to `max` ready ones.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
--- ARGV[1] max to lease (0 = only reclaim and promote), ARGV[2] lease ttr ms (0 = each
--- message's own ttr), ARGV[3] promote limit, ARGV[4] reclaim limit
+-- fetch.lua: reclaim expired leases, then lease up to `max` due messages, soonest first.
+-- KEYS: the queue's keys (lib.lua), then KEYS[8] this fetch's replay key, then replay keys of
+--   earlier fetches whose replies arrived (deleted here).
+-- ARGV[1] max to lease (0 = only reclaim), ARGV[2] lease ttr ms (0 = each message's own ttr),
+--   ARGV[3] fetch id (6 bytes; a token is the fetch id and a 2-byte index), ARGV[4] reply byte
+--   budget (leasing stops once the leased records and blobs pass it; always at least one),
+--   ARGV[5] reclaim limit
 -- Reply: { now_ms, now_us_remainder, next_due_ms (-1 none), next_lease_deadline_ms (-1 none),
---          more (1 when leasable messages remain), corrupt_ids (array),
---          then 4 per leased message: id, token, lease_deadline_ms, record }
--- An expired lease counts as a failed attempt: the message goes back to `delayed` due now, or to
--- `dead` when it has no attempts left. Work per call is bounded by the three limits.
+--          more (1 when more is leasable now), corrupt_ids, expired_count,
+--          then per leased message: id, record (with its token), and the blob when the record
+--          is not flagged INLINE }; each lease runs until now + (ARGV[2] or the record's ttr)
+-- A fetch whose reply was lost is retried with the same fetch id: its replay key then hands
+-- back the leases it made that are still held, instead of leasing more.
+-- An expired lease is a failed attempt: due again at its lease deadline, or dead when it has no
+-- attempts left. A message past its expiry time is never leased: it becomes a dead letter with
+-- the reason "expired", or is deleted when published with drop-on-expiry.
 local now, now_us = clock()
-local max, ttr_override = tonumber(ARGV[1]), tonumber(ARGV[2])
+check_layout(false)
+local REPLAY = KEYS[8]
+if #KEYS > 8 then redis.call('UNLINK', unpack(KEYS, 9)) end
+local max, ttr_over, fid = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+local budget, reclaim = tonumber(ARGV[4]), tonumber(ARGV[5])
 local corrupt = {}
+local out = { now, now_us, -1, -1, 0, corrupt, 0 }
+local more = false
+
+local paused = redis.call('HGET', META, 'paused') == '1'
+
+local function finish()
+  local next_due = first_waiting()
+  -- A paused queue leases nothing: report no due time, so consumers sleep (a resume wakes them).
+  if paused then next_due = nil end
+  if next_due then out[3] = next_due end
+  local l = redis.call('ZRANGEBYSCORE', SCHED, LEASED, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if l[2] then out[4] = tonumber(l[2]) - LEASED end
+  if more or (next_due and next_due <= now) then out[5] = 1 end
+  return out
+end
+
+local function add(id, rec, inline)
+  out[#out + 1] = id
+  out[#out + 1] = rec
+  if not inline then out[#out + 1] = redis.call('HGET', BODY, id) or '' end
+end
+
+-- 0. a retry of a fetch whose reply was lost: the same leases again
+local replay = redis.call('GET', REPLAY)
+if replay then
+  for id in string.gmatch(replay, '[^\n]+') do
+    local rec = redis.call('HGET', MSG, id)
+    if rec and #rec >= HDR_LEN and string.sub(rec, 43, 48) == fid then
+      add(id, rec, has(string.byte(rec, 2), F_INLINE))
+    end
+  end
+  more = true
+  return finish()
+end
 
 -- 1. reclaim expired leases
-local expired = redis.call('ZRANGEBYSCORE', LEASED, '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
-for _, id in ipairs(expired) do
-  redis.call('ZREM', LEASED, id)
-  redis.call('HDEL', TOKENS, id)
-  local rec = redis.call('HGET', JOBS, id)
+local expired = redis.call('ZRANGEBYSCORE', SCHED, LEASED, LEASED + now, 'WITHSCORES', 'LIMIT', 0, reclaim)
+for i = 1, #expired, 2 do
+  local m = expired[i]
+  local id = member_id(m)
+  local rec = redis.call('HGET', MSG, id)
   local r = decode(rec)
-  if r then
-    r.att = r.att + 1
-    r.err = 'lease expired: not acknowledged within its ttr'
-    if r.att >= r.max then
-      bury(id, r, rec, r.err, now)
-    else
-      r.due = now
-      redis.call('HSET', JOBS, id, encode(r, rec))
-      redis.call('ZADD', DELAYED, now, member(r.seq, id))
-    end
-  elseif rec then
-    bury_corrupt(id, now)
-    corrupt[#corrupt + 1] = id
-  end
-end
-
--- 2. promote due messages, oldest (due, seq) first
-local promoted = {}
-local due = redis.call('ZRANGEBYSCORE', DELAYED, '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
-if #due > 0 then
-  for i, m in ipairs(due) do promoted[i] = member_id(m) end
-  redis.call('ZREMRANGEBYRANK', DELAYED, 0, #due - 1)
-end
-
--- 3. lease: from the ready list first; when it is empty, straight from what was just promoted
--- (saving a push and a pop); the rest of the promoted ids go to the ready list, in order.
-local out = { now, now_us, -1, -1, 0, corrupt }
-local popped = {}
-if max > 0 and redis.call('LLEN', READY) > 0 then
-  popped = redis.call('LPOP', READY, max) or {}
-end
-local take = 0
-if max > #popped and #promoted > 0 and #popped == 0 then
-  take = math.min(max, #promoted)
-  for i = 1, take do popped[i] = promoted[i] end
-end
-if #promoted > take then
-  redis.call('RPUSH', READY, unpack(promoted, take + 1))
-end
-if #popped > 0 then
-  local token0 = redis.call('INCRBY', SEQ, #popped) - #popped
-  local lease_args, token_args = {}, {}
-  local recs = redis.call('HMGET', JOBS, unpack(popped))
-  for i, id in ipairs(popped) do
-    local rec = recs[i]
-    local ttr = ttr_of(rec)
-    if ttr then
-      if ttr_override > 0 then ttr = ttr_override end
-      local token = fmt_int(token0 + i)
-      lease_args[#lease_args + 1] = now + ttr
-      lease_args[#lease_args + 1] = id
-      token_args[#token_args + 1] = id
-      token_args[#token_args + 1] = token
-      out[#out + 1] = id
-      out[#out + 1] = token
-      out[#out + 1] = now + ttr
-      out[#out + 1] = rec
-    elseif rec then
-      bury_corrupt(id, now)
+  if not r then
+    redis.call('ZREM', SCHED, m)
+    if rec then
+      redis.call('ZADD', DIED, now, id)
       corrupt[#corrupt + 1] = id
     end
-  end
-  if #lease_args > 0 then
-    redis.call('ZADD', LEASED, unpack(lease_args))
-    redis.call('HSET', TOKENS, unpack(token_args))
+  else
+    r.att = r.att + 1
+    r.tok = ZERO_TOKEN
+    local reason = 'lease expired: not acknowledged within its ttr'
+    if r.att >= r.max then
+      bury(id, r, rec, reason, now)
+    else
+      r.err = reason
+      r.due = tonumber(expired[i + 1]) - LEASED
+      redis.call('HSET', MSG, id, encode(r, rec))
+      redis.call('ZADD', SCHED, r.due, m)
+    end
   end
 end
+if #expired == 2 * reclaim then more = true end
 
-local next_due = first_score(DELAYED)
-local next_lease = first_score(LEASED)
-if next_due then out[3] = next_due end
-if next_lease then out[4] = next_lease end
-if redis.call('LLEN', READY) > 0 or (next_due and next_due <= now) then out[5] = 1 end
-return out
+if max == 0 or paused then return finish() end
+
+-- 2. lease due messages in (due time, publish order)
+local cand = redis.call('ZRANGEBYSCORE', SCHED, '-inf', now, 'LIMIT', 0, max)
+if #cand == 0 then return finish() end
+if #cand == max then more = true end
+local ids = {}
+for i, m in ipairs(cand) do ids[i] = member_id(m) end
+local recs = redis.call('HMGET', MSG, unpack(ids))
+local msgs, zadd, leased = {}, {}, {}
+local bytes, n, maxttr = 0, 0, 0
+local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 26) .. 'I6c8I4'
+for i, m in ipairs(cand) do
+  local id, rec = ids[i], recs[i]
+  local ok, v, fl, ttr, exp, tok, blen = false
+  if rec and #rec >= HDR_LEN then
+    ok, v, fl, ttr, exp, tok, blen = pcall(struct.unpack, LEASE_FMT, rec)
+  end
+  if not ok or v ~= VERSION or tok ~= ZERO_TOKEN or has(fl, F_DEAD) then
+    -- unreadable, or flags that contradict the schedule: out of the way, kept for inspection
+    redis.call('ZREM', SCHED, m)
+    if rec then
+      redis.call('ZADD', DIED, now, id)
+      corrupt[#corrupt + 1] = id
+    end
+  elseif exp > 0 and exp <= now then
+    out[7] = out[7] + 1
+    local r = decode(rec)
+    if has(fl, F_DROP) then delete(id, r)
+    else bury(id, r, rec, 'expired: not delivered before its expiry time', now) end
+  else
+    local inline = has(fl, F_INLINE)
+    local size = #rec
+    if not inline then size = size + blen end
+    if n > 0 and bytes + size > budget then
+      more = true
+      break
+    end
+    bytes = bytes + size
+    n = n + 1
+    if ttr_over > 0 then ttr = ttr_over end
+    if ttr > maxttr then maxttr = ttr end
+    local leased_rec = string.sub(rec, 1, 42) .. fid .. struct.pack('>H', n) .. string.sub(rec, 51)
+    msgs[#msgs + 1] = id
+    msgs[#msgs + 1] = leased_rec
+    zadd[#zadd + 1] = LEASED + now + ttr
+    zadd[#zadd + 1] = m
+    leased[n] = id
+    add(id, leased_rec, inline)
+  end
+end
+if n > 0 then
+  redis.call('HSET', MSG, unpack(msgs))
+  redis.call('ZADD', SCHED, unpack(zadd))
+  redis.call('SET', REPLAY, table.concat(leased, '\n'), 'PX', maxttr)
+end
+return finish()

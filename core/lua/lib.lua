@@ -1,22 +1,43 @@
 -- lib.lua: helpers prepended to every other script by scripts.rs (Redis Lua has no `require`).
 -- It defines locals only and touches no key.
 --
--- Record layout (one hash field per message in P:{Q}:jobs), big-endian:
---   header  '>BHHI4I4I4I6I6I6' (35 bytes):
---           version(=1), attempts (failed attempts so far), max_attempts, ttr_ms,
---           backoff_base_ms, backoff_max_ms, seq (publish sequence), published_at_ms, due_at_ms
---   '>H' error length, then the last error text
---   tail    opaque to Lua (headers + body, written and read by the Rust client only)
--- Delayed-set members are struct.pack('>I6', seq) .. id, so that messages due in the same
--- millisecond sort by publish order; every other set and the ready list hold the bare id.
+-- Keys of a queue, in the order every script receives them (keys.rs builds it); a script's own
+-- extra keys follow them:
+--   MSG     hash    id -> record (below)
+--   SCHED   zset    seq(6 bytes) .. id -> due time ms while waiting, LEASED + lease deadline ms
+--                   while leased: one sorted set holds both, so leasing and settling update a
+--                   score in place instead of moving members between structures
+--   BODY    hash    id -> blob, only for blobs longer than INLINE_MAX (the rest sit in the record)
+--   DIED    zset    id -> time it died, ms (the record stays in MSG, flagged DEAD)
+--   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused
+--   LEGACY  string  the key where layout 1 kept its records; a marker, so that a redelay 0.1
+--                   client fails with WRONGTYPE instead of seeing an empty queue
+--   WAKE    channel due time (ms) of a message that became the earliest waiting one
+--
+-- Record (one MSG field per message), big-endian, 56-byte header read with struct.unpack(HDR):
+--   offset 0  version(1)=2 flags(1) attempts(2) max_attempts(2) ttr_ms(4) backoff_base_ms(4)
+--             backoff_max_ms(4)
+--   offset 18 seq(6) published_at_ms(6) due_at_ms(6) expire_at_ms(6, 0 = never)
+--   offset 42 token(8: all zeros unless leased; a leased record is one with a token)
+--   offset 50 blob_len(4) error_len(2)
+-- then the last error, then the blob (headers + body, opaque to Lua) when flagged INLINE.
+-- Flags: INLINE (the blob follows the error), DROP (delete instead of dead-lettering on
+-- expiry), DEAD (in DIED). The client writes the first 18 bytes at publish.
+-- Scripts rewrite only the header and error: a blob longer than INLINE_MAX is written once, at
+-- publish, and read only by the calls that return it.
 
--- Every script gets the queue's keys in this one order (keys.rs builds it):
-local JOBS, DELAYED, READY, LEASED, TOKENS, DEAD, SEQ, WAKE =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local MSG, SCHED, BODY, DIED, META, LEGACY, WAKE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
-local HDR = '>BHHI4I4I4I6I6I6'
-local HDR_LEN = 35
-local VERSION = 1
+local HDR = '>BBHHI4I4I4I6I6I6I6c8I4H'
+local HDR_LEN = 56
+local VERSION = 2
+local LAYOUT = '2'
+local INLINE_MAX = 1024
+local LEASED = 4398046511104 -- 2^42: lease scores are LEASED + deadline, above every due time
+local ZERO_TOKEN = '\0\0\0\0\0\0\0\0'
+-- flags
+local F_INLINE, F_DROP, F_DEAD = 1, 2, 8
 
 -- Redis server time in whole milliseconds, and the microseconds past that millisecond.
 local function clock()
@@ -26,40 +47,50 @@ local function clock()
 end
 
 local function fmt_int(n) return string.format('%.0f', n) end
+local function has(flags, f) return bit.band(flags, f) ~= 0 end
+local function is_leased(r) return r.tok ~= ZERO_TOKEN end
 
--- Parses a record's header; nil when the record is not one this version can read.
+-- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish).
+local function check_layout(create)
+  local v = redis.call('HGET', META, 'v')
+  if v == LAYOUT then return end
+  if v then
+    return error('redelay: queue data has layout ' .. v .. '; this client reads layout ' .. LAYOUT)
+  end
+  local t = redis.call('TYPE', LEGACY)
+  if t.ok == 'hash' then
+    return error('redelay: queue data has layout 1 (redelay 0.1); drain it with redelay 0.1 first')
+  end
+  if create then
+    redis.call('HSET', META, 'v', LAYOUT)
+    redis.call('SET', LEGACY, 'redelay layout ' .. LAYOUT .. ': use redelay >= 0.2')
+  end
+end
+
+-- Parses a record's header; nil when the record is not one this layout can read.
 local function decode(rec)
-  if type(rec) ~= 'string' or #rec < HDR_LEN + 2 then return nil end
-  local ok, v, att, max, ttr, bb, bm, seq, pub, due = pcall(struct.unpack, HDR, rec)
-  if not ok or v ~= VERSION then return nil end
-  local errlen = struct.unpack('>H', rec, HDR_LEN + 1)
-  if #rec < HDR_LEN + 2 + errlen then return nil end
-  return { att = att, max = max, ttr = ttr, bb = bb, bm = bm, seq = seq, pub = pub, due = due,
-           err = string.sub(rec, HDR_LEN + 3, HDR_LEN + 2 + errlen), tail = HDR_LEN + 3 + errlen }
+  if type(rec) ~= 'string' or #rec < HDR_LEN then return nil end
+  local ok, v, fl, att, max, ttr, bb, bm, seq, pub, due, exp, tok, blen, elen = pcall(struct.unpack, HDR, rec)
+  if not ok or v ~= VERSION or #rec < HDR_LEN + elen then return nil end
+  return { flags = fl, att = att, max = max, ttr = ttr, bb = bb, bm = bm, seq = seq, pub = pub,
+           due = due, exp = exp, tok = tok, blen = blen,
+           err = string.sub(rec, HDR_LEN + 1, HDR_LEN + elen), tail = HDR_LEN + elen + 1 }
 end
 
--- Only what fetch needs: the ttr of a readable record, else nil (cheaper than decode).
-local function ttr_of(rec)
-  if type(rec) ~= 'string' or #rec < HDR_LEN + 2 then return nil end
-  local v, _, _, ttr = struct.unpack('>BHHI4', rec)
-  if v ~= VERSION then return nil end
-  return ttr
-end
-
--- Rebuilds a record from a decoded header `r` and the original record's tail.
+-- Rebuilds a record from a decoded header `r` and the original record (for its inline blob).
 local function encode(r, rec)
   local err = string.sub(r.err, 1, 4000)
-  return struct.pack(HDR, VERSION, math.min(r.att, 65535), r.max, r.ttr, r.bb, r.bm, r.seq, r.pub, r.due)
-    .. struct.pack('>H', #err) .. err .. string.sub(rec, r.tail)
+  return struct.pack(HDR, VERSION, r.flags, math.min(r.att, 65535), r.max, r.ttr, r.bb, r.bm, r.seq,
+    r.pub, r.due, r.exp, r.tok, r.blen, #err) .. err .. string.sub(rec, r.tail)
 end
 
 local function member(seq, id) return struct.pack('>I6', seq) .. id end
 local function member_id(m) return string.sub(m, 7) end
 
--- Score of the first element of a sorted set, or nil when it is empty.
-local function first_score(zset)
-  local r = redis.call('ZRANGE', zset, 0, 0, 'WITHSCORES')
-  if r[2] then return tonumber(r[2]) end
+-- Due time of the earliest waiting message, or nil.
+local function first_waiting()
+  local r = redis.call('ZRANGE', SCHED, 0, 0, 'WITHSCORES')
+  if r[2] and tonumber(r[2]) < LEASED then return tonumber(r[2]) end
   return nil
 end
 
@@ -76,14 +107,61 @@ local function wake_if_earlier(before, new_min)
   end
 end
 
--- Moves a record to the dead set with `reason`, counting nothing further.
+-- Makes `r` (record `rec` of `id`, waiting or leased) a dead letter with `reason`.
 local function bury(id, r, rec, reason, now)
+  redis.call('ZREM', SCHED, member(r.seq, id))
+  r.flags = bit.bor(r.flags, F_DEAD)
+  r.tok = ZERO_TOKEN
   r.err = reason
-  redis.call('HSET', JOBS, id, encode(r, rec))
-  redis.call('ZADD', DEAD, now, id)
+  redis.call('HSET', MSG, id, encode(r, rec))
+  redis.call('ZADD', DIED, now, id)
 end
 
--- Moves a record this version cannot read aside: dead set, record left as it is for inspection.
-local function bury_corrupt(id, now)
-  redis.call('ZADD', DEAD, now, id)
+-- Deletes a message for good.
+local function delete(id, r)
+  if r then
+    if has(r.flags, F_DEAD) then redis.call('ZREM', DIED, id)
+    else redis.call('ZREM', SCHED, member(r.seq, id)) end
+    if not has(r.flags, F_INLINE) then redis.call('HDEL', BODY, id) end
+  end
+  redis.call('HDEL', MSG, id)
+end
+
+-- The dead letters a respawn or purge call works on. ARGV[1] = 'ids', then the ids; or
+-- ARGV[1] = 'oldest', ARGV[2] = how many, ARGV[3] = T0, ARGV[4] = S0, ARGV[5] = offset: the
+-- oldest dead letters that died at or before T0 (ms) and were last (re)scheduled with a seq at
+-- or below S0, from `offset` on (the entries before it were skipped by earlier calls). T0 and
+-- S0 are -1 on the first call of a run: the current time and seq, which the reply hands back so
+-- that every later call works on the same snapshot (a message respawned by this run that dies
+-- again is not in it, and neither is one that died after the run began).
+-- Returns the ids and, in 'oldest' mode, the snapshot { t0, s0, exhausted }.
+local function dead_selection(now)
+  if ARGV[1] == 'ids' then
+    local ids = {}
+    for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+    return ids, nil
+  end
+  local t0, s0 = tonumber(ARGV[3]), tonumber(ARGV[4])
+  if t0 < 0 then t0 = now end
+  if s0 < 0 then s0 = tonumber(redis.call('HGET', META, 'seq') or '0') end
+  local step = tonumber(ARGV[2])
+  local ids = redis.call('ZRANGEBYSCORE', DIED, '-inf', t0, 'LIMIT', tonumber(ARGV[5]), step)
+  return ids, { t0 = t0, s0 = s0, exhausted = #ids < step }
+end
+
+-- Appends a listed message to `out` (id, score, record or false, blob or false) unless the page
+-- already holds `budget` bytes of records and blobs (the first always goes in). Returns the
+-- bytes now in the page, or nil when the page is full.
+local function page_item(out, id, score, bytes, budget, first)
+  local rec = redis.call('HGET', MSG, id)
+  local d = decode(rec)
+  local blob = false
+  if d and not has(d.flags, F_INLINE) then blob = redis.call('HGET', BODY, id) or false end
+  local size = (rec and #rec or 0) + (blob and #blob or 0)
+  if not first and bytes + size > budget then return nil end
+  out[#out + 1] = id
+  out[#out + 1] = score
+  out[#out + 1] = rec or false
+  out[#out + 1] = blob
+  return bytes + size
 end

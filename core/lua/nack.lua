@@ -1,46 +1,43 @@
 -- nack.lua: give a batch of leased messages back: retry later, or dead letter at max_attempts.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
+-- KEYS: the queue's keys (lib.lua)
 -- ARGV: groups of 5: id, lease token, mode, value, reason
 --   mode 'b': retry after the message's backoff, value = jitter in [0,1)
 --   mode 'd': retry after value ms
---   mode 'r': release unprocessed (no attempt counted, due now)
---   mode 'x': dead letter now, whatever the attempts (the client could not read the record)
--- Reply: one integer per group: 1 scheduled for retry, 2 moved to DEAD, 0 lease lost (unchanged)
+--   mode 'r': release unprocessed (no attempt counted, due again at its due time)
+--   mode 'x': dead letter now, whatever the attempts (the client could not read the record or
+--             the handler's runtime failed)
+-- Reply: one integer per group: 1 scheduled for retry, 2 moved to DIED, 0 lease lost (unchanged)
 local now = clock()
-local before = first_score(DELAYED)
+check_layout(false)
+local before = first_waiting()
 local new_min = nil
-local out = {}
-for i = 1, #ARGV, 5 do
-  local id, mode = ARGV[i], ARGV[i + 2]
-  if redis.call('HGET', TOKENS, id) ~= ARGV[i + 1] then
+local out, ids, seen = {}, {}, {}
+for i = 1, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
+local recs = redis.call('HMGET', MSG, unpack(ids))
+for k, id in ipairs(ids) do
+  local i = 5 * k - 4
+  local tok, mode = ARGV[i + 1], ARGV[i + 2]
+  local rec = recs[k]
+  local r = decode(rec)
+  if seen[id] or not r or r.tok ~= tok or not is_leased(r) then
     out[#out + 1] = 0
   else
-    redis.call('HDEL', TOKENS, id)
-    redis.call('ZREM', LEASED, id)
-    local rec = redis.call('HGET', JOBS, id)
-    local r = decode(rec)
-    if not r then
-      bury_corrupt(id, now)
+    seen[id] = true
+    r.tok = ZERO_TOKEN
+    if mode ~= 'r' then
+      r.att = r.att + 1
+      r.err = ARGV[i + 4]
+    end
+    if mode == 'x' or (mode ~= 'r' and r.att >= r.max) then
+      bury(id, r, rec, r.err, now)
       out[#out + 1] = 2
     else
-      if mode ~= 'r' then
-        r.att = r.att + 1
-        r.err = ARGV[i + 4]
-      end
-      if mode == 'x' or (mode ~= 'r' and r.att >= r.max) then
-        bury(id, r, rec, r.err, now)
-        out[#out + 1] = 2
-      else
-        local delay = 0
-        if mode == 'd' then delay = tonumber(ARGV[i + 3])
-        elseif mode == 'b' then delay = backoff(r, tonumber(ARGV[i + 3])) end
-        r.due = now + delay
-        redis.call('HSET', JOBS, id, encode(r, rec))
-        redis.call('ZADD', DELAYED, r.due, member(r.seq, id))
-        if new_min == nil or r.due < new_min then new_min = r.due end
-        out[#out + 1] = 1
-      end
+      if mode == 'd' then r.due = now + tonumber(ARGV[i + 3])
+      elseif mode == 'b' then r.due = now + backoff(r, tonumber(ARGV[i + 3])) end
+      redis.call('HSET', MSG, id, encode(r, rec))
+      redis.call('ZADD', SCHED, r.due, member(r.seq, id))
+      if new_min == nil or r.due < new_min then new_min = r.due end
+      out[#out + 1] = 1
     end
   end
 end

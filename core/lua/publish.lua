@@ -1,59 +1,97 @@
--- publish.lua: store a batch of messages and schedule each one.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
--- ARGV[1] count n, then 9 per message: id ('' = generate from seq), replace ('1' replaces an
--- existing id, '0' reports it as a duplicate), due mode ('d' delay | 'a' absolute), due value ms,
--- max_attempts, ttr_ms, backoff_base_ms, backoff_max_ms, tail (headers + body)
--- Reply: { now_ms, id_1, status_1, ..., id_n, status_n }; status 1 stored, 0 duplicate
--- (unchanged), 2 replaced. Every message goes through `delayed` (a due one with its due time
--- in the past), so fetch promotes strictly by (due time, publish order).
+-- publish.lua: store a batch of messages and schedule each one, exactly as if they were
+-- published one by one in order (an id repeated within the batch sees the earlier one).
+-- KEYS: the queue's keys (lib.lua)
+-- ARGV[1] count n, then 3 per message:
+--   id ('' = generate one: the decimal seq)
+--   spec: the record's first 18 bytes (version, flags INLINE/DROP, attempts 0, max_attempts,
+--     ttr, backoff base, backoff max: lib.lua), then '>BBI6BI6': replace (1 replaces an
+--     existing id, 0 reports a duplicate), due mode (0 = delay from now, 1 = absolute ms), due
+--     value, expiry mode (0 none, 1 = ms from now, 2 = absolute ms), expiry value
+--   blob (headers + body); it goes into the record when the spec flags it INLINE
+-- Reply: { now_ms, seq0, statuses }: statuses holds one byte per message, '1' stored, '0'
+-- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
 local now = clock()
+check_layout(true)
 local n = tonumber(ARGV[1])
-local seq0 = redis.call('INCRBY', SEQ, n) - n
-local before = first_score(DELAYED)
+local seq0 = redis.call('HINCRBY', META, 'seq', n) - n
+local before = first_waiting()
 local new_min = nil
-local out = { now }
 
-local zadd = {}
-for i = 0, n - 1 do
-  local a = 2 + i * 9
-  local seq = seq0 + i + 1
-  local id = ARGV[a]
-  if id == '' then id = fmt_int(seq) end
-  local due = tonumber(ARGV[a + 3])
-  if ARGV[a + 2] == 'd' then due = now + due end
-  local rec = struct.pack(HDR, VERSION, 0, tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]),
-    tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7]), seq, now, due) .. struct.pack('>H', 0) .. ARGV[a + 8]
-  local status = 1
-  if ARGV[a + 1] ~= '1' then
-    -- The common path: one HSETNX both checks for a duplicate and stores.
-    if redis.call('HSETNX', JOBS, id, rec) == 0 then status = 0 end
-  else
-    local old = redis.call('HGET', JOBS, id)
-    if old then
-      status = 2
-      local r = decode(old)
-      local removed = 0
-      if r then removed = redis.call('ZREM', DELAYED, member(r.seq, id)) end
-      if removed == 0 then
-        if redis.call('ZREM', LEASED, id) == 1 then
-          redis.call('HDEL', TOKENS, id)
-        elseif redis.call('ZREM', DEAD, id) == 0 then
-          redis.call('LREM', READY, 1, id)
+local ids = {}
+for i = 1, n do
+  local id = ARGV[3 * i - 1]
+  if id == '' then id = fmt_int(seq0 + i) end
+  ids[i] = id
+end
+local old = redis.call('HMGET', MSG, unpack(ids))
+
+-- Pending writes, flushed with one variadic call each. at[id] is where an id of this batch sits
+-- in msgs/zadd (and bat[id] in bodies), so that a later message with the same id sees (and may
+-- replace) the earlier one.
+local msgs, zadd, bodies, at, bat, status = {}, {}, {}, {}, {}, {}
+local dropped = false
+for i = 1, n do
+  local id, spec, blob = ids[i], ARGV[3 * i], ARGV[3 * i + 1]
+  local replace, dmode, dval, xmode, xval = struct.unpack('>BBI6BI6', spec, 19)
+  local st = '1'
+  local prev = at[id]
+  if prev or old[i] then
+    if replace ~= 1 then
+      st = '0'
+    else
+      st = '2'
+      if prev then
+        msgs[prev], msgs[prev + 1], zadd[prev], zadd[prev + 1] = false, false, false, false
+        local b = bat[id]
+        if b then bodies[b], bodies[b + 1] = false, false end
+        dropped = true
+      else
+        local r = decode(old[i])
+        if r then delete(id, r)
+        else
+          redis.call('ZREM', DIED, id)
+          redis.call('HDEL', BODY, id)
         end
       end
     end
-    redis.call('HSET', JOBS, id, rec)
   end
-  if status ~= 0 then
-    zadd[#zadd + 1] = due
-    zadd[#zadd + 1] = member(seq, id)
+  if st ~= '0' then
+    local seq = seq0 + i
+    local due = dval
+    if dmode == 0 then due = now + dval end
+    local exp = 0
+    if xmode == 1 then exp = now + xval elseif xmode == 2 then exp = xval end
+    local k = #msgs + 1
+    msgs[k] = id
+    zadd[k] = due
+    zadd[k + 1] = member(seq, id)
+    local head = string.sub(spec, 1, 18) .. struct.pack('>I6I6I6I6c8I4H', seq, now, due, exp, ZERO_TOKEN, #blob, 0)
+    if has(string.byte(spec, 2), F_INLINE) then
+      msgs[k + 1] = head .. blob
+    else
+      msgs[k + 1] = head
+      bat[id] = #bodies + 1
+      bodies[#bodies + 1] = id
+      bodies[#bodies + 1] = blob
+    end
+    at[id] = k
     if new_min == nil or due < new_min then new_min = due end
   end
-  out[#out + 1] = id
-  out[#out + 1] = status
+  status[i] = st
 end
-if #zadd > 0 then redis.call('ZADD', DELAYED, unpack(zadd)) end
+
+-- Flush, skipping the writes a later message of the batch replaced.
+local function flush(cmd, key, t)
+  if dropped then
+    local c = {}
+    for _, v in ipairs(t) do if v then c[#c + 1] = v end end
+    t = c
+  end
+  if #t > 0 then redis.call(cmd, key, unpack(t)) end
+end
+flush('HSET', MSG, msgs)
+flush('HSET', BODY, bodies)
+flush('ZADD', SCHED, zadd)
 
 wake_if_earlier(before, new_min)
-return out
+return { now, seq0, table.concat(status) }

@@ -1,20 +1,30 @@
--- purge_dead.lua: delete dead letters for good.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
--- ARGV[1] mode: 'ids' (then ARGV[2..] are ids) or 'oldest' (ARGV[2] = how many, oldest first)
--- Reply: number of messages deleted (ids that are not dead are skipped)
-local ids
-if ARGV[1] == 'ids' then
-  ids = {}
-  for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
-else
-  ids = redis.call('ZRANGE', DEAD, 0, tonumber(ARGV[2]) - 1)
-end
-local n = 0
+-- purge_dead.lua: delete dead letters for good (unreadable ones too).
+-- KEYS: the queue's keys (lib.lua)
+-- ARGV: the selection of lib.lua's dead_selection
+-- Reply: { purged, skipped, exhausted (0/1), t0, s0 }: skipped counts entries of the range left
+-- where they are (outside the snapshot); ids that are not dead are ignored.
+local now = clock()
+check_layout(false)
+local ids, snap = dead_selection(now)
+local n, skipped = 0, 0
 for _, id in ipairs(ids) do
-  if redis.call('ZREM', DEAD, id) == 1 then
-    redis.call('HDEL', JOBS, id)
+  local rec = redis.call('HGET', MSG, id)
+  local r = decode(rec)
+  if not rec then
+    redis.call('ZREM', DIED, id)
+  elseif (r and not has(r.flags, F_DEAD)) or (not r and not redis.call('ZSCORE', DIED, id)) then
+    skipped = skipped + 1
+  elseif r and snap and r.seq > snap.s0 then
+    skipped = skipped + 1
+  else
+    if r then delete(id, r)
+    else
+      redis.call('ZREM', DIED, id)
+      redis.call('HDEL', BODY, id)
+      redis.call('HDEL', MSG, id)
+    end
     n = n + 1
   end
 end
-return n
+if not snap then return { n, skipped, 1, -1, -1 } end
+return { n, skipped, snap.exhausted and 1 or 0, snap.t0, snap.s0 }

@@ -1,34 +1,33 @@
--- respawn.lua: bring dead letters back: attempts reset to 0, due now.
--- KEYS: the queue's keys in the standard order of lib.lua (jobs, delayed, ready, leased, tokens,
---   dead, seq, wake)
--- ARGV[1] mode: 'ids' (then ARGV[2..] are ids) or 'oldest' (ARGV[2] = how many, oldest first)
--- Reply: number of messages respawned (ids that are not dead are skipped; an unreadable record
--- stays dead)
+-- respawn.lua: bring dead letters back: attempts reset to 0, due now, after every waiting
+-- message due now (a fresh seq).
+-- KEYS: the queue's keys (lib.lua)
+-- ARGV: the selection of lib.lua's dead_selection
+-- Reply: { respawned, skipped, exhausted (0/1), t0, s0 }: skipped counts entries of the range
+-- left where they are (unreadable records, or outside the snapshot); ids that are not dead are
+-- ignored.
 local now = clock()
-local ids
-if ARGV[1] == 'ids' then
-  ids = {}
-  for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
-else
-  ids = redis.call('ZRANGE', DEAD, 0, tonumber(ARGV[2]) - 1)
-end
-local before = first_score(DELAYED)
-local n = 0
+check_layout(false)
+local ids, snap = dead_selection(now)
+local before = first_waiting()
+local n, skipped = 0, 0
 for _, id in ipairs(ids) do
-  if redis.call('ZSCORE', DEAD, id) then
-    local rec = redis.call('HGET', JOBS, id)
-    local r = decode(rec)
-    if r then
-      redis.call('ZREM', DEAD, id)
-      r.att = 0
-      r.due = now
-      redis.call('HSET', JOBS, id, encode(r, rec))
-      redis.call('ZADD', DELAYED, now, member(r.seq, id))
-      n = n + 1
-    elseif not rec then
-      redis.call('ZREM', DEAD, id)
-    end
+  local rec = redis.call('HGET', MSG, id)
+  local r = decode(rec)
+  if not rec then
+    redis.call('ZREM', DIED, id)
+  elseif not r or not has(r.flags, F_DEAD) or (snap and r.seq > snap.s0) then
+    skipped = skipped + 1
+  else
+    redis.call('ZREM', DIED, id)
+    r.seq = redis.call('HINCRBY', META, 'seq', 1)
+    r.att = 0
+    r.due = now
+    r.flags = bit.band(r.flags, bit.bnot(F_DEAD))
+    redis.call('HSET', MSG, id, encode(r, rec))
+    redis.call('ZADD', SCHED, now, member(r.seq, id))
+    n = n + 1
   end
 end
 if n > 0 then wake_if_earlier(before, now) end
-return n
+if not snap then return { n, skipped, 1, -1, -1 } end
+return { n, skipped, snap.exhausted and 1 or 0, snap.t0, snap.s0 }

@@ -3,72 +3,37 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connection::{self, Timeouts};
-use crate::error::{Error, ErrorKind, Result};
-use crate::limits;
-use crate::queue::Queue;
-use crate::wake::WakeHub;
-
-pub(crate) use crate::connection::Conn;
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::options::ClientOptions;
+use crate::base::url::redact;
+use crate::ops::queue::Queue;
+use crate::storage::connection::{self, Timeouts};
+use crate::storage::ctx::{Closes, Ctx, Defaults};
+use crate::storage::wake::WakeHub;
 
 /// A connection to one Redis, shared by every queue handle made from it. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
-    pub(crate) inner: Arc<ClientInner>,
+    pub(crate) inner: Arc<Ctx>,
 }
 
-pub(crate) struct ClientInner {
-    pub conn: Conn,
-    pub prefix: String,
-    pub max_body_bytes: usize,
-    /// Replicas a publish waits for (WAIT), and for how long; None = don't wait.
-    pub wait_replicas: Option<(u32, Duration)>,
-    pub rt: tokio::runtime::Handle,
-    pub wake: WakeHub,
-    pub defaults: Defaults,
-    pub closed: std::sync::atomic::AtomicBool,
-}
-
-impl ClientInner {
-    /// Err(Connection "client is closed") once `Client::close` was called.
-    pub fn check_open(&self) -> Result<()> {
-        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Error::new(ErrorKind::Connection, "client is closed"));
-        }
-        Ok(())
-    }
-}
-
-/// Settings of messages that do not set their own.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Defaults {
-    pub max_attempts: u32,
-    pub ttr: Duration,
-    pub backoff_base: Duration,
-    pub backoff_max: Duration,
-}
-
-/// Options for [`Client`]; start with [`Client::builder`].
+/// Options for [`Client`]; start with [`Client::builder`]. Each setter sets one field of
+/// [`ClientOptions`].
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     url: String,
-    prefix: String,
-    max_body_bytes: usize,
-    wait_replicas: Option<(u32, Duration)>,
-    connect_timeout: Duration,
-    response_timeout: Duration,
-    defaults: Defaults,
+    opts: ClientOptions,
 }
 
 impl ClientBuilder {
     /// Key prefix of every queue (default `redelay`).
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
+        self.opts.prefix = prefix.into();
         self
     }
     /// Largest body accepted by publish (default 8 MiB).
     pub fn max_body_bytes(mut self, n: usize) -> Self {
-        self.max_body_bytes = n;
+        self.opts.max_body_bytes = n;
         self
     }
     /// Durability: a publish returns only after `replicas` replicas have its writes (Redis
@@ -76,100 +41,43 @@ impl ClientBuilder {
     /// a failover otherwise discards what the old master took in its last moments; with this,
     /// a publish that returned is on a replica, and one that failed can be retried (with ids,
     /// a retry is a no-op for messages that did arrive). In a cluster, WAIT goes to the master
-    /// of the queue's slot.
+    /// of the queue's slot. `replicas` 0 turns it off.
     pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
-        self.wait_replicas = (replicas > 0).then_some((replicas, timeout));
+        self.opts.wait_for_replicas = (replicas > 0).then_some((replicas, timeout));
         self
     }
     /// How long to try to reach Redis before giving up with a Connection error (default 5 s).
     pub fn connect_timeout(mut self, d: Duration) -> Self {
-        self.connect_timeout = d;
+        self.opts.connect_timeout = d;
         self
     }
     /// How long to wait for any one answer from Redis before a Timeout error (default 10 s).
     pub fn response_timeout(mut self, d: Duration) -> Self {
-        self.response_timeout = d;
+        self.opts.response_timeout = d;
         self
     }
     /// Default max_attempts of messages published through this client (default 10).
     pub fn default_max_attempts(mut self, n: u32) -> Self {
-        self.defaults.max_attempts = n;
+        self.opts.default_max_attempts = n;
         self
     }
     /// Default ttr (lease) of messages published through this client (default 30 s).
     pub fn default_ttr(mut self, ttr: Duration) -> Self {
-        self.defaults.ttr = ttr;
+        self.opts.default_ttr = ttr;
         self
     }
     /// Default retry backoff of messages published through this client (default 1 s .. 1 h).
     pub fn default_backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.defaults.backoff_base = base;
-        self.defaults.backoff_max = max;
+        self.opts.default_backoff_base = base;
+        self.opts.default_backoff_max = max;
         self
     }
 
     /// Connects. Fails with InvalidArgument for a bad URL or option, and with Connection when
     /// Redis cannot be reached within the connect timeout.
     pub async fn connect(self) -> Result<Client> {
-        limits::check_prefix(&self.prefix)?;
-        limits::check_max_body_setting(self.max_body_bytes)?;
-        limits::check_max_attempts(self.defaults.max_attempts)?;
-        limits::check_ttr("default ttr", self.defaults.ttr)?;
-        limits::check_backoff("default backoff base", self.defaults.backoff_base)?;
-        limits::check_backoff("default backoff max", self.defaults.backoff_max)?;
-        if self.connect_timeout.is_zero() || self.response_timeout.is_zero() {
-            return Err(Error::invalid("connect_timeout/response_timeout: must be more than 0"));
-        }
-        let rt = tokio::runtime::Handle::try_current()
-            .map_err(|_| Error::invalid("Client::connect must run inside a tokio runtime"))?;
-        let t = Timeouts { connect: self.connect_timeout, response: self.response_timeout };
-        let bound = self.connect_timeout * 2 + Duration::from_secs(1);
-        if let Some((_, t)) = self.wait_replicas {
-            if t.is_zero() || t > Duration::from_secs(60) {
-                return Err(Error::invalid("wait_for_replicas timeout: must be 1 ms to 60 s"));
-            }
-        }
-        let (conn, pubsub) = match tokio::time::timeout(bound, connection::connect(&self.url, t)).await {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) if e.kind() == ErrorKind::InvalidArgument => return Err(e),
-            Ok(Err(e)) => {
-                let kind = if e.kind() == ErrorKind::Timeout { ErrorKind::Connection } else { e.kind() };
-                return Err(Error::new(kind, format!("cannot connect to {}: {}", redact(&self.url), e.message())));
-            }
-            Err(_) => {
-                return Err(Error::new(
-                    ErrorKind::Connection,
-                    format!("cannot connect to {}: no answer within {:?}", redact(&self.url), bound),
-                ))
-            }
-        };
-        let wake = WakeHub::start(pubsub, &rt);
-        Ok(Client {
-            inner: Arc::new(ClientInner {
-                conn,
-                prefix: self.prefix,
-                max_body_bytes: self.max_body_bytes,
-                wait_replicas: self.wait_replicas,
-                rt,
-                wake,
-                defaults: self.defaults,
-                closed: Default::default(),
-            }),
-        })
+        Client::connect_with(&self.url, self.opts).await
     }
-}
-
-/// The URL with any password replaced by `***`, for messages.
-pub fn redact(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://") {
-        if let Some((userinfo, host)) = rest.split_once('@') {
-            if let Some((user, _)) = userinfo.split_once(':') {
-                return format!("{scheme}://{user}:***@{host}");
-            }
-            return format!("{scheme}://***@{host}");
-        }
-    }
-    url.to_string()
 }
 
 impl Client {
@@ -183,25 +91,59 @@ impl Client {
 
     /// A builder for a client with options.
     pub fn builder(url: &str) -> ClientBuilder {
-        ClientBuilder {
-            url: url.to_string(),
-            prefix: "redelay".to_string(),
-            max_body_bytes: limits::DEFAULT_MAX_BODY_BYTES,
-            wait_replicas: None,
-            connect_timeout: Duration::from_secs(5),
-            response_timeout: Duration::from_secs(10),
-            defaults: Defaults {
-                max_attempts: limits::DEFAULT_MAX_ATTEMPTS,
-                ttr: limits::DEFAULT_TTR,
-                backoff_base: limits::DEFAULT_BACKOFF_BASE,
-                backoff_max: limits::DEFAULT_BACKOFF_MAX,
-            },
-        }
+        ClientBuilder { url: url.to_string(), opts: ClientOptions::default() }
+    }
+
+    /// Connects with `opts`. Fails with InvalidArgument for a bad URL or option, and with
+    /// Connection when Redis cannot be reached within the connect timeout.
+    pub async fn connect_with(url: &str, opts: ClientOptions) -> Result<Client> {
+        opts.validate()?;
+        let rt = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::invalid("Client::connect must run inside a tokio runtime"))?;
+        let t = Timeouts { connect: opts.connect_timeout, response: opts.response_timeout };
+        let bound = opts.connect_timeout * 2 + Duration::from_secs(1);
+        let (conn, pubsub, opener) = match tokio::time::timeout(bound, connection::connect(url, t)).await {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) if e.kind() == ErrorKind::InvalidArgument => return Err(e),
+            Ok(Err(e)) => {
+                let kind = if e.kind() == ErrorKind::Timeout { ErrorKind::Connection } else { e.kind() };
+                return Err(Error::new(kind, format!("cannot connect to {}: {}", redact(url), e.message())));
+            }
+            Err(_) => {
+                return Err(Error::new(
+                    ErrorKind::Connection,
+                    format!("cannot connect to {}: no answer within {:?}", redact(url), bound),
+                ))
+            }
+        };
+        let wake = WakeHub::start(pubsub, &rt);
+        let defaults = Defaults {
+            max_attempts: opts.default_max_attempts,
+            ttr: opts.default_ttr,
+            backoff_base: opts.default_backoff_base,
+            backoff_max: opts.default_backoff_max,
+        };
+        Ok(Client {
+            inner: Arc::new(Ctx {
+                conn,
+                dedicated: crate::storage::dedicated::Dedicated::new(opener),
+                prefix: opts.prefix,
+                max_body_bytes: opts.max_body_bytes,
+                wait_replicas: opts.wait_for_replicas,
+                rt,
+                wake,
+                defaults,
+                closed: Default::default(),
+                subscriptions: Default::default(),
+                closing: tokio::sync::Mutex::new(()),
+            }),
+        })
     }
 
     /// A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`).
     pub fn queue(&self, name: &str) -> Result<Queue> {
-        Queue::new(self.clone(), name)
+        self.inner.check_open()?;
+        Queue::new(self.inner.clone(), name)
     }
 
     /// The key prefix.
@@ -213,15 +155,25 @@ impl Client {
     pub async fn queues(&self) -> Result<Vec<String>> {
         let mut c = self.inner.conn.clone();
         let mut names: Vec<String> =
-            redis::cmd("SMEMBERS").arg(crate::keys::registry(&self.inner.prefix)).query_async(&mut c).await?;
+            redis::cmd("SMEMBERS").arg(crate::base::keys::registry(&self.inner.prefix)).query_async(&mut c).await?;
         names.sort();
         Ok(names)
     }
 
-    /// Closes the client: later calls fail with a Connection error "client is closed", and the
-    /// wake-up subscriber connection is shut down. Close subscriptions first (their drain needs
-    /// the connection); sockets still shared with live handles close when those are dropped.
-    pub fn close(&self) {
+    /// Closes the client: first every subscription made through it (each stops fetching and
+    /// drains: running handlers get their drain timeout), then its connections. Later calls
+    /// fail with a Connection error "client is closed". Calling it again (even concurrently)
+    /// waits for the same close, then returns.
+    pub async fn close(&self) {
+        let _one_at_a_time = self.inner.closing.lock().await;
+        if self.is_closed() {
+            return;
+        }
+        let subs: Vec<Arc<dyn Closes>> = {
+            let mut list = self.inner.subscriptions.lock().unwrap();
+            list.drain(..).filter_map(|w| w.upgrade()).collect()
+        };
+        futures_util::future::join_all(subs.iter().map(|s| s.close_and_drain())).await;
         self.inner.closed.store(true, std::sync::atomic::Ordering::Release);
         self.inner.wake.shutdown();
     }

@@ -57,7 +57,7 @@ async fn bad_names_options_and_urls() {
     let q = c.queue(&common::unique("opts")).unwrap();
     let cases: Vec<(SubscribeOptions, &str)> = vec![
         (SubscribeOptions { concurrency: 0, ..Default::default() }, "concurrency"),
-        (SubscribeOptions { prefetch: 5000, ..Default::default() }, "prefetch"),
+        (SubscribeOptions { prefetch: Some(5000), ..Default::default() }, "prefetch"),
         (SubscribeOptions { ttr: Some(Duration::from_millis(5)), ..Default::default() }, "ttr"),
     ];
     for (opts, word) in cases {

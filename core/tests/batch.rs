@@ -128,7 +128,7 @@ async fn close_gives_back_waiting_ones_and_waits_for_reports() {
     q.publish_batch((0..40).map(|i| Message::new(vec![]).id(format!("c{i}"))).collect()).await.unwrap();
     let (h, log) = foreign(|_| Plan::Hold, tokio::runtime::Handle::current());
     // 4 run, 4 more wait in the prefetch; the rest stay in Redis.
-    let opts = SubscribeOptions { concurrency: 4, prefetch: 4, ..Default::default() };
+    let opts = SubscribeOptions { concurrency: 4, prefetch: Some(4), ..Default::default() };
     let sub = Arc::new(q.subscribe_batch(h.clone(), opts).await.unwrap());
     wait_for("4 held", Duration::from_secs(10), || log.held.lock().unwrap().len() == 4).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -195,7 +195,7 @@ async fn handlers_that_never_report_are_abandoned_at_the_drain_timeout() {
     let (h, log) = foreign(|_| Plan::Hold, tokio::runtime::Handle::current());
     let opts = SubscribeOptions {
         concurrency: 2,
-        prefetch: 0,
+        prefetch: Some(0),
         ttr: Some(Duration::from_millis(500)),
         drain_timeout: Duration::from_millis(300),
         ..Default::default()

@@ -29,7 +29,7 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
 
     // Queues whose slots land on at least two (in practice three) different masters.
     let names: Vec<String> = (0..6).map(|i| format!("cq{i}")).collect();
-    let owners: HashSet<u16> = names.iter().map(|n| cluster.master_of(&format!("redelay:{{{n}}}:jobs"))).collect();
+    let owners: HashSet<u16> = names.iter().map(|n| cluster.master_of(&format!("redelay:{{{n}}}:msg"))).collect();
     assert!(owners.len() >= 2, "queues should span masters, got {owners:?}");
 
     for name in &names {
@@ -89,7 +89,7 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
 
     // Subscriptions on every queue at once, then the master of one queue is killed.
     let victim = names[0].clone();
-    let victim_port = cluster.master_of(&format!("redelay:{{{victim}}}:jobs"));
+    let victim_port = cluster.master_of(&format!("redelay:{{{victim}}}:msg"));
     let acked: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
     let mut subs = Vec::new();
     for name in &names {
@@ -150,5 +150,5 @@ async fn every_operation_on_queues_spread_over_masters_then_a_master_dies() {
         assert_eq!(s.dead, 0);
         common::assert_verified(&q).await;
     }
-    assert_ne!(cluster.master_of(&format!("redelay:{{{victim}}}:jobs")), victim_port, "a replica took over");
+    assert_ne!(cluster.master_of(&format!("redelay:{{{victim}}}:msg")), victim_port, "a replica took over");
 }

@@ -11,7 +11,7 @@ async fn corrupt_records_are_moved_aside_and_the_queue_keeps_flowing() {
     let prefix = common::unique("corrupt");
     let client = redelay::Client::builder(&common::url()).prefix(&prefix).connect().await.unwrap();
     let q = client.queue("q").unwrap();
-    let jobs = format!("{prefix}:{{q}}:jobs");
+    let msgs = format!("{prefix}:{{q}}:msg");
     let raw = redis::Client::open(common::url()).unwrap();
     let mut r = raw.get_multiplexed_async_connection().await.unwrap();
 
@@ -22,18 +22,19 @@ async fn corrupt_records_are_moved_aside_and_the_queue_keeps_flowing() {
     q.publish(Message::new(b"x".to_vec()).header("k", "v").id("bad-tail")).await.unwrap();
     // Unreadable header (unknown version): the script itself refuses it.
     let _: () = redis::cmd("HSET")
-        .arg(&jobs)
+        .arg(&msgs)
         .arg("bad-header")
         .arg(b"\x09 garbage garbage garbage garbage garbage".as_slice())
         .query_async(&mut r)
         .await
         .unwrap();
-    // Readable header, tail promising a header that is not there: only the client notices.
-    let mut rec: Vec<u8> = redis::cmd("HGET").arg(&jobs).arg("bad-tail").query_async(&mut r).await.unwrap();
-    let tail_at = 35 + 2; // header, empty error
-    rec.truncate(tail_at);
+    // Readable header, blob promising a header that is not there: only the client notices.
+    let mut rec: Vec<u8> = redis::cmd("HGET").arg(&msgs).arg("bad-tail").query_async(&mut r).await.unwrap();
+    let blob_at = 56; // header, empty error
+    rec.truncate(blob_at);
     rec.extend_from_slice(&[0, 5, 0, 200]);
-    let _: () = redis::cmd("HSET").arg(&jobs).arg("bad-tail").arg(rec).query_async(&mut r).await.unwrap();
+    rec[50..54].copy_from_slice(&4u32.to_be_bytes()); // the blob length stays consistent
+    let _: () = redis::cmd("HSET").arg(&msgs).arg("bad-tail").arg(rec).query_async(&mut r).await.unwrap();
 
     let (got, handler) = common::recording(|d| d.id().to_string());
     let sub = q.subscribe(handler, SubscribeOptions::concurrency(4)).await.unwrap();

@@ -239,7 +239,7 @@ async fn batch_of_ten_thousand() {
 async fn a_closed_client_refuses_calls() {
     let (c, q) = common::queue("closed").await;
     q.publish(Message::new(b"x".to_vec())).await.unwrap();
-    c.close();
+    c.close().await;
     assert!(c.is_closed());
     let e = q.publish(Message::new(b"y".to_vec())).await.unwrap_err();
     assert_eq!((e.kind(), e.message()), (redelay::ErrorKind::Connection, "client is closed"));
@@ -377,7 +377,7 @@ async fn close_releases_prefetched_messages_without_counting_an_attempt() {
                 tokio::time::sleep(ms(300)).await;
                 Ok::<(), Failure>(())
             },
-            SubscribeOptions { concurrency: 1, prefetch: 5, ..Default::default() },
+            SubscribeOptions { concurrency: 1, prefetch: Some(5), ..Default::default() },
         )
         .await
         .unwrap();

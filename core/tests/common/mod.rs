@@ -234,3 +234,110 @@ where
     };
     (got, handler)
 }
+
+/// A TCP proxy in front of a real Redis that injects network faults: it can lose the reply to
+/// the next request containing some bytes (forwarding the request, then closing the client's
+/// connection without a reply), and hold back requests containing some bytes for a while.
+pub struct FaultProxy {
+    pub port: u16,
+    lose_reply_of: std::sync::Arc<std::sync::Mutex<Option<Vec<u8>>>>,
+    delay: std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration)>>>,
+    /// Requests whose replies were lost so far.
+    pub lost: std::sync::Arc<AtomicU32>,
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+impl FaultProxy {
+    /// Listens on a free port of 127.0.0.1 and forwards to `upstream_port`.
+    pub async fn start(upstream_port: u16) -> FaultProxy {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let lose: std::sync::Arc<std::sync::Mutex<Option<Vec<u8>>>> = Default::default();
+        let delay: std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration)>>> = Default::default();
+        let lost = std::sync::Arc::new(AtomicU32::new(0));
+        let (l2, d2, lost2) = (lose.clone(), delay.clone(), lost.clone());
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream_port)).await else { continue };
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let cut = std::sync::Arc::new(tokio::sync::Notify::new());
+                let (lose, delay, lost, cut2) = (l2.clone(), d2.clone(), lost2.clone(), cut.clone());
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = match cr.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        let chunk = &buf[..n];
+                        let hold = delay.lock().unwrap().as_ref().filter(|(p, _)| contains(chunk, p)).map(|(_, d)| *d);
+                        if let Some(d) = hold {
+                            tokio::time::sleep(d).await;
+                        }
+                        let losing = {
+                            let mut l = lose.lock().unwrap();
+                            let hit = l.as_ref().is_some_and(|p| contains(chunk, p));
+                            if hit {
+                                *l = None;
+                            }
+                            hit
+                        };
+                        if sw.write_all(chunk).await.is_err() {
+                            break;
+                        }
+                        if losing {
+                            // Let Redis run the request, then drop the connection: the reply
+                            // never reaches the client.
+                            lost.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            cut2.notify_waiters();
+                            break;
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        tokio::select! {
+                            r = sr.read(&mut buf) => match r {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => if cw.write_all(&buf[..n]).await.is_err() { break },
+                            },
+                            _ = cut.notified() => break,
+                        }
+                    }
+                });
+            }
+        });
+        FaultProxy { port, lose_reply_of: lose, delay, lost }
+    }
+
+    /// The reply to the next request containing `pattern` is lost.
+    pub fn lose_next_reply_of(&self, pattern: &[u8]) {
+        *self.lose_reply_of.lock().unwrap() = Some(pattern.to_vec());
+    }
+
+    /// Requests containing `pattern` are held back for `d` before they go on.
+    pub fn delay_requests_with(&self, pattern: &[u8], d: Duration) {
+        *self.delay.lock().unwrap() = Some((pattern.to_vec(), d));
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+/// The port of a `redis://host:port` URL.
+pub fn port_of(url: &str) -> u16 {
+    url.rsplit(':').next().unwrap().trim_end_matches('/').split('/').next().unwrap().parse().unwrap()
+}
+
+/// A plain connection to the Redis under test, for looking at keys directly.
+pub async fn raw() -> redis::aio::MultiplexedConnection {
+    redis::Client::open(url()).unwrap().get_multiplexed_async_connection().await.unwrap()
+}

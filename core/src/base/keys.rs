@@ -4,21 +4,35 @@
 /// The keys of one queue, in the order every script receives them (see `lua/lib.lua`).
 #[derive(Debug, Clone)]
 pub(crate) struct QueueKeys {
-    /// `[jobs, delayed, ready, leased, tokens, dead, seq, wake]`
-    pub all: [String; 8],
+    /// `[msg, sched, body, died, meta, legacy marker, wake]`
+    pub all: [String; 7],
+    /// Prefix of the replay keys of fetch calls (`{prefix}:{{queue}}:f:`).
+    fetch_prefix: String,
 }
 
 impl QueueKeys {
     pub fn new(prefix: &str, queue: &str) -> Self {
         let k = |suffix: &str| format!("{prefix}:{{{queue}}}:{suffix}");
         QueueKeys {
-            all: [k("jobs"), k("delayed"), k("ready"), k("leased"), k("tokens"), k("dead"), k("seq"), k("wake")],
+            all: [k("msg"), k("sched"), k("body"), k("died"), k("meta"), k("jobs"), k("wake")],
+            fetch_prefix: k("f:"),
         }
     }
 
     /// The pub/sub channel that nudges idle consumers.
     pub fn wake(&self) -> &str {
-        &self.all[7]
+        &self.all[6]
+    }
+
+    /// The keys holding the queue's data (everything but the wake channel), for `destroy`.
+    pub fn data(&self) -> &[String] {
+        &self.all[..6]
+    }
+
+    /// The replay key of the fetch call `fetch_id` (hex): the ids it leased, so that a retry
+    /// of a call whose reply was lost gets the same leases back.
+    pub fn fetch_replay(&self, fetch_id: &str) -> String {
+        format!("{}{fetch_id}", self.fetch_prefix)
     }
 }
 
@@ -34,8 +48,9 @@ mod tests {
     #[test]
     fn keys_share_one_hash_tag() {
         let k = QueueKeys::new("redelay", "orders");
-        assert_eq!(k.all[0], "redelay:{orders}:jobs");
+        assert_eq!(k.all[0], "redelay:{orders}:msg");
         assert_eq!(k.wake(), "redelay:{orders}:wake");
+        assert_eq!(k.fetch_replay("00ff"), "redelay:{orders}:f:00ff");
         assert!(k.all.iter().all(|key| key.contains("{orders}")));
         assert_eq!(registry("p"), "p:queues");
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, Notify};
 
-use crate::connection::PubSubTarget;
+use crate::storage::connection::PubSubTarget;
 
 /// What one listener (a subscription or a waiting fetch) waits on.
 pub(crate) struct WakeSlot {
@@ -165,12 +165,16 @@ async fn run(client: PubSubTarget, mut rx: mpsc::UnboundedReceiver<Cmd>) {
                 cmd = rx.recv() => match cmd {
                     Some(Cmd::Shutdown) | None => return,
                     Some(cmd) => {
+                        // A new listener looks once as soon as it is registered: a publish
+                        // between its last fetch and now would otherwise be missed.
+                        let added = match &cmd { Cmd::Add(_, slot) => Some(slot.clone()), _ => None };
                         let r = match apply(&mut subs, cmd) {
                             Some((true, ch)) => sink.subscribe(&ch).await,
                             Some((false, ch)) => sink.unsubscribe(&ch).await,
                             None => Ok(()),
                         };
                         if r.is_err() { break; }
+                        if let Some(slot) = added { slot.signal(0); }
                     }
                 },
             }

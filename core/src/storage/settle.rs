@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::client::Conn;
-use crate::error::{Error, ErrorKind, Result};
-use crate::keys::QueueKeys;
-use crate::scripts;
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::keys::QueueKeys;
+use crate::base::record::Token;
+use crate::storage::connection::Conn;
+use crate::storage::scripts;
 
 const MAX_BATCH: usize = 500;
 
@@ -34,9 +35,9 @@ pub(crate) enum NackMode {
 
 #[derive(Debug)]
 pub(crate) enum Op {
-    Ack { id: String, token: String },
-    Nack { id: String, token: String, mode: NackMode, reason: String },
-    Extend { id: String, token: String, ttr_ms: u64 },
+    Ack { id: String, token: Token },
+    Nack { id: String, token: Token, mode: NackMode, reason: String },
+    Extend { id: String, token: Token, ttr_ms: u64 },
 }
 
 /// Outcome of one settle request, as the scripts report it.
@@ -162,10 +163,10 @@ async fn call_chunk(
         for a in at {
             match op(a) {
                 Op::Ack { id, token } => {
-                    c.arg(id).arg(token);
+                    c.arg(id).arg(&token.0[..]);
                 }
                 Op::Nack { id, token, mode, reason } => {
-                    c.arg(id).arg(token);
+                    c.arg(id).arg(&token.0[..]);
                     match mode {
                         NackMode::Backoff => c.arg("b").arg(rand::random::<f64>()),
                         NackMode::After(ms) => c.arg("d").arg(*ms),
@@ -175,7 +176,7 @@ async fn call_chunk(
                     c.arg(reason);
                 }
                 Op::Extend { id, token, ttr_ms } => {
-                    c.arg(id).arg(token).arg(*ttr_ms);
+                    c.arg(id).arg(&token.0[..]).arg(*ttr_ms);
                 }
             }
         }
@@ -183,7 +184,9 @@ async fn call_chunk(
     if at.is_empty() {
         return Vec::new();
     }
+    // ack replies one status byte per op; nack and extend an integer each
     let reply: Result<Vec<i64>> = match script.run(conn, &keys.all, add).await {
+        Ok(redis::Value::BulkString(b)) => Ok(b.iter().map(|c| i64::from(*c) - i64::from(b'0')).collect()),
         Ok(v) => redis::FromRedisValue::from_redis_value(v).map_err(|e| Error::from(redis::RedisError::from(e))),
         Err(e) => Err(Error::from(e)),
     };

@@ -12,6 +12,18 @@ pub enum Due {
     At(SystemTime),
 }
 
+impl Due {
+    /// The due time from a `delay` or an `at` (the form every binding's options take): one of
+    /// them, not both; neither is "due now".
+    pub fn from_parts(delay: Option<Duration>, at: Option<SystemTime>) -> crate::Result<Due> {
+        match (delay, at) {
+            (Some(_), Some(_)) => Err(crate::Error::invalid("delay/at: give one of them, not both")),
+            (_, Some(t)) => Ok(Due::At(t)),
+            (d, None) => Ok(Due::In(d.unwrap_or_default())),
+        }
+    }
+}
+
 /// A message to publish. Built with chained setters:
 /// `Message::new(b"hello".to_vec()).delay(Duration::from_secs(5)).id("order-7")`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +34,11 @@ pub struct Message {
     pub(crate) headers: BTreeMap<String, String>,
     pub(crate) max_attempts: Option<u32>,
     pub(crate) ttr: Option<Duration>,
-    pub(crate) backoff: Option<(Duration, Duration)>,
+    pub(crate) backoff_base: Option<Duration>,
+    pub(crate) backoff_max: Option<Duration>,
     pub(crate) replace: bool,
+    pub(crate) expires: Option<Due>,
+    pub(crate) drop_on_expiry: bool,
 }
 
 impl Message {
@@ -36,8 +51,11 @@ impl Message {
             headers: BTreeMap::new(),
             max_attempts: None,
             ttr: None,
-            backoff: None,
+            backoff_base: None,
+            backoff_max: None,
             replace: false,
+            expires: None,
+            drop_on_expiry: false,
         }
     }
 
@@ -95,7 +113,28 @@ impl Message {
     /// Retry backoff: `base` doubled at each failed attempt, capped at `max`, with jitter
     /// (default 1 s and 1 h).
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.backoff = Some((base, max));
+        self.backoff_base = Some(base);
+        self.backoff_max = Some(max);
+        self
+    }
+
+    /// Not delivered after this long from the publish (by the Redis clock): a message not yet
+    /// delivered by then becomes a dead letter with the reason "expired" (or is deleted, with
+    /// [`drop_on_expiry`](Message::drop_on_expiry)). Must be after the due time.
+    pub fn expires_in(mut self, d: Duration) -> Self {
+        self.expires = Some(Due::In(d));
+        self
+    }
+
+    /// Not delivered after `at` (by the Redis clock); see [`expires_in`](Message::expires_in).
+    pub fn expires_at(mut self, at: SystemTime) -> Self {
+        self.expires = Some(Due::At(at));
+        self
+    }
+
+    /// On expiry, delete the message instead of keeping it as a dead letter.
+    pub fn drop_on_expiry(mut self, drop: bool) -> Self {
+        self.drop_on_expiry = drop;
         self
     }
 

@@ -23,6 +23,36 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in a stable order.
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::Connection,
+        ErrorKind::Timeout,
+        ErrorKind::LeaseLost,
+        ErrorKind::NotFound,
+        ErrorKind::Redis,
+        ErrorKind::Handler,
+    ];
+
+    /// Stable code of the kind, the same in every binding (Node's `err.code`, Python's and
+    /// Kotlin's `code`): `ERR_REDELAY_INVALID_ARGUMENT`, `ERR_REDELAY_LEASE_LOST`, ...
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "ERR_REDELAY_INVALID_ARGUMENT",
+            ErrorKind::Connection => "ERR_REDELAY_CONNECTION",
+            ErrorKind::Timeout => "ERR_REDELAY_TIMEOUT",
+            ErrorKind::LeaseLost => "ERR_REDELAY_LEASE_LOST",
+            ErrorKind::NotFound => "ERR_REDELAY_NOT_FOUND",
+            ErrorKind::Redis => "ERR_REDELAY_REDIS",
+            ErrorKind::Handler => "ERR_REDELAY_HANDLER",
+        }
+    }
+
+    /// The kind whose [`name`](Self::name) or [`code`](Self::code) this is.
+    pub fn from_name(s: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.name() == s || k.code() == s)
+    }
+
     /// Stable name of the kind, as used by every binding (`InvalidArgument`, `LeaseLost`, ...).
     pub fn name(self) -> &'static str {
         match self {

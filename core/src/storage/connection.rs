@@ -18,8 +18,8 @@ use redis::cluster_async::ClusterConnection;
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
-use crate::client::redact;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::url::redact;
 
 /// The URL schemes redelay accepts.
 pub const URL_SCHEMES: &[&str] =
@@ -226,6 +226,30 @@ pub(crate) struct SentinelConn {
     last_resolve: StdMutex<Instant>,
 }
 
+/// Opens more connections to the same place, for work that must not share the multiplexed
+/// one (a publish followed by WAIT, which blocks its connection).
+pub(crate) enum Opener {
+    Single(redis::Client, ConnectionManagerConfig),
+    Cluster(redis::cluster::ClusterClient),
+    /// A connection to the master Sentinel names now.
+    Sentinel(Arc<SentinelConn>),
+}
+
+impl Opener {
+    pub async fn open(&self) -> Result<Conn> {
+        Ok(match self {
+            Opener::Single(c, config) => {
+                Conn::Single(ConnectionManager::new_with_config(c.clone(), config.clone()).await?)
+            }
+            Opener::Cluster(c) => Conn::Cluster(c.get_async_connection().await?),
+            Opener::Sentinel(s) => {
+                let master = s.sentinel.lock().await.async_get_client().await?;
+                Conn::Single(ConnectionManager::new_with_config(master, s.config.clone()).await?)
+            }
+        })
+    }
+}
+
 /// Where the wake subscriber connects.
 #[derive(Clone)]
 pub(crate) enum PubSubTarget {
@@ -263,7 +287,7 @@ fn manager_config(t: Timeouts) -> ConnectionManagerConfig {
 }
 
 /// Connects to what `url` names. Errors: InvalidArgument for the URL, else what Redis said.
-pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarget)> {
+pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarget, Opener)> {
     let p = parse(url)?;
     if p.tls {
         // rustls needs a process-wide crypto provider; keep one the application installed.
@@ -282,7 +306,8 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
             };
             let client = p.client(&node)?;
             let conn = ConnectionManager::new_with_config(client.clone(), manager_config(t)).await?;
-            Ok((Conn::Single(conn), PubSubTarget::Client(client)))
+            let opener = Opener::Single(client.clone(), manager_config(t));
+            Ok((Conn::Single(conn), PubSubTarget::Client(client), opener))
         }
         Kind::Cluster => {
             let nodes: Vec<String> = p.hosts.iter().map(|h| p.node_url(h, "")).collect();
@@ -296,7 +321,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
             let cluster = b.build().map_err(|e| invalid(url, e))?;
             let conn = cluster.get_async_connection().await?;
             let subs = nodes.iter().map(|n| p.client(n)).collect::<Result<Vec<_>>>()?;
-            Ok((Conn::Cluster(conn), PubSubTarget::AnyOf(subs)))
+            Ok((Conn::Cluster(conn), PubSubTarget::AnyOf(subs), Opener::Cluster(cluster)))
         }
         Kind::Sentinel => {
             let sentinels: Vec<String> = p.hosts.iter().map(|h| format!("redis://{h}")).collect();
@@ -328,7 +353,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
                 last_resolve: StdMutex::new(Instant::now()),
             });
             tokio::spawn(watch_switch_master(Arc::downgrade(&s)));
-            Ok((Conn::Sentinel(s.clone()), PubSubTarget::Sentinel(s)))
+            Ok((Conn::Sentinel(s.clone()), PubSubTarget::Sentinel(s.clone()), Opener::Sentinel(s)))
         }
     }
 }
@@ -366,6 +391,7 @@ impl SentinelConn {
             Err(_) => return,
         };
         if let Ok(cm) = ConnectionManager::new_with_config(client, self.config.clone()).await {
+            tracing::info!("following Sentinel: connected to the current master");
             *self.current.write().unwrap() = cm;
         }
     }

@@ -11,9 +11,9 @@ use std::sync::LazyLock;
 use redis::aio::ConnectionLike;
 use redis::{Cmd, RedisResult, Value};
 
-use crate::client::Conn;
+use crate::storage::connection::Conn;
 
-const LIB: &str = include_str!("../lua/lib.lua");
+const LIB: &str = include_str!("../../lua/lib.lua");
 
 /// One script: its source (with the library) and its SHA1.
 pub(crate) struct Script {
@@ -28,29 +28,37 @@ impl Script {
         Script { code, hash }
     }
 
+    /// The command that runs the script: EVALSHA, or with `source` EVAL (which also caches it).
+    pub fn cmd(&self, source: bool, keys: &[String], args: impl Fn(&mut Cmd)) -> Cmd {
+        let mut c = if source { redis::cmd("EVAL") } else { redis::cmd("EVALSHA") };
+        c.arg(if source { &self.code } else { &self.hash }).arg(keys.len()).arg(keys);
+        args(&mut c);
+        c
+    }
+
     /// Runs the script with the queue's `keys`; `args` adds ARGV to the command.
     pub async fn run(&self, conn: &Conn, keys: &[String], args: impl Fn(&mut Cmd)) -> RedisResult<Value> {
-        let build = |verb: &str, body: &str| {
-            let mut c = redis::cmd(verb);
-            c.arg(body).arg(keys.len()).arg(keys);
-            args(&mut c);
-            c
-        };
         let mut con = conn.clone();
         // A server error may arrive as a value; `extract_error` makes it an Err (nested ones too).
-        match con.req_packed_command(&build("EVALSHA", &self.hash)).await.and_then(Value::extract_error) {
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                con.req_packed_command(&build("EVAL", &self.code)).await.and_then(Value::extract_error)
+        match con.req_packed_command(&self.cmd(false, keys, &args)).await.and_then(Value::extract_error) {
+            Err(e) if is_noscript(&e) => {
+                tracing::debug!("script not cached on that node (a restart or failover): sending its source");
+                con.req_packed_command(&self.cmd(true, keys, &args)).await.and_then(Value::extract_error)
             }
             other => other,
         }
     }
 }
 
+/// True for Redis' NOSCRIPT (the script is not cached on that node: send its source).
+pub(crate) fn is_noscript(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
+}
+
 macro_rules! script {
     ($name:ident, $file:literal) => {
         pub(crate) static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
+            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
     };
 }
 
@@ -67,3 +75,7 @@ script!(DEAD_LIST, "dead_list.lua");
 script!(RESPAWN, "respawn.lua");
 script!(PURGE_DEAD, "purge_dead.lua");
 script!(VERIFY, "verify.lua");
+script!(PAUSE, "pause.lua");
+script!(UPCOMING, "upcoming.lua");
+script!(LIST, "list.lua");
+script!(SEARCH, "search.lua");

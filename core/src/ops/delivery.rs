@@ -5,10 +5,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::error::{Error, Result};
-use crate::limits;
-use crate::record::Record;
-use crate::settle::{NackMode, Op, Settled, Settler};
+use crate::base::time::ms_to_time;
+
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::record::{Record, Token};
+use crate::storage::settle::{NackMode, Op, Settled, Settler};
 
 /// One delivery of a message to one consumer. It holds a lease until `lease_deadline`; settle
 /// it with [`ack`](Delivery::ack) or [`nack`](Delivery::nack) (a subscription does that from the
@@ -21,27 +23,14 @@ pub struct Delivery {
 pub(crate) struct Inner {
     pub id: String,
     pub queue: String,
-    pub token: String,
+    pub token: Token,
+    /// `token` in hex, as [`Delivery::token`] hands it out.
+    pub token_hex: String,
     pub record: Record,
     pub delivered_at_us: i64,
     pub lease_deadline_ms: AtomicI64,
     pub settled: AtomicBool,
     pub settler: Settler,
-}
-
-pub(crate) fn ms_to_time(ms: i64) -> SystemTime {
-    if ms >= 0 {
-        UNIX_EPOCH + Duration::from_millis(ms as u64)
-    } else {
-        UNIX_EPOCH
-    }
-}
-
-pub(crate) fn time_to_ms(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_millis() as i64,
-        Err(e) => -(e.duration().as_millis() as i64),
-    }
 }
 
 impl std::fmt::Debug for Delivery {
@@ -93,6 +82,10 @@ impl Delivery {
     pub fn due_at(&self) -> SystemTime {
         ms_to_time(self.inner.record.due_at_ms)
     }
+    /// When the message expires, if it does: it is not delivered again after that.
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        (self.inner.record.expire_at_ms > 0).then(|| ms_to_time(self.inner.record.expire_at_ms))
+    }
     /// When this delivery was leased (Redis clock, microsecond precision).
     pub fn delivered_at(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_micros(self.inner.delivered_at_us.max(0) as u64)
@@ -108,7 +101,7 @@ impl Delivery {
     }
     /// The lease token (for `Queue::ack` and friends, when settling by id).
     pub fn token(&self) -> &str {
-        &self.inner.token
+        &self.inner.token_hex
     }
     /// True once ack or nack was called (successfully or not).
     pub fn is_settled(&self) -> bool {
@@ -125,7 +118,7 @@ impl Delivery {
     /// Marks the delivery settled and returns its ack request.
     pub(crate) fn ack_op(&self) -> Result<Op> {
         self.begin_settle()?;
-        Ok(Op::Ack { id: self.inner.id.clone(), token: self.inner.token.clone() })
+        Ok(Op::Ack { id: self.inner.id.clone(), token: self.inner.token })
     }
 
     /// Checks `retry_in`, marks the delivery settled and returns its nack request.
@@ -140,7 +133,7 @@ impl Delivery {
         };
         Ok(Op::Nack {
             id: self.inner.id.clone(),
-            token: self.inner.token.clone(),
+            token: self.inner.token,
             mode,
             reason: truncate(reason, limits::MAX_REASON_BYTES),
         })
@@ -151,7 +144,7 @@ impl Delivery {
         self.begin_settle()?;
         Ok(Op::Nack {
             id: self.inner.id.clone(),
-            token: self.inner.token.clone(),
+            token: self.inner.token,
             mode: NackMode::Release,
             reason: String::new(),
         })
@@ -186,8 +179,7 @@ impl Delivery {
         if self.is_settled() {
             return Err(Error::lease_lost(&self.inner.id));
         }
-        let op =
-            Op::Extend { id: self.inner.id.clone(), token: self.inner.token.clone(), ttr_ms: ttr.as_millis() as u64 };
+        let op = Op::Extend { id: self.inner.id.clone(), token: self.inner.token, ttr_ms: ttr.as_millis() as u64 };
         if let Settled::Extended(deadline) = self.inner.settler.settle(op).await? {
             self.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
         }

@@ -1,0 +1,285 @@
+//! The options of every call, as plain data with defaults and one `validate()` each. Bindings
+//! map their language's arguments onto these fields one to one; every default, range and rule
+//! (such as "delay and at exclude each other") is decided here, once.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::message::{Due, Message};
+
+/// How to publish one message. `Default` is "due now, the client's defaults for the rest".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PublishOptions {
+    /// Your own id, unique within the queue; None generates one (all digits).
+    pub id: Option<String>,
+    /// Due this long after Redis receives the publish. Excludes `at`.
+    pub delay: Option<Duration>,
+    /// Due at this time (by the Redis clock). Excludes `delay`.
+    pub at: Option<SystemTime>,
+    pub headers: BTreeMap<String, String>,
+    /// Deliveries allowed before the message goes to the dead letters (default: the client's).
+    pub max_attempts: Option<u32>,
+    /// Lease length of each delivery (default: the client's).
+    pub ttr: Option<Duration>,
+    /// First retry backoff (default: the client's); doubles at each failed attempt.
+    pub backoff_base: Option<Duration>,
+    /// Largest retry backoff (default: the client's).
+    pub backoff_max: Option<Duration>,
+    /// Replace an existing message with the same id instead of reporting a duplicate.
+    pub replace: bool,
+    /// Not delivered after this long from the publish. Excludes `expires_at`.
+    pub expires_in: Option<Duration>,
+    /// Not delivered after this time. Excludes `expires_in`.
+    pub expires_at: Option<SystemTime>,
+    /// On expiry, delete the message instead of keeping it as a dead letter ("expired").
+    pub drop_on_expiry: bool,
+}
+
+impl PublishOptions {
+    /// Checks what can be checked without a client: exclusive fields and each field's range.
+    /// (The body's size and the defaults are checked by the queue at publish.)
+    pub fn validate(&self) -> Result<()> {
+        let due = Due::from_parts(self.delay, self.at)?;
+        if self.expires_in.is_some() && self.expires_at.is_some() {
+            return Err(Error::invalid("expires_in/expires_at: give one of them, not both"));
+        }
+        let expires = self.expires_in.map(Due::In).or(self.expires_at.map(Due::At));
+        limits::check_expiry(due, expires)?;
+        if let Some(id) = &self.id {
+            limits::check_id(id)?;
+        }
+        if let Some(d) = self.delay {
+            limits::check_delay("delay", d)?;
+        }
+        if let Some(n) = self.max_attempts {
+            limits::check_max_attempts(n)?;
+        }
+        if let Some(t) = self.ttr {
+            limits::check_ttr("ttr", t)?;
+        }
+        if let Some(b) = self.backoff_base {
+            limits::check_backoff("backoff base", b)?;
+        }
+        if let Some(b) = self.backoff_max {
+            limits::check_backoff("backoff max", b)?;
+        }
+        limits::check_headers(self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), self.headers.len())
+    }
+
+    /// The message with `body` and these options, after [`validate`](Self::validate).
+    pub fn message(self, body: impl Into<Vec<u8>>) -> Result<Message> {
+        self.validate()?;
+        let mut m = Message::new(body).headers(self.headers).replace(self.replace);
+        if let Some(id) = self.id {
+            m = m.id(id);
+        }
+        m = m.due(Due::from_parts(self.delay, self.at)?);
+        if let Some(n) = self.max_attempts {
+            m = m.max_attempts(n);
+        }
+        if let Some(t) = self.ttr {
+            m = m.ttr(t);
+        }
+        m.backoff_base = self.backoff_base;
+        m.backoff_max = self.backoff_max;
+        m.expires = self.expires_in.map(Due::In).or(self.expires_at.map(Due::At));
+        m.drop_on_expiry = self.drop_on_expiry;
+        Ok(m)
+    }
+}
+
+/// The messages of a batch from (body, options) pairs, each checked as by
+/// [`PublishOptions::message`]; an error names the message's position ("message 3: ttr: …")
+/// and nothing is published.
+pub fn batch_messages(items: Vec<(Vec<u8>, PublishOptions)>) -> Result<Vec<Message>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (body, o))| o.message(body).map_err(|e| Error::invalid(format!("message {i}: {}", e.message()))))
+        .collect()
+}
+
+/// Options of a client. `Default` is redelay's defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// Key prefix of every queue (default `redelay`).
+    pub prefix: String,
+    /// Largest body accepted by publish (default 8 MiB).
+    pub max_body_bytes: usize,
+    /// Durability: a publish returns only after this many replicas have it, waiting at most
+    /// this long (Redis WAIT); None = don't wait.
+    pub wait_for_replicas: Option<(u32, Duration)>,
+    /// How long to try to reach Redis before a Connection error (default 5 s).
+    pub connect_timeout: Duration,
+    /// How long to wait for any one answer from Redis before a Timeout error (default 10 s).
+    pub response_timeout: Duration,
+    /// Defaults of messages that do not set their own.
+    pub default_max_attempts: u32,
+    pub default_ttr: Duration,
+    pub default_backoff_base: Duration,
+    pub default_backoff_max: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            prefix: "redelay".to_string(),
+            max_body_bytes: limits::DEFAULT_MAX_BODY_BYTES,
+            wait_for_replicas: None,
+            connect_timeout: Duration::from_secs(5),
+            response_timeout: Duration::from_secs(10),
+            default_max_attempts: limits::DEFAULT_MAX_ATTEMPTS,
+            default_ttr: limits::DEFAULT_TTR,
+            default_backoff_base: limits::DEFAULT_BACKOFF_BASE,
+            default_backoff_max: limits::DEFAULT_BACKOFF_MAX,
+        }
+    }
+}
+
+impl ClientOptions {
+    pub fn validate(&self) -> Result<()> {
+        limits::check_prefix(&self.prefix)?;
+        limits::check_max_body_setting(self.max_body_bytes)?;
+        limits::check_max_attempts(self.default_max_attempts)?;
+        limits::check_ttr("default ttr", self.default_ttr)?;
+        limits::check_backoff("default backoff base", self.default_backoff_base)?;
+        limits::check_backoff("default backoff max", self.default_backoff_max)?;
+        for (field, d) in [("connect_timeout", self.connect_timeout), ("response_timeout", self.response_timeout)] {
+            if d.is_zero() || d > Duration::from_secs(3600) {
+                return Err(Error::invalid(format!("{field}: must be 1 ms to 3600000 ms, got {} ms", d.as_millis())));
+            }
+        }
+        if let Some((n, t)) = self.wait_for_replicas {
+            if n == 0 || n > 100 {
+                return Err(Error::invalid(format!("wait_for_replicas replicas: must be 1 to 100, got {n}")));
+            }
+            if t.is_zero() || t > Duration::from_secs(60) {
+                return Err(Error::invalid(format!(
+                    "wait_for_replicas timeout: must be 1 ms to 60000 ms, got {} ms",
+                    t.as_millis()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Options of a subscription. `Default`: 10 handlers, as many prefetched, each message's own
+/// ttr, 30 s drain, 1 s longest idle sleep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscribeOptions {
+    /// Handlers running at once (default 10; 1 to 10,000).
+    pub concurrency: usize,
+    /// Messages leased ahead and waiting for a free handler slot (None: as many as
+    /// `concurrency`; 0 to 1,000). Their leases are kept alive too.
+    pub prefetch: Option<usize>,
+    /// Lease length of each delivery; None uses each message's own ttr.
+    pub ttr: Option<Duration>,
+    /// How long `close` waits for running handlers (default 30 s). Those still running then
+    /// are abandoned; their messages are delivered again when their leases run out.
+    pub drain_timeout: Duration,
+    /// Longest idle sleep between fetches, in case a wake-up was lost (default 1 s; 10 ms to
+    /// 60 s).
+    pub max_idle: Duration,
+}
+
+impl Default for SubscribeOptions {
+    fn default() -> Self {
+        SubscribeOptions {
+            concurrency: 10,
+            prefetch: None,
+            ttr: None,
+            drain_timeout: Duration::from_secs(30),
+            max_idle: Duration::from_secs(1),
+        }
+    }
+}
+
+impl SubscribeOptions {
+    /// Default options with `concurrency` handlers (and as many prefetched).
+    pub fn concurrency(n: usize) -> Self {
+        SubscribeOptions { concurrency: n, ..Default::default() }
+    }
+
+    /// The prefetch in effect.
+    pub fn prefetch(&self) -> usize {
+        self.prefetch.unwrap_or(self.concurrency)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        limits::check_concurrency(self.concurrency)?;
+        if let Some(p) = self.prefetch {
+            if p > limits::MAX_FETCH {
+                return Err(Error::invalid(format!("prefetch: must be 0 to {}, got {p}", limits::MAX_FETCH)));
+            }
+        }
+        if let Some(t) = self.ttr {
+            limits::check_ttr("ttr", t)?;
+        }
+        if self.drain_timeout > Duration::from_secs(24 * 3600) {
+            return Err(Error::invalid(format!(
+                "drain_timeout: must be 0 to 86400000 ms, got {} ms",
+                self.drain_timeout.as_millis()
+            )));
+        }
+        if self.max_idle < Duration::from_millis(10) || self.max_idle > Duration::from_secs(60) {
+            return Err(Error::invalid(format!(
+                "max_idle: must be 10 ms to 60000 ms, got {} ms",
+                self.max_idle.as_millis()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Which page of dead letters to list. `Default`: the oldest 100.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadLetterQuery {
+    pub offset: usize,
+    /// 1 to 1,000 (default 100).
+    pub limit: usize,
+}
+
+impl Default for DeadLetterQuery {
+    fn default() -> Self {
+        DeadLetterQuery { offset: 0, limit: limits::DEFAULT_DEAD_LETTER_LIMIT }
+    }
+}
+
+impl DeadLetterQuery {
+    pub fn validate(&self) -> Result<()> {
+        if self.limit == 0 || self.limit > limits::MAX_FETCH {
+            return Err(Error::invalid(format!("limit: must be 1 to {}, got {}", limits::MAX_FETCH, self.limit)));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_exclusive_fields_are_refused() {
+        PublishOptions::default().validate().unwrap();
+        ClientOptions::default().validate().unwrap();
+        SubscribeOptions::default().validate().unwrap();
+        DeadLetterQuery::default().validate().unwrap();
+        let both = PublishOptions { delay: Some(Duration::ZERO), at: Some(SystemTime::now()), ..Default::default() };
+        assert!(both.validate().unwrap_err().message().starts_with("delay/at"));
+        assert_eq!(SubscribeOptions::concurrency(7).prefetch(), 7);
+        assert_eq!(SubscribeOptions { prefetch: Some(0), ..SubscribeOptions::concurrency(7) }.prefetch(), 0);
+        for (o, word) in [
+            (SubscribeOptions { concurrency: 0, ..Default::default() }, "concurrency"),
+            (SubscribeOptions { prefetch: Some(1001), ..Default::default() }, "prefetch"),
+            (SubscribeOptions { max_idle: Duration::from_millis(1), ..Default::default() }, "max_idle"),
+        ] {
+            assert!(o.validate().unwrap_err().message().starts_with(word));
+        }
+        let c = ClientOptions { wait_for_replicas: Some((1, Duration::ZERO)), ..Default::default() };
+        assert!(c.validate().unwrap_err().message().starts_with("wait_for_replicas timeout"));
+        assert!(DeadLetterQuery { offset: 0, limit: 0 }.validate().unwrap_err().message().starts_with("limit"));
+    }
+}

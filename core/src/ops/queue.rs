@@ -1,0 +1,791 @@
+//! A queue handle: publish, pull, settle by id, inspect, change, dead letters.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use redis::Value;
+
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::keys::{self, QueueKeys};
+use crate::base::limits;
+use crate::base::message::{Due, Message, PublishStatus, Published};
+use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
+use crate::base::reply::{array, bad, bytes, int, string};
+use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
+use crate::ops::delivery::{self, Delivery};
+use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
+use crate::storage::ctx::Ctx;
+use crate::storage::scripts;
+use crate::storage::settle::{NackMode, Op, Settled, Settler};
+
+/// Largest queue `verify` checks (it is O(n) and blocks Redis meanwhile).
+pub const VERIFY_MAX_RECORDS: u64 = 2_000_000;
+/// Expired leases reclaimed per fetch call.
+pub(crate) const RECLAIM_LIMIT: usize = 200;
+/// A fetch stops leasing once its reply holds this many bytes of records and blobs (always at
+/// least one message), so that big bodies never make one script call copy megabytes.
+pub(crate) const FETCH_REPLY_BYTES: usize = 1 << 20;
+/// Dead-letter pages stop at this many bytes of records and blobs (always at least one).
+const DEAD_LIST_BYTES: usize = 1 << 20;
+/// Replay keys of earlier fetches deleted by one fetch call, at most.
+const CONFIRM_PER_FETCH: usize = 64;
+/// Tries of a fetch call whose reply did not arrive (the same fetch id each time).
+const FETCH_TRIES: u32 = 4;
+
+/// Errors after which a call may have run in Redis without its reply arriving.
+fn retryable(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection) && !e.message().contains("client is closed")
+}
+
+fn add_args(a: &[redis::Arg<Vec<u8>>]) -> impl Fn(&mut redis::Cmd) + '_ {
+    move |c: &mut redis::Cmd| {
+        for x in a {
+            if let redis::Arg::Simple(b) = x {
+                c.arg(b);
+            }
+        }
+    }
+}
+
+/// A bulk string, or None for a nil / false reply.
+fn opt_bytes(v: Value) -> Result<Option<Vec<u8>>> {
+    match v {
+        Value::Nil | Value::Boolean(false) => Ok(None),
+        Value::Int(0) => Ok(None),
+        v => bytes(v).map(Some),
+    }
+}
+
+/// A handle to one queue. Cheap to clone.
+#[derive(Clone)]
+pub struct Queue {
+    pub(crate) inner: Arc<QueueInner>,
+}
+
+pub(crate) struct QueueInner {
+    pub ctx: Arc<Ctx>,
+    pub name: String,
+    pub keys: Arc<QueueKeys>,
+    pub settler: Settler,
+    registered: AtomicBool,
+    /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
+    confirmed: std::sync::Mutex<Vec<String>>,
+}
+
+/// The reply of one fetch script call.
+pub(crate) struct Fetched {
+    /// Redis time of the call, µs.
+    pub now_us: i64,
+    /// Local instant matching `now_us` (midpoint of the round trip), to map Redis times to
+    /// local timers.
+    pub local: Instant,
+    /// Earliest due message still scheduled, Redis ms.
+    pub next_due_ms: Option<i64>,
+    /// Earliest lease deadline (an expired lease is reclaimed by a fetch), Redis ms.
+    pub next_lease_ms: Option<i64>,
+    /// More messages are leasable right now.
+    pub more: bool,
+    pub deliveries: Vec<Delivery>,
+    /// Messages whose stored record could not be read: moved to the dead letters, one error
+    /// naming each id.
+    pub corrupt: Vec<Error>,
+}
+
+impl Fetched {
+    /// The earliest Redis time at which a fetch could find work, as a local instant.
+    pub fn next_wake(&self) -> Option<Instant> {
+        let next = match (self.next_due_ms, self.next_lease_ms) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some(self.local_instant(next))
+    }
+
+    pub fn local_instant(&self, redis_ms: i64) -> Instant {
+        let ahead_us = redis_ms * 1000 - self.now_us;
+        if ahead_us <= 0 {
+            self.local
+        } else {
+            self.local + Duration::from_micros(ahead_us as u64)
+        }
+    }
+}
+
+fn due_args(due: Due) -> Result<When> {
+    Ok(match due {
+        Due::In(d) => {
+            limits::check_delay("delay", d)?;
+            When::FromNow(d.as_millis() as u64)
+        }
+        Due::At(t) => {
+            let ms = time_to_ms(t);
+            limits::check_at(ms, time_to_ms(SystemTime::now()))?;
+            When::At(ms as u64)
+        }
+    })
+}
+
+fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
+    v.into_iter().map(redis::Arg::Simple).collect()
+}
+
+impl Queue {
+    pub(crate) fn new(ctx: Arc<Ctx>, name: &str) -> Result<Queue> {
+        limits::check_queue_name(name)?;
+        let keys = Arc::new(QueueKeys::new(&ctx.prefix, name));
+        let settler = Settler::start(ctx.conn.clone(), keys.clone(), &ctx.rt);
+        Ok(Queue {
+            inner: Arc::new(QueueInner {
+                ctx,
+                name: name.to_string(),
+                keys,
+                settler,
+                registered: AtomicBool::new(false),
+                confirmed: Default::default(),
+            }),
+        })
+    }
+
+    /// The queue's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    fn conn(&self) -> crate::storage::connection::Conn {
+        self.inner.ctx.conn.clone()
+    }
+
+    async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
+        self.run_keys(script, &self.inner.keys.all, args).await
+    }
+
+    async fn run_keys(
+        &self,
+        script: &scripts::Script,
+        keys: &[String],
+        args: Vec<redis::Arg<Vec<u8>>>,
+    ) -> Result<Value> {
+        self.inner.ctx.check_open()?;
+        let conn = &self.inner.ctx.conn;
+        Ok(script.run(conn, keys, add_args(&args)).await?)
+    }
+
+    async fn register(&self) {
+        if !self.inner.registered.swap(true, Ordering::Relaxed) {
+            let mut c = self.conn();
+            let r: redis::RedisResult<i64> = redis::cmd("SADD")
+                .arg(keys::registry(&self.inner.ctx.prefix))
+                .arg(&self.inner.name)
+                .query_async(&mut c)
+                .await;
+            if r.is_err() {
+                self.inner.registered.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Publishes one message. A duplicate id is reported in the result, not as an error.
+    pub async fn publish(&self, msg: Message) -> Result<Published> {
+        let mut v = self.publish_batch(vec![msg]).await?;
+        v.pop().ok_or_else(|| bad("empty publish reply"))
+    }
+
+    /// Publishes many messages in one round trip (up to 100,000; sent as atomic script calls
+    /// of 100, pipelined). Every message is checked before anything is sent: one bad message
+    /// refuses the whole batch with InvalidArgument, and nothing is written. The batch behaves
+    /// exactly as the same messages published one by one, in order: an id given twice sees the
+    /// first (a duplicate, or with `replace` a replacement).
+    pub async fn publish_batch(&self, msgs: Vec<Message>) -> Result<Vec<Published>> {
+        limits::check_batch(msgs.len())?;
+        if msgs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let d = self.inner.ctx.defaults;
+        let max_body = self.inner.ctx.max_body_bytes;
+        let mut chunks: Vec<Vec<Vec<u8>>> = Vec::new();
+        for (i, chunk) in msgs.chunks(limits::PUBLISH_CHUNK).enumerate() {
+            let mut a: Vec<Vec<u8>> = Vec::with_capacity(1 + chunk.len() * 3);
+            a.push(chunk.len().to_string().into_bytes());
+            for (j, m) in chunk.iter().enumerate() {
+                let at = |e: Error| {
+                    if msgs.len() == 1 {
+                        e
+                    } else {
+                        Error::invalid(format!("message {}: {}", i * limits::PUBLISH_CHUNK + j, e.message()))
+                    }
+                };
+                if let Some(id) = &m.id {
+                    limits::check_id(id).map_err(at)?;
+                }
+                limits::check_body(m.body.len(), max_body).map_err(at)?;
+                limits::check_headers(m.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), m.headers.len())
+                    .map_err(at)?;
+                limits::check_expiry(m.due, m.expires).map_err(at)?;
+                let due = due_args(m.due).map_err(at)?;
+                let expire = m.expires.map(due_args).transpose().map_err(at)?;
+                let max_attempts = m.max_attempts.unwrap_or(d.max_attempts);
+                limits::check_max_attempts(max_attempts).map_err(at)?;
+                let ttr = m.ttr.unwrap_or(d.ttr);
+                limits::check_ttr("ttr", ttr).map_err(at)?;
+                let (bb, bm) = (m.backoff_base.unwrap_or(d.backoff_base), m.backoff_max.unwrap_or(d.backoff_max));
+                limits::check_backoff("backoff base", bb).map_err(at)?;
+                limits::check_backoff("backoff max", bm).map_err(at)?;
+                let blob = encode_blob(&m.headers, &m.body);
+                let spec = Spec {
+                    inline: blob.len() <= record::INLINE_MAX,
+                    drop_on_expiry: m.drop_on_expiry,
+                    max_attempts,
+                    ttr_ms: ttr.as_millis() as u64,
+                    backoff_base_ms: bb.as_millis() as u64,
+                    backoff_max_ms: bm.as_millis().max(bb.as_millis()) as u64,
+                    replace: m.replace,
+                    due,
+                    expire,
+                };
+                a.push(m.id.clone().unwrap_or_default().into_bytes());
+                a.push(spec.encode());
+                a.push(blob);
+            }
+            chunks.push(a);
+        }
+        self.register().await;
+        let replies = match self.inner.ctx.wait_replicas {
+            None => {
+                let calls = chunks.into_iter().map(|a| self.run(&scripts::PUBLISH, args(a)));
+                futures_util::future::join_all(calls).await.into_iter().collect::<Result<Vec<_>>>()?
+            }
+            Some((n, timeout)) => self.publish_and_wait(chunks, n, timeout).await?,
+        };
+        let mut out = Vec::with_capacity(msgs.len());
+        let mut given = msgs.iter().map(|m| m.id.clone());
+        for reply in replies {
+            let v = array(reply)?;
+            let (seq0, statuses) = match (v.get(1), v.get(2)) {
+                (Some(s), Some(st)) => (int(s)?, bytes(st.clone())?),
+                _ => return Err(bad("publish")),
+            };
+            for (k, st) in statuses.iter().enumerate() {
+                let id = match given.next().ok_or_else(|| bad("publish: more statuses than messages"))? {
+                    Some(id) => id,
+                    None => (seq0 + k as i64 + 1).to_string(),
+                };
+                let status = match st {
+                    b'0' => PublishStatus::Duplicate,
+                    b'2' => PublishStatus::Replaced,
+                    _ => PublishStatus::Stored,
+                };
+                out.push(Published { id, status });
+            }
+        }
+        if out.len() != msgs.len() {
+            return Err(bad("publish: fewer statuses than messages"));
+        }
+        Ok(out)
+    }
+
+    /// Durable publish: the script calls and a `WAIT n timeout` go out together, in that order,
+    /// on one connection of their own (WAIT blocks the connection it runs on, so it never runs
+    /// on the connection that fetches and settles), and a publish reports success only when
+    /// WAIT confirmed those very writes. A connection that drops in between fails the call.
+    async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
+        self.inner.ctx.check_open()?;
+        let keys = &self.inner.keys.all;
+        let calls: Vec<_> = chunks.into_iter().map(args).collect();
+        let mut replies =
+            self.inner.ctx.dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout).await?;
+        let got = replies.pop().ok_or_else(|| bad("WAIT"))?;
+        let got = int(&got)?;
+        if got < i64::from(n) {
+            return Err(Error::new(
+                ErrorKind::Redis,
+                format!(
+                    "publish: stored on the master but only {got} of {n} replicas confirmed within {} ms; \
+                     it may be lost if the master fails now (retry: ids make it safe)",
+                    timeout.as_millis()
+                ),
+            ));
+        }
+        Ok(replies)
+    }
+
+    /// One fetch call (reclaim, then lease up to `max`, 0 = none), tried again with the same
+    /// fetch id while its reply does not arrive: a retry of a call that did run in Redis gets
+    /// the same leases back, so a lost reply costs no attempt.
+    pub(crate) async fn fetch_once(&self, max: usize, ttr: Option<Duration>) -> Result<Fetched> {
+        let fid = record::new_fetch_id();
+        let mut tries = 0;
+        loop {
+            match self.fetch_call(&fid, max, ttr).await {
+                Err(e) if retryable(&e) && tries + 1 < FETCH_TRIES && !self.inner.ctx.is_closed() => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * u64::from(tries))).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One fetch script call with the fetch id `fid`.
+    pub(crate) async fn fetch_call(&self, fid: &[u8; 6], max: usize, ttr: Option<Duration>) -> Result<Fetched> {
+        let replay = self.inner.keys.fetch_replay(&hex(fid));
+        let mut keys = self.inner.keys.all.to_vec();
+        keys.push(replay.clone());
+        let confirmed: Vec<String> = {
+            let mut c = self.inner.confirmed.lock().unwrap();
+            let n = c.len().min(CONFIRM_PER_FETCH);
+            c.drain(..n).collect()
+        };
+        keys.extend(confirmed);
+        let ttr_ms = ttr.map(|t| t.as_millis() as u64).unwrap_or(0);
+        let a = vec![
+            max.to_string().into_bytes(),
+            ttr_ms.to_string().into_bytes(),
+            fid.to_vec(),
+            FETCH_REPLY_BYTES.to_string().into_bytes(),
+            RECLAIM_LIMIT.to_string().into_bytes(),
+        ];
+        let sent = Instant::now();
+        let reply = self.run_keys(&scripts::FETCH, &keys, args(a)).await?;
+        // Redis read its clock about halfway through the round trip.
+        let local = sent + sent.elapsed() / 2;
+        let f = self.read_fetched(reply, local, ttr)?;
+        if !f.deliveries.is_empty() {
+            self.inner.confirmed.lock().unwrap().push(replay);
+        }
+        Ok(f)
+    }
+
+    fn read_fetched(&self, reply: Value, local: Instant, ttr: Option<Duration>) -> Result<Fetched> {
+        let v = array(reply)?;
+        if v.len() < 7 {
+            return Err(bad("fetch"));
+        }
+        let now_ms = int(&v[0])?;
+        let now_us = now_ms * 1000 + int(&v[1])?;
+        let opt = |x: i64| (x >= 0).then_some(x);
+        let next_due_ms = opt(int(&v[2])?);
+        let next_lease_ms = opt(int(&v[3])?);
+        let more = int(&v[4])? == 1;
+        let mut it = v.into_iter();
+        // Records the script itself could not read were already moved to the dead letters.
+        let mut corrupt: Vec<Error> = array(it.nth(5).ok_or_else(|| bad("fetch"))?)?
+            .into_iter()
+            .map(|id| string(id).map(|id| record::corrupt(&id)))
+            .collect::<Result<_>>()?;
+        let _ = it.next(); // expired count
+        let mut deliveries = Vec::new();
+        while let (Some(id), Some(rec)) = (it.next(), it.next()) {
+            let id = string(id)?;
+            let rec = bytes(rec)?;
+            let blob = if record::is_inline(&rec) {
+                None
+            } else {
+                Some(bytes(it.next().ok_or_else(|| bad("fetch: blob missing"))?)?)
+            };
+            let record = match record::decode(&id, &rec, blob.as_deref()) {
+                Ok(r) => r,
+                Err(e) => {
+                    // Readable header, unreadable rest: dead letter it now; the others flow on.
+                    let token = Token(rec.get(42..50).and_then(|t| t.try_into().ok()).unwrap_or([0; 8]));
+                    let op = Op::Nack { id: id.clone(), token, mode: NackMode::Bury, reason: e.message().to_string() };
+                    drop(self.inner.settler.submit(vec![op]));
+                    corrupt.push(e);
+                    continue;
+                }
+            };
+            let lease_ms = ttr.map(|t| t.as_millis() as i64).unwrap_or(record.ttr_ms as i64);
+            deliveries.push(Delivery {
+                inner: Arc::new(delivery::Inner {
+                    id,
+                    queue: self.inner.name.clone(),
+                    token: record.token,
+                    token_hex: record.token.to_string(),
+                    record,
+                    delivered_at_us: now_us,
+                    lease_deadline_ms: AtomicI64::new(now_ms + lease_ms),
+                    settled: AtomicBool::new(false),
+                    settler: self.inner.settler.clone(),
+                }),
+            });
+        }
+        Ok(Fetched { now_us, local, next_due_ms, next_lease_ms, more, deliveries, corrupt })
+    }
+
+    /// Pulls up to `max` (1 to 1000) due messages, waiting up to `wait` for the first one. Each
+    /// is leased for its ttr: ack, nack or extend it before then, or it is delivered again.
+    pub async fn fetch(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>> {
+        self.fetch_leasing(max, wait, None).await
+    }
+
+    /// [`fetch`](Queue::fetch) with a lease of `ttr` for every message instead of each one's own.
+    /// While waiting it sleeps until the next due time, woken early by a publish; each sleep is
+    /// capped at one second, in case a wake-up is lost.
+    pub async fn fetch_leasing(&self, max: usize, wait: Duration, ttr: Option<Duration>) -> Result<Vec<Delivery>> {
+        const MAX_IDLE: Duration = Duration::from_secs(1);
+        limits::check_fetch_max(max)?;
+        limits::check_delay("wait", wait)?;
+        if let Some(t) = ttr {
+            limits::check_ttr("ttr", t)?;
+        }
+        let deadline = Instant::now() + wait;
+        let mut listener = None;
+        loop {
+            let f = self.fetch_once(max, ttr).await?;
+            if !f.deliveries.is_empty() || Instant::now() >= deadline {
+                return Ok(f.deliveries);
+            }
+            if f.more {
+                continue;
+            }
+            // The listener signals "look now" once its subscription is in place, so a publish
+            // between this fetch and the subscription is not missed.
+            let l = listener.get_or_insert_with(|| self.inner.ctx.wake.listen(self.inner.keys.wake()));
+            let cap = (Instant::now() + MAX_IDLE).min(deadline);
+            let until = f.next_wake().map_or(cap, |t| t.min(cap));
+            let slot = l.slot.clone();
+            tokio::select! {
+                _ = sleep_precise(until) => {}
+                _ = slot.notify.notified() => {
+                    if let Some(due) = slot.take() {
+                        let t = f.local_instant(due).min(cap);
+                        sleep_precise(t).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A token that is not one a delivery carries cannot be the current lease: LeaseLost.
+    fn op_id_token(id: &str, token: &str) -> Result<(String, Token)> {
+        limits::check_id_any(id)?;
+        let token = Token::parse(token).ok_or_else(|| Error::lease_lost(id))?;
+        Ok((id.to_string(), token))
+    }
+
+    /// Acknowledges a leased message by id and lease token (see [`Delivery::ack`]).
+    pub async fn ack(&self, id: &str, token: &str) -> Result<()> {
+        let (id, token) = Self::op_id_token(id, token)?;
+        self.inner.settler.settle(Op::Ack { id, token }).await.map(|_| ())
+    }
+
+    /// Nacks a leased message by id and lease token (see [`Delivery::nack`]). Returns true when
+    /// it went to the dead letters.
+    pub async fn nack(&self, id: &str, token: &str, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
+        if let Some(d) = retry_in {
+            limits::check_delay("retry_in", d)?;
+        }
+        let (id, token) = Self::op_id_token(id, token)?;
+        let mode = retry_in.map_or(NackMode::Backoff, |d| NackMode::After(d.as_millis() as u64));
+        let reason = delivery::truncate(reason, limits::MAX_REASON_BYTES);
+        Ok(self.inner.settler.settle(Op::Nack { id, token, mode, reason }).await? == Settled::Dead)
+    }
+
+    /// Extends a lease by id and lease token to `ttr` from now.
+    pub async fn extend(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
+        limits::check_ttr("ttr", ttr)?;
+        let (id, token) = Self::op_id_token(id, token)?;
+        let ttr_ms = ttr.as_millis() as u64;
+        self.inner.settler.settle(Op::Extend { id, token, ttr_ms }).await.map(|_| ())
+    }
+
+    /// Deletes a message wherever it is. Returns false when there was no such id.
+    pub async fn cancel(&self, id: &str) -> Result<bool> {
+        limits::check_id_any(id)?;
+        let r = self.run(&scripts::CANCEL, vec![redis::Arg::Simple(id.as_bytes().to_vec())]).await?;
+        Ok(int(&r)? == 1)
+    }
+
+    /// Gives a scheduled or ready message a new due time. NotFound when there is no such id;
+    /// InvalidArgument when it is leased (being processed) or dead (respawn it instead).
+    pub async fn reschedule(&self, id: &str, due: Due) -> Result<SystemTime> {
+        limits::check_id_any(id)?;
+        let (mode, value) = match due_args(due)? {
+            When::FromNow(ms) => ("d", ms),
+            When::At(ms) => ("a", ms),
+        };
+        let a = vec![id.as_bytes().to_vec(), mode.as_bytes().to_vec(), value.to_string().into_bytes()];
+        let r = array(self.run(&scripts::RESCHEDULE, args(a)).await?)?;
+        let (status, due) =
+            (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
+        match status {
+            1 => Ok(ms_to_time(due)),
+            0 => Err(Error::not_found(id)),
+            -1 => {
+                Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled")))
+            }
+            -2 => Err(Error::invalid(format!("id: message {id:?} is dead; respawn it instead of rescheduling"))),
+            -4 => Err(Error::invalid(format!(
+                "due: the new due time of message {id:?} is at or after its expiry time ({} ms)",
+                due
+            ))),
+            _ => Err(record::corrupt(id)),
+        }
+    }
+
+    /// Looks at a message without changing it; `None` when there is no such id.
+    pub async fn peek(&self, id: &str) -> Result<Option<MessageInfo>> {
+        limits::check_id_any(id)?;
+        let r = self.run(&scripts::PEEK, vec![redis::Arg::Simple(id.as_bytes().to_vec())]).await?;
+        if matches!(r, Value::Nil) {
+            return Ok(None);
+        }
+        let mut v = array(r)?.into_iter();
+        let (_now, state, score, rec, blob) = match (v.next(), v.next(), v.next(), v.next(), v.next()) {
+            (Some(a), Some(b), Some(c), Some(d), Some(e)) => (a, b, c, d, e),
+            _ => return Err(bad("peek")),
+        };
+        let state = match string(state)?.as_str() {
+            "scheduled" => State::Scheduled,
+            "leased" => State::Leased,
+            "dead" => State::Dead,
+            _ => State::Ready,
+        };
+        let blob = opt_bytes(blob)?;
+        Ok(Some(MessageInfo::from_raw(id.to_string(), state, &bytes(rec)?, blob.as_deref(), int(&score)?)))
+    }
+
+    /// Pauses the queue: consumers stop receiving (leases already held run and settle as
+    /// usual), publishes go on. Stored in Redis: it survives restarts and holds for every
+    /// consumer. Returns false when it was already paused.
+    pub async fn pause(&self) -> Result<bool> {
+        Ok(int(&self.run(&scripts::PAUSE, args(vec![b"1".to_vec()])).await?)? == 1)
+    }
+
+    /// Resumes a paused queue; idle consumers are woken at once. Returns false when it was not
+    /// paused.
+    pub async fn resume(&self) -> Result<bool> {
+        Ok(int(&self.run(&scripts::PAUSE, args(vec![b"0".to_vec()])).await?)? == 1)
+    }
+
+    /// How many waiting messages fall due in each of `buckets` (1 to 1000) consecutive spans
+    /// of `width` from `from` — the load ahead. Leased messages are not counted.
+    pub async fn upcoming(&self, from: SystemTime, width: Duration, buckets: usize) -> Result<Vec<(SystemTime, u64)>> {
+        if buckets == 0 || buckets > 1000 {
+            return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
+        }
+        if width < Duration::from_millis(1) || width > limits::MAX_DELAY {
+            return Err(Error::invalid(format!(
+                "width: must be 1 ms to {} ms, got {} ms",
+                limits::MAX_DELAY.as_millis(),
+                width.as_millis()
+            )));
+        }
+        let start = time_to_ms(from).max(0);
+        let w = width.as_millis() as i64;
+        let a = vec![start.to_string().into_bytes(), w.to_string().into_bytes(), buckets.to_string().into_bytes()];
+        let v = array(self.run(&scripts::UPCOMING, args(a)).await?)?;
+        if v.len() != buckets + 1 {
+            return Err(bad("upcoming"));
+        }
+        v[1..].iter().enumerate().map(|(i, c)| Ok((ms_to_time(start + i as i64 * w), int(c)? as u64))).collect()
+    }
+
+    /// A page of the messages in `state`, in its order (due time, lease deadline or time of
+    /// death), `limit` (1 to 1000) from `offset`; O(log n + page). A page ends early once it
+    /// holds about 1 MiB of bodies.
+    pub async fn list(&self, state: State, offset: usize, limit: usize) -> Result<ListPage> {
+        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        let a = vec![
+            state.as_str().as_bytes().to_vec(),
+            offset.to_string().into_bytes(),
+            limit.to_string().into_bytes(),
+            DEAD_LIST_BYTES.to_string().into_bytes(),
+        ];
+        let v = array(self.run(&scripts::LIST, args(a)).await?)?;
+        let total = int(v.get(1).ok_or_else(|| bad("list"))?)? as u64;
+        let mut items = Vec::new();
+        let mut it = v.into_iter().skip(2);
+        while let (Some(id), Some(score), Some(rec), Some(blob)) = (it.next(), it.next(), it.next(), it.next()) {
+            let raw = opt_bytes(rec)?.unwrap_or_default();
+            let blob = opt_bytes(blob)?;
+            items.push(MessageInfo::from_raw(string(id)?, state, &raw, blob.as_deref(), int(&score)?));
+        }
+        Ok(ListPage { total, items })
+    }
+
+    /// One bounded step of a search over every message of the queue, in any state: about 500
+    /// records looked at per call (a few milliseconds of Redis time), from `cursor` (None to
+    /// start). Call again with the returned cursor until it is None.
+    pub async fn search(&self, what: &Search, cursor: Option<&str>) -> Result<SearchPage> {
+        const STEP: usize = 500;
+        let (kind, needle, name): (&str, Vec<u8>, &str) = match what {
+            Search::IdPrefix(p) => ("id", p.as_bytes().to_vec(), ""),
+            Search::Header(n, v) => ("header", v.as_bytes().to_vec(), n.as_str()),
+            Search::Body(b) => ("body", b.clone(), ""),
+            Search::Error(e) => ("error", e.as_bytes().to_vec(), ""),
+        };
+        if needle.is_empty() && kind != "header" {
+            return Err(Error::invalid(format!("search {kind}: give something to look for (it is empty)")));
+        }
+        if kind == "header" && name.is_empty() {
+            return Err(Error::invalid("search header: the header name is empty"));
+        }
+        let cursor = cursor.unwrap_or("0");
+        if cursor.is_empty() || !cursor.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::invalid(format!("cursor: {cursor:?} is not a cursor a search returned")));
+        }
+        let a = vec![
+            cursor.as_bytes().to_vec(),
+            STEP.to_string().into_bytes(),
+            kind.as_bytes().to_vec(),
+            needle,
+            name.as_bytes().to_vec(),
+        ];
+        let v = array(self.run(&scripts::SEARCH, args(a)).await?)?;
+        if v.len() < 3 || (v.len() - 3) % 3 != 0 {
+            return Err(bad("search"));
+        }
+        let matches = (v.len() - 3) / 3;
+        let mut it = v.into_iter();
+        let next = string(it.next().ok_or_else(|| bad("search"))?)?;
+        let scanned = int(&it.next().ok_or_else(|| bad("search"))?)? as u64;
+        let now = int(&it.next().ok_or_else(|| bad("search"))?)?;
+        let rest: Vec<Value> = it.collect();
+        let (pairs, blobs) = rest.split_at(2 * matches);
+        let mut items = Vec::with_capacity(matches);
+        for (k, pair) in pairs.chunks(2).enumerate() {
+            let id = string(pair[0].clone())?;
+            let raw = bytes(pair[1].clone())?;
+            let blob = opt_bytes(blobs[k].clone())?;
+            items.push(MessageInfo::from_raw_any(id, &raw, blob.as_deref(), now));
+        }
+        Ok(SearchPage { items, scanned, cursor: (next != "0").then_some(next) })
+    }
+
+    /// Counts of the queue.
+    pub async fn stats(&self) -> Result<Stats> {
+        let v = array(self.run(&scripts::STATS, vec![]).await?)?;
+        if v.len() != 9 {
+            return Err(bad("stats"));
+        }
+        let n = |i: usize| int(&v[i]);
+        let t = |i: usize| -> Result<Option<SystemTime>> {
+            let x = int(&v[i])?;
+            Ok((x >= 0).then(|| ms_to_time(x)))
+        };
+        Ok(Stats {
+            now: ms_to_time(n(0)?),
+            total: n(1)? as u64,
+            scheduled: n(2)? as u64,
+            ready: n(3)? as u64,
+            leased: n(4)? as u64,
+            dead: n(5)? as u64,
+            next_due: t(6)?,
+            oldest_ready_due: t(7)?,
+            paused: n(8)? == 1,
+        })
+    }
+
+    /// Dead letters, the oldest death first, `limit` (1 to 1000) from `offset`. A page ends
+    /// early once it holds about 1 MiB of records and bodies (always at least one message).
+    pub async fn dead_letters(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
+        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        let a = vec![
+            offset.to_string().into_bytes(),
+            limit.to_string().into_bytes(),
+            DEAD_LIST_BYTES.to_string().into_bytes(),
+        ];
+        let v = array(self.run(&scripts::DEAD_LIST, args(a)).await?)?;
+        let mut out = Vec::new();
+        let mut it = v.into_iter().skip(1);
+        while let (Some(id), Some(at), Some(rec), Some(blob)) = (it.next(), it.next(), it.next(), it.next()) {
+            let id = string(id)?;
+            let raw = opt_bytes(rec)?.unwrap_or_default();
+            let blob = opt_bytes(blob)?;
+            out.push(MessageInfo::from_raw(id, State::Dead, &raw, blob.as_deref(), int(&at)?));
+        }
+        Ok(out)
+    }
+
+    /// Respawn or purge: ids in calls of 1000; "oldest n" and "all" as a run of calls over one
+    /// snapshot of the dead letters (those that died before the run began: a message the run
+    /// respawns that dies again is not respawned again, and an unreadable one is skipped).
+    async fn on_dead(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
+        const STEP: usize = 1000;
+        let call = |a: Vec<Vec<u8>>| self.run(script, args(a));
+        let parse = |v: Value| -> Result<[i64; 5]> {
+            let v = array(v)?;
+            if v.len() != 5 {
+                return Err(bad("dead letters"));
+            }
+            Ok([int(&v[0])?, int(&v[1])?, int(&v[2])?, int(&v[3])?, int(&v[4])?])
+        };
+        if let Select::Ids(ids) = &sel {
+            let mut n = 0;
+            for id in ids {
+                limits::check_id_any(id)?;
+            }
+            for chunk in ids.chunks(STEP) {
+                let mut a = vec![b"ids".to_vec()];
+                a.extend(chunk.iter().map(|id| id.as_bytes().to_vec()));
+                n += parse(call(a).await?)?[0] as u64;
+            }
+            return Ok(n);
+        }
+        let mut left = match sel {
+            Select::Oldest(n) => n,
+            _ => usize::MAX,
+        };
+        let (mut t0, mut s0, mut offset, mut done) = (-1i64, -1i64, 0i64, 0u64);
+        while left > 0 {
+            let step = left.min(STEP);
+            let a = vec![
+                b"oldest".to_vec(),
+                step.to_string().into_bytes(),
+                t0.to_string().into_bytes(),
+                s0.to_string().into_bytes(),
+                offset.to_string().into_bytes(),
+            ];
+            let [n, skipped, exhausted, t, s] = parse(call(a).await?)?;
+            (t0, s0) = (t, s);
+            done += n as u64;
+            offset += skipped;
+            left -= (n as usize).min(left);
+            if exhausted == 1 {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Brings dead letters back: attempts reset, due now. Returns how many.
+    pub async fn respawn(&self, sel: Select) -> Result<u64> {
+        self.on_dead(&scripts::RESPAWN, sel).await
+    }
+
+    /// Deletes dead letters for good. Returns how many.
+    pub async fn purge_dead(&self, sel: Select) -> Result<u64> {
+        self.on_dead(&scripts::PURGE_DEAD, sel).await
+    }
+
+    /// Deletes the whole queue: every message in every state, and its name from the registry.
+    /// Uses UNLINK, so Redis frees the memory in the background without blocking.
+    pub async fn destroy(&self) -> Result<()> {
+        let mut c = self.conn();
+        let _: () = redis::cmd("UNLINK").arg(self.inner.keys.data()).query_async(&mut c).await?;
+        let _: () = redis::cmd("SREM")
+            .arg(keys::registry(&self.inner.ctx.prefix))
+            .arg(&self.inner.name)
+            .query_async(&mut c)
+            .await?;
+        self.inner.registered.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Checks the queue's invariant atomically (O(n): for tests and maintenance).
+    pub async fn verify(&self) -> Result<VerifyReport> {
+        let arg = redis::Arg::Simple(VERIFY_MAX_RECORDS.to_string().into_bytes());
+        let r = self.run(&scripts::VERIFY, vec![arg]).await.map_err(|e| {
+            if e.message().contains("more than the limit") {
+                Error::new(ErrorKind::InvalidArgument, e.message().to_string())
+            } else {
+                e
+            }
+        })?;
+        let mut v = array(r)?.into_iter();
+        let records = int(&v.next().ok_or_else(|| bad("verify"))?)? as u64;
+        let problems = array(v.next().ok_or_else(|| bad("verify"))?)?.into_iter().map(string).collect::<Result<_>>()?;
+        Ok(VerifyReport { records, problems })
+    }
+}

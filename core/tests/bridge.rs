@@ -1,0 +1,195 @@
+//! The foreign-runtime bridge (`Queue::subscribe_foreign`) and `Client::close`: what every
+//! binding relies on instead of building its own inbox, wake-up and close.
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use redelay::{ErrorKind, Failure, Message, PublishOptions, State, SubscribeOptions, Subscription, Wake};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+async fn eventually(what: &str, within: Duration, mut cond: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < within, "{what}: not within {within:?}");
+        tokio::time::sleep(ms(10)).await;
+    }
+}
+
+/// An "event loop": a thread that, once woken, takes the inbox and runs the handlers.
+struct Loop {
+    tx: Mutex<mpsc::Sender<()>>,
+    wakes: AtomicUsize,
+    alive: AtomicBool,
+}
+
+impl Wake for Loop {
+    fn wake(&self) -> bool {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        self.alive.load(Ordering::SeqCst) && self.tx.lock().unwrap().send(()).is_ok()
+    }
+}
+
+/// Starts the loop thread; `sub` is filled in once subscribed. Every message whose body is
+/// "fail" is reported failed, the rest acked.
+fn event_loop(seen: Arc<Mutex<Vec<(String, u32)>>>) -> (Arc<Loop>, Arc<Mutex<Option<Arc<Subscription>>>>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    let lp = Arc::new(Loop { tx: Mutex::new(tx), wakes: AtomicUsize::new(0), alive: AtomicBool::new(true) });
+    let sub: Arc<Mutex<Option<Arc<Subscription>>>> = Default::default();
+    let s2 = sub.clone();
+    std::thread::spawn(move || {
+        while rx.recv().is_ok() {
+            let Some(sub) = s2.lock().unwrap().clone() else { continue };
+            let batch = sub.take();
+            let mut out = Vec::new();
+            for (key, d) in batch {
+                seen.lock().unwrap().push((d.id().to_string(), d.attempt()));
+                let r = if d.body() == b"fail" { Err(Failure::retry_in("planned", Duration::ZERO)) } else { Ok(()) };
+                out.push((key, r));
+            }
+            sub.complete(out);
+        }
+    });
+    (lp, sub)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_reach_a_foreign_loop_in_batches_with_one_wake_per_batch() {
+    let (_c, q) = common::queue("foreign").await;
+    let msgs: Vec<Message> = (0..300).map(|i| Message::new(b"ok".to_vec()).id(format!("m{i}"))).collect();
+    q.publish_batch(msgs).await.unwrap();
+    q.publish(Message::new(b"fail".to_vec()).id("f").max_attempts(2)).await.unwrap();
+    let seen: Arc<Mutex<Vec<(String, u32)>>> = Default::default();
+    let (lp, slot) = event_loop(seen.clone());
+    let sub = Arc::new(q.subscribe_foreign(lp.clone(), SubscribeOptions::concurrency(50)).await.unwrap());
+    *slot.lock().unwrap() = Some(sub.clone());
+    let _ = lp.wake(); // the loop may have missed wakes before it knew the subscription
+    eventually("all handled", Duration::from_secs(20), || seen.lock().unwrap().len() >= 302).await;
+    eventually("all settled", Duration::from_secs(10), || sub.counters().acked == 300 && sub.counters().nacked == 2)
+        .await;
+    assert!(lp.wakes.load(Ordering::SeqCst) < 302, "one wake per batch, not per message");
+    assert_eq!(q.peek("f").await.unwrap().unwrap().state, State::Dead);
+    sub.close().await;
+    assert!(sub.is_closed());
+    common::assert_verified(&q).await;
+}
+
+/// A runtime that is gone: every wake fails.
+struct Gone;
+
+impl Wake for Gone {
+    fn wake(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_that_is_gone_gets_nothing_and_costs_no_attempt() {
+    let (_c, q) = common::queue("gone").await;
+    q.publish(Message::new(b"x".to_vec()).id("g").max_attempts(1)).await.unwrap();
+    let sub = q.subscribe_foreign(Arc::new(Gone), SubscribeOptions::concurrency(4)).await.unwrap();
+    eventually("the subscription stops", Duration::from_secs(10), || sub.is_closed()).await;
+    sub.close().await;
+    let info = q.peek("g").await.unwrap().unwrap();
+    assert_eq!((info.state, info.attempts), (State::Ready, 0), "given back, not dead");
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_threads_block_in_take_wait_and_close_gives_back_what_nobody_took() {
+    let (_c, q) = common::queue("threads").await;
+    q.publish_batch((0..20).map(|i| Message::new(b"t".to_vec()).id(format!("t{i}"))).collect()).await.unwrap();
+    /// No event loop: worker threads poll the inbox themselves.
+    struct Threads;
+    impl Wake for Threads {
+        fn wake(&self) -> bool {
+            true
+        }
+    }
+    let sub = Arc::new(q.subscribe_foreign(Arc::new(Threads), SubscribeOptions::concurrency(5)).await.unwrap());
+    let s = sub.clone();
+    let worker = std::thread::spawn(move || {
+        let mut handled = 0;
+        while handled < 10 {
+            let batch = s.take_wait(Duration::from_secs(5));
+            handled += batch.len();
+            s.complete(batch.into_iter().map(|(k, _)| (k, Ok(()))).collect());
+        }
+        handled
+    });
+    let handled = tokio::task::spawn_blocking(move || worker.join().unwrap()).await.unwrap();
+    assert!(handled >= 10);
+    // Now nobody takes: what sits in the inbox goes back at close, at once, with no attempt.
+    tokio::time::sleep(ms(300)).await;
+    let t = std::time::Instant::now();
+    sub.close().await;
+    assert!(t.elapsed() < Duration::from_secs(20), "close did not wait for the drain timeout");
+    assert!(sub.take_wait(Duration::from_secs(5)).is_empty(), "a closed inbox returns at once, empty");
+    let s = q.stats().await.unwrap();
+    assert_eq!(s.total as usize, 20 - sub.counters().acked as usize);
+    assert_eq!(s.leased, 0, "everything not acked was given back");
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_close_closes_its_subscriptions_then_refuses_every_call() {
+    let (c, q) = common::queue("close").await;
+    q.publish(Message::new(b"slow".to_vec()).id("s")).await.unwrap();
+    let finished = Arc::new(AtomicBool::new(false));
+    let f = finished.clone();
+    let sub = q
+        .subscribe(
+            move |_d: redelay::Delivery| {
+                let f = f.clone();
+                async move {
+                    tokio::time::sleep(ms(500)).await;
+                    f.store(true, Ordering::SeqCst);
+                    Ok::<(), Failure>(())
+                }
+            },
+            SubscribeOptions::concurrency(2),
+        )
+        .await
+        .unwrap();
+    eventually("leased", Duration::from_secs(5), || sub.counters().delivered == 1).await;
+    // Two closes at once: both return after the drain, the handler finished and acked.
+    let c2 = c.clone();
+    let (a, b) = tokio::join!(c.close(), c2.close());
+    let _ = (a, b);
+    assert!(finished.load(Ordering::SeqCst), "the running handler was drained");
+    assert!(sub.is_closed());
+    assert_eq!(sub.counters().acked, 1);
+    let e = q.stats().await.unwrap_err();
+    assert_eq!((e.kind(), e.message()), (ErrorKind::Connection, "client is closed"));
+    assert_eq!(c.queue("other").err().unwrap().kind(), ErrorKind::Connection);
+    let e = q.subscribe(|_d: redelay::Delivery| async { Ok::<(), Failure>(()) }, Default::default()).await;
+    assert_eq!(e.err().unwrap().kind(), ErrorKind::Connection);
+    c.close().await; // idempotent
+}
+
+#[tokio::test]
+async fn publish_options_are_one_spec_for_every_binding() {
+    let (_c, q) = common::queue("opts").await;
+    let both = PublishOptions { delay: Some(ms(1)), at: Some(std::time::SystemTime::now()), ..Default::default() };
+    let e = both.message(b"x".to_vec()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().starts_with("delay/at"), "{e}");
+    let m = PublishOptions {
+        id: Some("o".into()),
+        delay: Some(Duration::from_secs(60)),
+        max_attempts: Some(3),
+        backoff_base: Some(ms(5)),
+        ..Default::default()
+    }
+    .message(b"x".to_vec())
+    .unwrap();
+    q.publish(m).await.unwrap();
+    let info = q.peek("o").await.unwrap().unwrap();
+    assert_eq!((info.state, info.max_attempts), (State::Scheduled, 3));
+    assert_eq!(info.lease_deadline, None);
+    assert_eq!(info.died_at, None);
+}

@@ -1,0 +1,322 @@
+//! The delivery promises at the edges (issue 12): duplicate ids in one batch, big bodies, lost
+//! replies, WAIT, a missed wake-up, panics, O(log n) changes, dead-letter snapshots, stats,
+//! token uniqueness and the stored layout's version. Each runs on a real redis-server.
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use redelay::{
+    BatchHandler, Client, Completer, Delivery, ErrorKind, Failure, Handler, HandlerFuture, Message, PublishStatus,
+    Select, State, SubscribeOptions,
+};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Polls `cond` every 20 ms for up to `within`; panics with `what` when it never holds.
+async fn eventually<F, Fut>(what: &str, within: Duration, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let t = std::time::Instant::now();
+    while !cond().await {
+        assert!(t.elapsed() < within, "{what}: not within {within:?}");
+        tokio::time::sleep(ms(20)).await;
+    }
+}
+
+fn keys_of(c: &Client, q: &redelay::Queue, suffix: &str) -> String {
+    format!("{}:{{{}}}:{suffix}", c.prefix(), q.name())
+}
+
+#[tokio::test]
+async fn a_duplicate_id_inside_one_batch_behaves_as_published_one_by_one() {
+    let (_c, q) = common::queue("dup-batch").await;
+    let r = q
+        .publish_batch(vec![
+            Message::new(b"now".to_vec()).id("x"),
+            Message::new(b"in an hour".to_vec()).id("x").replace(true).delay(Duration::from_secs(3600)),
+            Message::new(b"first".to_vec()).id("y"),
+            Message::new(b"second".to_vec()).id("y"),
+        ])
+        .await
+        .unwrap();
+    let st: Vec<PublishStatus> = r.iter().map(|p| p.status).collect();
+    assert_eq!(st, [PublishStatus::Stored, PublishStatus::Replaced, PublishStatus::Stored, PublishStatus::Duplicate]);
+    common::assert_verified(&q).await;
+    // Only "y" is due, once; "x" is the version due in an hour.
+    let got = q.fetch(10, ms(300)).await.unwrap();
+    assert_eq!(got.iter().map(|d| (d.id(), d.body())).collect::<Vec<_>>(), [("y", &b"first"[..])]);
+    assert!(q.fetch(10, ms(100)).await.unwrap().is_empty(), "a second lease of the same message");
+    let x = q.peek("x").await.unwrap().unwrap();
+    assert_eq!((x.state, x.body.as_slice()), (State::Scheduled, &b"in an hour"[..]));
+    got[0].ack().await.unwrap();
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_bodies_are_written_once_and_fetch_replies_are_capped_in_bytes() {
+    let (c, q) = common::queue("big").await;
+    let body = |i: u8| vec![i; 4 << 20];
+    let msgs = (0..3u8).map(|i| Message::new(body(i)).id(format!("big-{i}")).ttr(ms(100)).max_attempts(5)).collect();
+    q.publish_batch(msgs).await.unwrap();
+    let mut r = common::raw().await;
+    let record_len = |id: &str| {
+        let mut r = r.clone();
+        let key = keys_of(&c, &q, "msg");
+        let id = id.to_string();
+        async move { redis::cmd("HSTRLEN").arg(key).arg(id).query_async::<usize>(&mut r).await.unwrap() }
+    };
+    assert!(record_len("big-0").await < 1024, "the body is not in the record");
+    // 4 MiB each, a reply budget of 1 MiB: one message per fetch call.
+    let first = q.fetch(10, ms(500)).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].body(), body(0).as_slice());
+    // Let its lease run out: the reclaim rewrites the record, never the body.
+    tokio::time::sleep(ms(300)).await;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let got = q.fetch(10, ms(500)).await.unwrap();
+        assert_eq!(got.len(), 1, "one 4 MiB message per reply");
+        seen.push((got[0].id().to_string(), got[0].attempt()));
+        assert_eq!(got[0].body()[0] as usize, got[0].id()[4..].parse::<usize>().unwrap());
+        assert_eq!(got[0].body().len(), 4 << 20);
+        got[0].nack(Some(Duration::from_secs(60)), "later").await.unwrap();
+    }
+    seen.sort();
+    assert_eq!(seen, [("big-0".into(), 2), ("big-1".into(), 1), ("big-2".into(), 1)]);
+    for i in 0..3 {
+        assert!(record_len(&format!("big-{i}")).await < 1024, "nack and reclaim rewrite the small record only");
+    }
+    let info = q.peek("big-1").await.unwrap().unwrap();
+    assert_eq!(info.body, body(1));
+    let _ = &mut r;
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_fetch_reply_is_retried_and_gets_the_same_lease_back() {
+    let proxy = common::FaultProxy::start(common::port_of(&common::url())).await;
+    let prefix = common::unique("lost");
+    let client = Client::builder(&proxy.url()).prefix(&prefix).connect().await.unwrap();
+    let q = client.queue("q").unwrap();
+    q.publish(Message::new(b"once".to_vec()).id("only-try").max_attempts(1).ttr(Duration::from_secs(2))).await.unwrap();
+    // The next script call is the fetch: lose its reply.
+    proxy.lose_next_reply_of(b"EVALSHA");
+    let got = q.fetch(1, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the fault was injected");
+    assert_eq!(got.len(), 1, "the retried fetch hands back the lease it made");
+    assert_eq!((got[0].id(), got[0].attempt()), ("only-try", 1));
+    got[0].ack().await.unwrap();
+    // Nothing was burnt: no dead letter once the first lease would have run out.
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert!(q.fetch(1, ms(10)).await.unwrap().is_empty());
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_replicas_never_blocks_the_shared_connection() {
+    // No replica at all: every WAIT runs its whole timeout and confirms nothing.
+    let prefix = common::unique("wait");
+    let client = Client::builder(&common::url())
+        .prefix(&prefix)
+        .wait_for_replicas(1, Duration::from_secs(4))
+        .connect()
+        .await
+        .unwrap();
+    let q = client.queue("q").unwrap();
+    q.publish_batch(vec![]).await.unwrap();
+    let q2 = q.clone();
+    let publish = tokio::spawn(async move { q2.publish(Message::new(b"d".to_vec()).id("durable")).await });
+    tokio::time::sleep(ms(300)).await;
+    // Calls on the same client go through while WAIT blocks its own connection.
+    let stats = q.stats().await.unwrap();
+    let fetched = q.fetch(1, Duration::ZERO).await.unwrap();
+    assert!(!publish.is_finished(), "the publish is still waiting for a replica");
+    assert_eq!(stats.total, 1, "stored on the master meanwhile");
+    assert_eq!(fetched.len(), 1);
+    let e = publish.await.unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Redis);
+    assert!(e.message().contains("0 of 1 replicas"), "{e}");
+    fetched[0].ack().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_fetch_sees_a_publish_made_while_its_wake_listener_subscribes() {
+    let proxy = common::FaultProxy::start(common::port_of(&common::url())).await;
+    // The wake subscription takes 1.5 s to reach Redis.
+    proxy.delay_requests_with(b"SUBSCRIBE", Duration::from_millis(1500));
+    let prefix = common::unique("window");
+    let client = Client::builder(&proxy.url()).prefix(&prefix).connect().await.unwrap();
+    let q = client.queue("q").unwrap();
+    let direct = Client::builder(&common::url()).prefix(&prefix).connect().await.unwrap();
+    // The client's wake connection is already up (a subscription on another queue), so the
+    // fetch's listener joins it with a SUBSCRIBE of its own.
+    let other = client.queue("other").unwrap();
+    let (_, handler) = common::recording(|d| d.id().to_string());
+    let sub = other.subscribe(handler, SubscribeOptions::concurrency(1)).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let waiting = tokio::spawn(async move { q.fetch(1, Duration::from_secs(120)).await });
+    tokio::time::sleep(ms(300)).await;
+    direct.queue("q").unwrap().publish(Message::new(b"now".to_vec()).id("w")).await.unwrap();
+    // Far below the 120 s wait: the fetch looks again (capped sleeps, and a look once its
+    // listener is subscribed) instead of sleeping through the publish.
+    let got =
+        tokio::time::timeout(Duration::from_secs(30), waiting).await.expect("missed the wake-up").unwrap().unwrap();
+    assert_eq!(got[0].id(), "w");
+    got[0].ack().await.unwrap();
+    sub.close().await;
+}
+
+/// A batch handler whose hand-over always panics.
+struct PanickingDispatch;
+
+impl BatchHandler for PanickingDispatch {
+    fn dispatch(&self, _batch: Vec<(u64, Delivery)>, _completer: &Completer) {
+        panic!("cannot reach the event loop");
+    }
+}
+
+/// A handler that panics before it returns its future.
+struct PanicsSynchronously(Arc<AtomicUsize>);
+
+impl Handler for PanicsSynchronously {
+    fn handle(&self, _d: Delivery) -> HandlerFuture {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("synchronous part failed");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn panics_release_leases_instead_of_keeping_them_forever() {
+    let (_c, q) = common::queue("panics").await;
+    let m = |id: &str| Message::new(b"p".to_vec()).id(id).ttr(ms(200)).max_attempts(2).backoff(ms(1), ms(1));
+    q.publish(m("dispatch")).await.unwrap();
+    let sub = q.subscribe_batch(Arc::new(PanickingDispatch), SubscribeOptions::concurrency(2)).await.unwrap();
+    eventually("the dispatch panic dead-letters the message", Duration::from_secs(10), || async {
+        q.peek("dispatch").await.unwrap().is_some_and(|i| i.state == State::Dead)
+    })
+    .await;
+    let why = q.peek("dispatch").await.unwrap().unwrap().last_error.unwrap();
+    assert!(why.contains("panicked") && why.contains("cannot reach the event loop"), "{why}");
+    sub.close().await;
+
+    q.publish(m("sync")).await.unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let sub = q.subscribe(PanicsSynchronously(calls.clone()), SubscribeOptions::concurrency(2)).await.unwrap();
+    eventually("the synchronous panic dead-letters the message", Duration::from_secs(10), || async {
+        q.peek("sync").await.unwrap().is_some_and(|i| i.state == State::Dead)
+    })
+    .await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "two attempts, each released at once");
+    let why = q.peek("sync").await.unwrap().unwrap().last_error.unwrap();
+    assert!(why.contains("synchronous part failed"), "{why}");
+    sub.close().await;
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replace_cancel_and_reschedule_never_scan_what_is_waiting() {
+    let (_c, q) = common::queue("no-scan").await;
+    let msgs: Vec<Message> = (0..20_000).map(|i| Message::new(b"w".to_vec()).id(format!("m{i}"))).collect();
+    q.publish_batch(msgs).await.unwrap();
+    // A fetch looks at the due messages (today's layout lost its ready list; before, this
+    // moved them into it, where every change was an O(n) LREM).
+    let d = q.fetch(1, ms(100)).await.unwrap();
+    let mut r = common::raw().await;
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut r).await.unwrap();
+    let p = q.publish(Message::new(b"new".to_vec()).id("m10").replace(true)).await.unwrap();
+    assert_eq!(p.status, PublishStatus::Replaced);
+    assert!(q.cancel("m20").await.unwrap());
+    q.reschedule("m30", redelay::Due::In(Duration::from_secs(60))).await.unwrap();
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut r).await.unwrap();
+    for scan in ["cmdstat_lrem", "cmdstat_lrange", "cmdstat_lpos", "cmdstat_zscan", "cmdstat_hscan"] {
+        assert!(!info.contains(scan), "{scan} ran: {info}");
+    }
+    d[0].ack().await.unwrap();
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn respawn_and_purge_work_on_a_snapshot_of_the_dead_letters() {
+    let (c, q) = common::queue("snapshot").await;
+    let n = 1500;
+    let msgs: Vec<Message> = (0..n).map(|i| Message::new(b"d".to_vec()).id(format!("d{i}")).max_attempts(1)).collect();
+    q.publish_batch(msgs).await.unwrap();
+    let failing = |_d: Delivery| async { Err::<(), Failure>(Failure::new("always fails")) };
+    let sub = q.subscribe(failing, SubscribeOptions::concurrency(50)).await.unwrap();
+    eventually("all dead", Duration::from_secs(30), || async { q.stats().await.unwrap().dead == n as u64 }).await;
+    // The consumer keeps killing whatever is respawned, while the respawn runs in steps.
+    let respawned = q.respawn(Select::All).await.unwrap();
+    assert_eq!(respawned, n as u64, "exactly the dead letters there were, each once");
+    eventually("all dead again", Duration::from_secs(30), || async { q.stats().await.unwrap().dead == n as u64 }).await;
+    sub.close().await;
+
+    // An unreadable record at the head does not end "the oldest N" early.
+    let mut r = common::raw().await;
+    let _: () =
+        redis::cmd("HSET").arg(keys_of(&c, &q, "msg")).arg("broken").arg("garbage").query_async(&mut r).await.unwrap();
+    let _: () = redis::cmd("ZADD").arg(keys_of(&c, &q, "died")).arg(0).arg("broken").query_async(&mut r).await.unwrap();
+    assert_eq!(q.respawn(Select::Oldest(3)).await.unwrap(), 3);
+    assert_eq!(q.purge_dead(Select::All).await.unwrap(), n as u64 - 3 + 1);
+    let left = q.stats().await.unwrap();
+    assert_eq!((left.dead, left.total), (0, 3));
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn stats_count_due_messages_a_fetch_has_already_looked_at() {
+    let (_c, q) = common::queue("stats-ready").await;
+    q.publish_batch((0..100).map(|i| Message::new(b"s".to_vec()).id(format!("s{i}"))).collect()).await.unwrap();
+    let d = q.fetch(1, ms(100)).await.unwrap();
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.ready, s.leased, s.scheduled), (99, 1, 0));
+    assert!(s.oldest_ready_due.is_some_and(|t| t <= SystemTime::now()), "{s:?}");
+    d[0].ack().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_token_from_before_a_destroy_cannot_settle_a_new_message() {
+    let (_c, q) = common::queue("tokens").await;
+    q.publish(Message::new(b"1".to_vec()).id("t")).await.unwrap();
+    let old = q.fetch(1, ms(200)).await.unwrap().remove(0);
+    q.destroy().await.unwrap();
+    q.publish(Message::new(b"2".to_vec()).id("t")).await.unwrap();
+    let new = q.fetch(1, ms(200)).await.unwrap().remove(0);
+    assert_ne!(old.token(), new.token());
+    assert_eq!(q.ack("t", old.token()).await.unwrap_err().kind(), ErrorKind::LeaseLost);
+    assert_eq!(old.ack().await.unwrap_err().kind(), ErrorKind::LeaseLost);
+    new.ack().await.unwrap();
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn data_of_another_layout_is_refused_not_misread() {
+    let (c, q) = common::queue("layout").await;
+    let mut r = common::raw().await;
+    // Layout 1 kept records in the `jobs` hash: a queue holding such data is refused.
+    let _: () =
+        redis::cmd("HSET").arg(keys_of(&c, &q, "jobs")).arg("old").arg("v1 record").query_async(&mut r).await.unwrap();
+    let e = q.publish(Message::new(b"x".to_vec())).await.unwrap_err();
+    assert!(e.message().contains("layout 1"), "{e}");
+    assert!(q.fetch(1, ms(10)).await.unwrap_err().message().contains("layout 1"));
+    let _: () = redis::cmd("DEL").arg(keys_of(&c, &q, "jobs")).query_async(&mut r).await.unwrap();
+    // A queue of this layout leaves a marker where layout 1 looks, so an old client fails loudly.
+    q.publish(Message::new(b"x".to_vec())).await.unwrap();
+    let t: String = redis::cmd("TYPE").arg(keys_of(&c, &q, "jobs")).query_async(&mut r).await.unwrap();
+    assert_eq!(t, "string");
+    let e = redis::cmd("HGET").arg(keys_of(&c, &q, "jobs")).arg("x").query_async::<Option<String>>(&mut r).await;
+    assert!(e.unwrap_err().to_string().contains("WRONGTYPE"));
+    // A future layout is refused as well.
+    let _: () = redis::cmd("HSET").arg(keys_of(&c, &q, "meta")).arg("v").arg("3").query_async(&mut r).await.unwrap();
+    assert!(q.stats().await.unwrap_err().message().contains("layout 3"));
+    q.destroy().await.unwrap();
+}
