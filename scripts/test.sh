@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite against one private redis-server (tests/with-redis.sh), then prints one
-# summary line: "N passed, M failed". Suites: the linters, the Rust core and CLI, then each
-# binding's ci.sh and the interop matrix when present. Each suite's full output is kept in
-# target/test-logs/.
+# summary line: "N passed, M failed". Suites: the linters, the Rust core and CLI, then each binding's
+# ci.sh, the no-Rust install test of the release artifacts, and the interop matrix when
+# present. Each suite's full output is kept in target/test-logs/.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -41,6 +41,11 @@ for b in python node kotlin; do
     suite "$b" "bindings-$b/ci.sh"
   fi
 done
+# Release artifacts for this machine (scripts/release.sh --host-only), installed with no Rust on
+# PATH into a fresh venv / npm project / Maven project, each running its README quick start.
+if [ -x scripts/install-test.sh ]; then
+  suite install scripts/install-test.sh --build "$root/target/dist-ci"
+fi
 if [ -x tests/interop/run.sh ]; then
   suite interop tests/interop/run.sh
 fi

@@ -71,7 +71,7 @@ if wants node; then
   if ! command -v node >/dev/null; then
     skip node "no node on PATH"
   elif ! compgen -G "$root/bindings-node/*.node" >/dev/null; then
-    skip node "the native addon is not built (run bindings-node/ci.sh, or npm install in bindings-node)"
+    skip node "the native addon is not built (run bindings-node/ci.sh, or npm run build:addon in bindings-node)"
   elif ! node -e "require(process.argv[1])" "$root/bindings-node/redelay.js" >/dev/null 2>"$work/node-load.err"; then
     fail node "bindings-node/redelay.js does not load: $(tail -n 3 "$work/node-load.err")"
   else
