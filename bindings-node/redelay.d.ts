@@ -178,7 +178,6 @@ export declare class RetryLater extends Error {
   readonly retryInMs: number
 }
 
-/** The error codes by kind: `ErrorCodes.LeaseLost === 'ERR_REDELAY_LEASE_LOST'`. */
 /** A log record of the core (targets `redelay::…`). */
 export interface LogRecord {
   level: 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -193,6 +192,7 @@ export interface LogRecord {
  */
 export declare function setLogger(fn: ((record: LogRecord) => void) | null, level?: LogRecord['level'] | 'off'): void
 
+/** The error codes by kind: `ErrorCodes.LeaseLost === 'ERR_REDELAY_LEASE_LOST'`. */
 export declare const ErrorCodes: Readonly<Record<ErrorKind, ErrorCode>>
 
 export declare class Client {

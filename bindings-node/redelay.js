@@ -43,20 +43,17 @@ function toRedelayError(e) {
 
 const invalid = (message) => new RedelayError(CODES.InvalidArgument, message)
 
-/** Runs a native call that returns a promise; a synchronous throw becomes a rejection. */
-function call(fn) {
-  try {
-    return fn().catch((e) => Promise.reject(toRedelayError(e)))
-  } catch (e) {
-    return Promise.reject(toRedelayError(e))
-  }
+const rethrow = (e) => {
+  throw toRedelayError(e)
 }
+/** Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection. */
+const call = (fn) => new Promise((resolve) => resolve(fn())).catch(rethrow)
 
 function sync(fn) {
   try {
     return fn()
   } catch (e) {
-    throw toRedelayError(e)
+    rethrow(e)
   }
 }
 
@@ -66,9 +63,7 @@ const typeOf = (v) => (v === null ? 'null' : typeof v)
 const INTERNAL = Symbol('redelay.internal')
 
 function internal(token) {
-  if (token !== INTERNAL) {
-    throw new TypeError('redelay: use Client.connect(url) and client.queue(name) to get these objects')
-  }
+  if (token !== INTERNAL) throw new TypeError('redelay: use Client.connect(url) and client.queue(name) to get these objects')
 }
 
 function body(b) {
@@ -109,14 +104,28 @@ function setLogger(fn, level = 'debug') {
 }
 if (isMainThread) setLogger(null)
 
-class Client {
-  #n
+const N = Symbol('redelay.native')
+
+/** What the library makes (`new` refuses): holds the native object. */
+class Handle {
   /** @internal */
   constructor(token, n) {
     internal(token)
-    this.#n = n
+    this[N] = n
   }
+}
 
+/** Adds methods that call the native method of the same name; `then` converts the result. */
+function forward(C, methods) {
+  for (const [name, then] of Object.entries(methods)) {
+    C.prototype[name] = function (...args) {
+      const p = call(() => this[N][name](...args))
+      return then ? p.then(then) : p
+    }
+  }
+}
+
+class Client extends Handle {
   /** Connects to Redis: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path`. */
   static connect(url, opts) {
     return call(() => native.connect(url, opts)).then((n) => new Client(INTERNAL, n))
@@ -124,31 +133,19 @@ class Client {
 
   /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). */
   queue(name) {
-    return new Queue(INTERNAL, sync(() => this.#n.queue(name)))
+    return new Queue(INTERNAL, sync(() => this[N].queue(name)))
   }
 
   get prefix() {
-    return this.#n.prefix
+    return this[N].prefix
   }
 
   get closed() {
-    return this.#n.closed
-  }
-
-  /** Names of the queues published to under this client's prefix. */
-  queues() {
-    return call(() => this.#n.queues())
-  }
-
-  ping() {
-    return call(() => this.#n.ping())
-  }
-
-  /** Closes every subscription of this client gracefully (drain), then the connections; later calls fail. */
-  close() {
-    return call(() => this.#n.close())
+    return this[N].closed
   }
 }
+// close: every subscription of the client drains, then the connections go; later calls fail.
+forward(Client, { queues: null, ping: null, close: null })
 
 function info(raw) {
   return {
@@ -208,12 +205,7 @@ function flushReports() {
 // On a wake: takes what waits (columns, see src/subscription.rs), runs the handler on each
 // delivery and reports each outcome. Never throws: a handler's throw or rejection is its nack.
 function run(n, handler) {
-  let b
-  try {
-    b = n.take()
-  } catch {
-    return // closed meanwhile: the core gave everything back
-  }
+  const b = n.take()
   for (let i = 0; i < b.slots.length; i++) {
     const slot = b.slots[i]
     let m
@@ -235,21 +227,14 @@ function run(n, handler) {
   }
 }
 
-class Queue {
-  #n
-  /** @internal */
-  constructor(token, n) {
-    internal(token)
-    this.#n = n
-  }
-
+class Queue extends Handle {
   get name() {
-    return this.#n.name
+    return this[N].name
   }
 
   /** Publishes one message; resolves to its id and whether it was stored, a duplicate or replaced. */
   publish(b, opts) {
-    return call(() => this.#n.publish(body(b), publishOptions(opts)))
+    return call(() => this[N].publish(body(b), publishOptions(opts)))
   }
 
   /** Publishes many messages (`{ body, ...options }` each) in one round trip; all or none. */
@@ -260,7 +245,7 @@ class Queue {
         if (m == null || typeof m !== 'object' || m.body == null) throw invalid(`message ${i}: must be an object with a body`)
         return body(m.body)
       })
-      return this.#n.publishBatch(bodies, messages.map(publishOptions))
+      return this[N].publishBatch(bodies, messages.map(publishOptions))
     })
   }
 
@@ -272,109 +257,53 @@ class Queue {
     if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
     let n
     return call(() => {
-      n = this.#n.subscription(() => run(n, handler), opts)
+      n = this[N].subscription(() => run(n, handler), opts)
       return n.start()
     }).then(() => new Subscription(INTERNAL, n))
   }
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
   fetch(max, opts) {
-    return call(() => this.#n.fetch(max, opts)).then((b) => Array.from(b.slots, (_, i) => new Message(INTERNAL, b, i, null)))
-  }
-
-  ack(id, token) {
-    return call(() => this.#n.ack(id, token))
-  }
-
-  nack(id, token, opts) {
-    return call(() => this.#n.nack(id, token, opts))
-  }
-
-  extend(id, token, ttrMs) {
-    return call(() => this.#n.extend(id, token, ttrMs))
-  }
-
-  /** Deletes a message wherever it is; resolves to false when there was none. */
-  cancel(id) {
-    return call(() => this.#n.cancel(id))
+    return call(() => this[N].fetch(max, opts)).then((b) => Array.from(b.slots, (_, i) => new Message(INTERNAL, b, i, null)))
   }
 
   /** Gives a scheduled or ready message a new due time: a Date, `{ at }` or `{ delayMs }`. */
   reschedule(id, when) {
     return call(() => {
-      if (when instanceof Date || typeof when === 'number') return this.#n.reschedule(id, null, epochMs(when))
+      if (when instanceof Date || typeof when === 'number') return this[N].reschedule(id, null, epochMs(when))
       if (when == null || typeof when !== 'object') throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`)
-      return this.#n.reschedule(id, when.delayMs, when.at == null ? when.at : epochMs(when.at))
+      return this[N].reschedule(id, when.delayMs, when.at == null ? when.at : epochMs(when.at))
     }).then((ms) => new Date(ms))
   }
-
-  peek(id) {
-    return call(() => this.#n.peek(id)).then((raw) => (raw == null ? null : info(raw)))
-  }
-
-  stats() {
-    return call(() => this.#n.stats()).then((s) => ({
-      ...s,
-      now: new Date(s.now),
-      nextDue: date(s.nextDue),
-      oldestReadyDue: date(s.oldestReadyDue),
-    }))
-  }
-
-  deadLetters(opts) {
-    return call(() => this.#n.deadLetters(opts)).then((v) => v.map(info))
-  }
-
-  /** Brings dead letters back (ids, the oldest `n`, or `'all'`); resolves to how many. */
-  respawn(select) {
-    return call(() => this.#n.respawn(select))
-  }
-
-  /** Deletes dead letters for good (ids, the oldest `n`, or `'all'`); resolves to how many. */
-  purgeDead(select) {
-    return call(() => this.#n.purgeDead(select))
-  }
-
-  /** Checks the queue's invariants (O(n): for tests and maintenance). */
-  verify() {
-    return call(() => this.#n.verify()).then((r) => ({ records: r.records, problems: r.problems, ok: r.problems.length === 0 }))
-  }
-
-  /** Deletes the whole queue: every message in every state. */
-  destroy() {
-    return call(() => this.#n.destroy())
-  }
 }
+forward(Queue, {
+  ack: null,
+  nack: null,
+  extend: null,
+  cancel: null,
+  peek: (raw) => (raw == null ? null : info(raw)),
+  stats: (s) => ({ ...s, now: new Date(s.now), nextDue: date(s.nextDue), oldestReadyDue: date(s.oldestReadyDue) }),
+  deadLetters: (v) => v.map(info),
+  respawn: null,
+  purgeDead: null,
+  verify: (r) => ({ ...r, ok: r.problems.length === 0 }),
+  destroy: null,
+})
 
-class Subscription {
-  #n
-  /** @internal */
-  constructor(token, n) {
-    internal(token)
-    this.#n = n
-  }
-
-  /** Stops fetching, lets running handlers finish, and lets the process exit. Idempotent. */
-  close() {
-    return call(() => this.#n.close())
-  }
-
+class Subscription extends Handle {
   get closed() {
-    return this.#n.closed
+    return this[N].closed
   }
 
   counters() {
-    return this.#n.counters()
+    return this[N].counters()
   }
 }
+// close: stops fetching, lets running handlers finish, and lets the process exit. Idempotent.
+forward(Subscription, { close: null })
 
 if (typeof Symbol.asyncDispose === 'symbol') {
-  Subscription.prototype[Symbol.asyncDispose] = function () {
-    return this.close()
-  }
-  Client.prototype[Symbol.asyncDispose] = function () {
-    return this.close()
-  }
+  for (const C of [Client, Subscription]) C.prototype[Symbol.asyncDispose] = C.prototype.close
 }
 
 /** Marks a subscription message whose handler finished and reports its outcome. */

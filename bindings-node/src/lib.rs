@@ -33,22 +33,13 @@ fn opt_ms(field: &str, v: Option<f64>) -> Result<Option<Duration>> {
     v.map(|v| ms(field, v)).transpose()
 }
 
-/// A whole number >= 0; larger than the target type saturates, for the core to refuse.
-fn count<T: TryFrom<u64> + Bounded>(field: &str, v: f64) -> Result<T> {
+/// A whole number >= 0; one too large for the target type becomes u32::MAX, for the core to refuse.
+fn count<T: TryFrom<u64>>(field: &str, v: f64) -> Result<T> {
+    let bad = || invalid(format!("{field}: must be a whole number >= 0, got {v}"));
     if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > 9_007_199_254_740_991.0 {
-        return Err(invalid(format!("{field}: must be a whole number >= 0, got {v}")));
+        return Err(bad());
     }
-    Ok(T::try_from(v as u64).unwrap_or(T::MAX))
-}
-
-trait Bounded {
-    const MAX: Self;
-}
-impl Bounded for u32 {
-    const MAX: u32 = u32::MAX;
-}
-impl Bounded for usize {
-    const MAX: usize = usize::MAX;
+    T::try_from(v as u64).or_else(|_| T::try_from(u32::MAX.into())).map_err(|_| bad())
 }
 
 /// Milliseconds since the epoch as a SystemTime (before it when negative, for the core to refuse).
