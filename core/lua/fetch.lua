@@ -24,8 +24,12 @@ local corrupt = {}
 local out = { now, now_us, -1, -1, 0, corrupt, 0 }
 local more = false
 
+local paused = redis.call('HGET', META, 'paused') == '1'
+
 local function finish()
   local next_due = first_waiting()
+  -- A paused queue leases nothing: report no due time, so consumers sleep (a resume wakes them).
+  if paused then next_due = nil end
   if next_due then out[3] = next_due end
   local l = redis.call('ZRANGEBYSCORE', SCHED, LEASED, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if l[2] then out[4] = tonumber(l[2]) - LEASED end
@@ -81,7 +85,7 @@ for i = 1, #expired, 2 do
 end
 if #expired == 2 * reclaim then more = true end
 
-if max == 0 or redis.call('HGET', META, 'paused') == '1' then return finish() end
+if max == 0 or paused then return finish() end
 
 -- 2. lease due messages in (due time, publish order)
 local cand = redis.call('ZRANGEBYSCORE', SCHED, '-inf', now, 'LIMIT', 0, max)

@@ -148,3 +148,20 @@ local function dead_selection(now)
   local ids = redis.call('ZRANGEBYSCORE', DIED, '-inf', t0, 'LIMIT', tonumber(ARGV[5]), step)
   return ids, { t0 = t0, s0 = s0, exhausted = #ids < step }
 end
+
+-- Appends a listed message to `out` (id, score, record or false, blob or false) unless the page
+-- already holds `budget` bytes of records and blobs (the first always goes in). Returns the
+-- bytes now in the page, or nil when the page is full.
+local function page_item(out, id, score, bytes, budget, first)
+  local rec = redis.call('HGET', MSG, id)
+  local d = decode(rec)
+  local blob = false
+  if d and not has(d.flags, F_INLINE) then blob = redis.call('HGET', BODY, id) or false end
+  local size = (rec and #rec or 0) + (blob and #blob or 0)
+  if not first and bytes + size > budget then return nil end
+  out[#out + 1] = id
+  out[#out + 1] = score
+  out[#out + 1] = rec or false
+  out[#out + 1] = blob
+  return bytes + size
+end

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::delivery::ms_to_time;
-use crate::record::{self, Record};
+use crate::base::record::{self, Record};
+use crate::base::time::ms_to_time;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +49,8 @@ pub struct MessageInfo {
     pub lease_deadline: Option<SystemTime>,
     /// While dead: when it died.
     pub died_at: Option<SystemTime>,
+    /// When it expires, if it does (see `Message::expires_in`).
+    pub expires_at: Option<SystemTime>,
     /// The reason of the last failure (for a dead letter: why it died).
     pub last_error: Option<String>,
 }
@@ -71,9 +73,23 @@ impl MessageInfo {
                 due_at: ms_to_time(0),
                 lease_deadline: when.0,
                 died_at: when.1,
+                expires_at: None,
                 last_error: Some(e.message().to_string()),
             },
         }
+    }
+
+    /// A message whose state is read from its record (a search): dead, leased (lease
+    /// deadline unknown), or waiting — ready when due by `now_ms`.
+    pub(crate) fn from_raw_any(id: String, raw: &[u8], blob: Option<&[u8]>, now_ms: i64) -> MessageInfo {
+        let state = match record::decode(&id, raw, blob) {
+            Ok(r) if r.flags & record::F_DEAD != 0 => State::Dead,
+            Ok(r) if r.token.0 != [0; 8] => State::Leased,
+            Ok(r) if r.due_at_ms <= now_ms => State::Ready,
+            Ok(_) => State::Scheduled,
+            Err(_) => State::Dead,
+        };
+        Self::from_raw(id, state, raw, blob, -1)
     }
 
     fn from_record(id: String, state: State, r: Record, when: (Option<SystemTime>, Option<SystemTime>)) -> MessageInfo {
@@ -89,6 +105,7 @@ impl MessageInfo {
             due_at: ms_to_time(r.due_at_ms),
             lease_deadline: when.0,
             died_at: when.1,
+            expires_at: (r.expire_at_ms > 0).then(|| ms_to_time(r.expire_at_ms)),
             last_error: r.last_error,
         }
     }
@@ -110,6 +127,8 @@ pub struct Stats {
     /// Due time of the oldest message still waiting in `scheduled` although due; its age is
     /// how far consumers lag behind.
     pub oldest_ready_due: Option<SystemTime>,
+    /// Consumers receive nothing until `resume` (`Queue::pause`).
+    pub paused: bool,
 }
 
 /// Result of `verify`: the invariant of docs/architecture.md checked atomically.
@@ -126,6 +145,41 @@ impl VerifyReport {
     pub fn is_ok(&self) -> bool {
         self.problems.is_empty()
     }
+}
+
+/// A page of [`Queue::list`](crate::Queue::list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// Messages in that state now.
+    pub total: u64,
+    /// This page, in the state's order (due time, lease deadline, or time of death).
+    pub items: Vec<MessageInfo>,
+}
+
+/// What [`Queue::search`](crate::Queue::search) looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Search {
+    /// Ids starting with this.
+    IdPrefix(String),
+    /// A header with this name and exactly this value.
+    Header(String, String),
+    /// Bodies containing these bytes (bodies kept apart from their record and longer than 64 KiB
+    /// are not searched).
+    Body(Vec<u8>),
+    /// Last errors containing this text.
+    Error(String),
+}
+
+/// One step of [`Queue::search`](crate::Queue::search).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    /// What matched in this step (a message may show up twice over a whole search, when the
+    /// queue changes meanwhile).
+    pub items: Vec<MessageInfo>,
+    /// Records looked at in this step.
+    pub scanned: u64,
+    /// Pass to the next call; None when the whole queue was scanned.
+    pub cursor: Option<String>,
 }
 
 /// Which dead letters to respawn or purge.
