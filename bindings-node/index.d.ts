@@ -130,6 +130,10 @@ export interface PublishOptions {
   backoffBaseMs?: number
   backoffMaxMs?: number
   replace?: boolean
+  expiresInMs?: number
+  /** Ms since the epoch (redelay.js turns a Date into it). */
+  expiresAt?: number
+  dropOnExpiry?: boolean
 }
 
 /** Deliveries in columns; `redelay.js` builds a `Message` from row `i`. */

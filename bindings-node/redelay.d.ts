@@ -59,6 +59,12 @@ export interface PublishFields {
   backoffBaseMs?: number
   /** Largest retry backoff (default: the client's). */
   backoffMaxMs?: number
+  /** Not delivered after this long from the publish (excludes `expiresAt`). */
+  expiresInMs?: number
+  /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
+  expiresAt?: Date | number
+  /** On expiry, delete the message instead of keeping it as a dead letter ("expired"). */
+  dropOnExpiry?: boolean
 }
 
 export type PublishOptions = PublishFields & When

@@ -71,11 +71,11 @@ function body(b) {
   throw invalid(`body: must be a Buffer, Uint8Array or string, got ${typeOf(b)}`)
 }
 
-/** Publish options as the native layer takes them (a Date `at` as ms since the epoch). */
+/** Publish options as the native layer takes them (Dates as ms since the epoch). */
 function publishOptions(o) {
   if (o == null) return undefined
   if (typeof o !== 'object') throw invalid(`opts: must be an object, got ${typeOf(o)}`)
-  return o.at == null ? o : { ...o, at: epochMs(o.at) }
+  return o.at == null && o.expiresAt == null ? o : { ...o, at: epochMs(o.at), expiresAt: epochMs(o.expiresAt) }
 }
 
 // ---- logging: the core's records (src/logging.rs) ----

@@ -134,6 +134,10 @@ pub struct PublishOptions {
     pub backoff_base_ms: Option<f64>,
     pub backoff_max_ms: Option<f64>,
     pub replace: Option<bool>,
+    pub expires_in_ms: Option<f64>,
+    /// Ms since the epoch (redelay.js turns a Date into it).
+    pub expires_at: Option<f64>,
+    pub drop_on_expiry: Option<bool>,
 }
 
 fn publish_options(o: Option<PublishOptions>) -> Result<redelay::PublishOptions> {
@@ -148,6 +152,9 @@ fn publish_options(o: Option<PublishOptions>) -> Result<redelay::PublishOptions>
         backoff_base: opt_ms("backoffBaseMs", o.backoff_base_ms)?,
         backoff_max: opt_ms("backoffMaxMs", o.backoff_max_ms)?,
         replace: o.replace.unwrap_or_default(),
+        expires_in: opt_ms("expiresInMs", o.expires_in_ms)?,
+        expires_at: o.expires_at.map(|v| time("expiresAt", v)).transpose()?,
+        drop_on_expiry: o.drop_on_expiry.unwrap_or_default(),
     })
 }
 

@@ -118,3 +118,13 @@ test('a JS side that is gone: deliveries are given back, nothing hangs', async (
   assert.deepEqual(got.map((m) => m.attempt), [1, 1, 1], 'no attempt counted for what was given back')
   await Promise.all(got.map((m) => m.ack()))
 })
+
+test('expiry options map onto the core: expiresInMs, expiresAt (a Date), dropOnExpiry', async (t) => {
+  const c = await connect('expiry')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  await assert.rejects(q.publish('x', { expiresInMs: 1000, expiresAt: new Date() }), isInvalid(/^expires_in\/expires_at: give one of them, not both$/))
+  await assert.rejects(q.publish('x', { expiresAt: 'soon' }), isInvalid(/expiresAt/))
+  const { id } = await q.publish('x', { expiresAt: new Date(Date.now() + 60000), dropOnExpiry: true })
+  assert.equal((await q.peek(id)).state, 'ready')
+})
