@@ -13,18 +13,15 @@ export declare class NativeClient {
   queue(name: string): NativeQueue
   get prefix(): string
   get closed(): boolean
-  queues(): Promise<Array<string>>
+  queues(): Promise<string[]>
   ping(): Promise<void>
-  /**
-   * Closes every subscription made through this client (gracefully, see
-   * `Subscription.close`); later calls fail with a Connection error.
-   */
+  /** The core's close: every subscription of this client drains, then the connections go. */
   close(): Promise<void>
 }
 
 export declare class NativeDelivery {
   ack(): Promise<void>
-  /** Returns true when the message went to the dead letters. */
+  /** Resolves to true when the message went to the dead letters. */
   nack(opts?: NackOptions | undefined | null): Promise<boolean>
   extend(ttrMs: number): Promise<void>
   get settled(): boolean
@@ -33,46 +30,38 @@ export declare class NativeDelivery {
 
 export declare class NativeQueue {
   get name(): string
-  publish(body: Buffer | Uint8Array | string, opts?: object | undefined | null): Promise<Published>
-  publishBatch(messages: Array<object>): Promise<Array<Published>>
-  fetch(max: number, opts?: FetchOptions | undefined | null): Promise<Array<RawDelivery>>
+  publish(b: Body, opts?: PublishOptions | undefined | null): Promise<Published>
+  /** Message `i` is `bodies[i]` with `opts[i]`. */
+  publishBatch(bodies: Array<Body>, opts: Array<PublishOptions>): Promise<Published[]>
+  /** Leased deliveries in the columns of a subscription batch, with a handle each. */
+  fetch(max: number, opts?: FetchOptions | undefined | null): Promise<RawBatch>
   ack(id: string, token: string): Promise<void>
-  /** Returns true when the message went to the dead letters. */
+  /** Resolves to true when the message went to the dead letters. */
   nack(id: string, token: string, opts?: NackOptions | undefined | null): Promise<boolean>
   extend(id: string, token: string, ttrMs: number): Promise<void>
   cancel(id: string): Promise<boolean>
-  /**
-   * `when`: a Date or ms since the epoch (`at`), or `{ delayMs }` / `{ at }`. Returns the
-   * new due time in ms since the epoch.
-   */
-  reschedule(id: string, when: Date | number | { at?: Date | number, delayMs?: number }): Promise<number>
+  /** The new due time, in ms since the epoch. */
+  reschedule(id: string, delayMs?: number | undefined | null, at?: number | undefined | null): Promise<number>
   peek(id: string): Promise<RawMessageInfo | null>
   stats(): Promise<RawStats>
-  deadLetters(opts?: DeadLetterOptions | undefined | null): Promise<Array<RawMessageInfo>>
+  deadLetters(opts?: DeadLetterOptions | undefined | null): Promise<RawMessageInfo[]>
   respawn(select: string[] | number | 'all'): Promise<number>
   purgeDead(select: string[] | number | 'all'): Promise<number>
   verify(): Promise<RawVerifyReport>
+  /** Deletes the queue and everything in it. */
+  destroy(): Promise<void>
   /**
-   * A subscription, not started yet: `dispatch` is called on the JS thread with batches of
-   * deliveries (`RawBatch`), and JS reports their outcomes with `complete`. It must not throw.
+   * A subscription, not started yet: `wake` is called on the JS thread when deliveries wait
+   * (JS then calls `take()` and reports with `complete`). It must not throw.
    */
-  subscription(dispatch: (batch: RawBatch) => void, opts?: RawSubscribeOptions | undefined | null): NativeSubscription
+  subscription(wake: () => void, opts?: RawSubscribeOptions | undefined | null): NativeSubscription
 }
 
 export declare class NativeSubscription {
-  /**
-   * Starts fetching. Rejects (and lets go of the dispatch function) when Redis cannot be
-   * reached or the options are refused by the core.
-   */
+  /** Starts fetching; rejects (and lets go of the JS function) when the core refuses. */
   start(): Promise<void>
-  /**
-   * Stops fetching, hands back what did not start, waits for running handlers (up to the
-   * drain timeout) and lets go of the JS function, so that the process can exit. Calling it
-   * again is a no-op.
-   */
-  close(): Promise<void>
-  get closed(): boolean
-  counters(): RawCounters
+  /** What waits in the inbox, in columns (on the JS thread, after a wake). */
+  take(): RawBatch
   /**
    * Reports finished handlers: `acks` succeeded; `fails[i]` failed with `reasons[i]`, to be
    * retried after `retryInMs[i]` (NaN: the message's backoff). Unknown slots are ignored.
@@ -83,26 +72,27 @@ export declare class NativeSubscription {
    * once its outcome was reported.
    */
   delivery(slot: number): NativeDelivery | null
+  /**
+   * Stops fetching, gives back what did not start, waits for running handlers (up to the
+   * drain timeout) and lets go of the JS function. Idempotent.
+   */
+  close(): Promise<void>
+  get closed(): boolean
+  counters(): RawCounters
 }
 
 export interface ClientOptions {
-  /** Key prefix of every queue (default `redelay`). */
   prefix?: string
-  /** Largest body accepted by publish (default 8 MiB). */
   maxBodyBytes?: number
-  /** How long to try to reach Redis (default 5000). */
   connectTimeoutMs?: number
-  /** How long to wait for any one answer from Redis (default 10000). */
   responseTimeoutMs?: number
-  /** Default max attempts of messages published through this client (default 10). */
   defaultMaxAttempts?: number
-  /** Default ttr (lease) of messages published through this client (default 30000). */
   defaultTtrMs?: number
-  /** Every publish waits until this many replicas have it (Redis WAIT), or rejects. */
+  defaultBackoffBaseMs?: number
+  defaultBackoffMaxMs?: number
   waitForReplicas?: WaitForReplicas
 }
 
-/** Connects to Redis. See `Client.connect` in `redelay.js`. */
 export declare function connect(url: string, opts?: ClientOptions | undefined | null): Promise<NativeClient>
 
 export interface DeadLetterOptions {
@@ -110,31 +100,46 @@ export interface DeadLetterOptions {
   limit?: number
 }
 
+/** Every error kind as `[name, code]`, for `RedelayError` and `ErrorCodes` in `redelay.js`. */
+export declare function errorKinds(): Array<Array<string>>
+
 export interface FetchOptions {
-  /** How long to wait for the first message (default 0: return at once). */
   waitMs?: number
-  /** Lease of every fetched message instead of each one's own ttr. */
   ttrMs?: number
 }
 
 export interface NackOptions {
-  /** Retry after this long instead of the message's exponential backoff. */
   retryInMs?: number
-  /** Stored with the message (the dead letter's cause at the last attempt). */
   reason?: string
 }
 
-/** What publish reports for one message. */
 export interface Published {
   id: string
   /** `stored`, `duplicate` or `replaced`. */
   status: string
 }
 
-/** One batch of deliveries, in columns; `redelay.js` builds a `Message` from row `i`. */
+export interface PublishOptions {
+  id?: string
+  delayMs?: number
+  /** Ms since the epoch (redelay.js turns a Date into it). */
+  at?: number
+  headers?: Record<string, string>
+  maxAttempts?: number
+  ttrMs?: number
+  backoffBaseMs?: number
+  backoffMaxMs?: number
+  replace?: boolean
+  expiresInMs?: number
+  /** Ms since the epoch (redelay.js turns a Date into it). */
+  expiresAt?: number
+  dropOnExpiry?: boolean
+}
+
+/** Deliveries in columns; `redelay.js` builds a `Message` from row `i`. */
 export interface RawBatch {
   queue: string
-  /** Each delivery's key (given by the core), for `complete` and `delivery`. */
+  /** Each delivery's key, for `complete` and `delivery`. */
   slots: Float64Array
   ids: Array<string>
   tokens: Array<string>
@@ -150,6 +155,8 @@ export interface RawBatch {
   headers?: Array<Record<string, string>>
   /** Each delivery's previous failure; absent when none in the batch has one. */
   lastErrors?: Array<string | undefined | null>
+  /** Each delivery's handle (from `fetch`; a subscription's are asked for by slot). */
+  handles?: Array<NativeDelivery>
 }
 
 export interface RawCounters {
@@ -160,27 +167,9 @@ export interface RawCounters {
   errors: number
 }
 
-/** A delivery as handed to JavaScript; `redelay.js` wraps it in a `Message`. */
-export interface RawDelivery {
-  handle: NativeDelivery
-  id: string
-  queue: string
-  body: Buffer
-  headers: Record<string, string>
-  attempt: number
-  maxAttempts: number
-  publishedAt: number
-  dueAt: number
-  deliveredAt: number
-  latenessMs: number
-  token: string
-  lastError?: string
-}
-
-/** A stored message as peek and deadLetters show it. */
+/** A stored message as peek and deadLetters show it (times in ms since the epoch). */
 export interface RawMessageInfo {
   id: string
-  /** `scheduled`, `ready`, `leased` or `dead`. */
   state: string
   body: Buffer
   headers: Record<string, string>
@@ -189,8 +178,8 @@ export interface RawMessageInfo {
   ttrMs: number
   publishedAt: number
   dueAt: number
-  /** Lease deadline while leased; time of death while dead. */
-  stateSinceOrUntil?: number
+  leaseDeadline?: number
+  diedAt?: number
   lastError?: string
 }
 
@@ -221,10 +210,11 @@ export interface RawVerifyReport {
 }
 
 /**
- * Durability: a publish resolves only once `replicas` replicas have it; after `timeoutMs` it
- * rejects with ERR_REDELAY_REDIS instead (the message is on the master: publish it again with
- * its id).
+ * Sends the core's records up to `level` (`error`, `warn`, `info`, `debug`, `trace` or `off`)
+ * to `f([level, target, message])`, called on the JS thread.
  */
+export declare function setLogger(level: string, f: (record: [level: string, target: string, message: string]) => void): void
+
 export interface WaitForReplicas {
   replicas: number
   timeoutMs: number

@@ -840,3 +840,5 @@ module.exports.NativeDelivery = nativeBinding.NativeDelivery
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.connect = nativeBinding.connect
+module.exports.errorKinds = nativeBinding.errorKinds
+module.exports.setLogger = nativeBinding.setLogger

@@ -19,6 +19,10 @@ export interface ClientOptions {
   defaultMaxAttempts?: number
   /** Default lease (time to run) of messages published through this client (default 30000). */
   defaultTtrMs?: number
+  /** Default first retry backoff of messages published through this client. */
+  defaultBackoffBaseMs?: number
+  /** Default largest retry backoff of messages published through this client. */
+  defaultBackoffMaxMs?: number
   /**
    * Durability across failovers: every publish waits until `replicas` replicas have it (Redis
    * WAIT, also in a cluster) and rejects with ERR_REDELAY_REDIS after `timeoutMs` otherwise —
@@ -27,30 +31,45 @@ export interface ClientOptions {
   waitForReplicas?: { replicas: number; timeoutMs: number }
 }
 
-export interface PublishOptions {
-  /** Due this many ms after Redis receives the publish (default 0: due now). */
-  delayMs?: number
-  /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
-  at?: Date | number
+/** When a message is due: after `delayMs`, or at `at`; not both (the core refuses both). */
+export type When =
+  | {
+      /** Due this many ms after Redis receives the publish (default 0: due now). */
+      delayMs?: number
+      at?: undefined
+    }
+  | {
+      delayMs?: undefined
+      /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
+      at?: Date | number
+    }
+
+export interface PublishFields {
   /** Your own id, unique within the queue (not all digits). A duplicate id changes nothing unless `replace`. */
   id?: string
   /** String pairs carried with the message. */
   headers?: Record<string, string>
-  /** Deliveries allowed before the message goes to the dead letters (default 10). */
+  /** Deliveries allowed before the message goes to the dead letters (default: the client's). */
   maxAttempts?: number
-  /** Lease of each delivery, ms (default 30000). */
+  /** Lease of each delivery, ms (default: the client's). */
   ttrMs?: number
   /** Replace an existing message with the same id instead of reporting a duplicate. */
   replace?: boolean
-  /** First retry backoff, doubled at each failed attempt (default 1000). */
+  /** First retry backoff, doubled at each failed attempt (default: the client's). */
   backoffBaseMs?: number
-  /** Largest retry backoff (default 3600000). */
+  /** Largest retry backoff (default: the client's). */
   backoffMaxMs?: number
+  /** Not delivered after this long from the publish (excludes `expiresAt`). */
+  expiresInMs?: number
+  /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
+  expiresAt?: Date | number
+  /** On expiry, delete the message instead of keeping it as a dead letter ("expired"). */
+  dropOnExpiry?: boolean
 }
 
-export interface BatchMessage extends PublishOptions {
-  body: Body
-}
+export type PublishOptions = PublishFields & When
+
+export type BatchMessage = PublishOptions & { body: Body }
 
 export interface Published {
   /** The message id (generated, all digits, when none was given). */
@@ -165,6 +184,20 @@ export declare class RetryLater extends Error {
   readonly retryInMs: number
 }
 
+/** A log record of the core (targets `redelay::…`). */
+export interface LogRecord {
+  level: 'error' | 'warn' | 'info' | 'debug' | 'trace'
+  target: string
+  message: string
+}
+
+/**
+ * Sends the core's log records up to `level` (default `debug`) to `fn`; `null` restores the
+ * default: warnings and errors as process warnings (`RedelayWarning`), everything on stderr
+ * when `DEBUG=redelay`.
+ */
+export declare function setLogger(fn: ((record: LogRecord) => void) | null, level?: LogRecord['level'] | 'off'): void
+
 /** The error codes by kind: `ErrorCodes.LeaseLost === 'ERR_REDELAY_LEASE_LOST'`. */
 export declare const ErrorCodes: Readonly<Record<ErrorKind, ErrorCode>>
 
@@ -203,7 +236,10 @@ export declare class Queue {
   /** Deletes a message wherever it is; false when there was none. */
   cancel(id: string): Promise<boolean>
   /** A new due time for a scheduled or ready message; resolves to it. */
-  reschedule(id: string, when: Date | number | { at: Date | number } | { delayMs: number }): Promise<Date>
+  reschedule(
+    id: string,
+    when: Date | number | { at: Date | number; delayMs?: undefined } | { delayMs: number; at?: undefined },
+  ): Promise<Date>
   peek(id: string): Promise<MessageInfo | null>
   stats(): Promise<Stats>
   /** Dead letters, the oldest death first (default offset 0, limit 100). */
@@ -211,6 +247,8 @@ export declare class Queue {
   respawn(select: DeadSelect): Promise<number>
   purgeDead(select: DeadSelect): Promise<number>
   verify(): Promise<VerifyReport>
+  /** Deletes the whole queue: every message in every state. */
+  destroy(): Promise<void>
 }
 
 export declare class Subscription {

@@ -1,12 +1,12 @@
 // Compiled by `tsc --strict` (see test/types.test.js): the declarations describe the API, and
 // misuse is a type error.
-import { Client, Queue, Message, Subscription, RedelayError, RetryLater, ErrorCodes } from 'redelay'
+import { Client, Queue, Message, Subscription, RedelayError, RetryLater, ErrorCodes, setLogger } from 'redelay'
 import type { Published, Stats, MessageInfo, VerifyReport, Counters, ErrorCode, PublishOptions } from 'redelay'
 
 export async function everything(url: string): Promise<void> {
   const c: Client = await Client.connect(url, { prefix: 'p', maxBodyBytes: 1024, connectTimeoutMs: 100 })
   const q: Queue = c.queue('q')
-  const opts: PublishOptions = { delayMs: 5, at: new Date(), id: 'x', headers: { a: 'b' }, maxAttempts: 3, ttrMs: 1000 }
+  const opts: PublishOptions = { delayMs: 5, id: 'x', headers: { a: 'b' }, maxAttempts: 3, ttrMs: 1000 }
   const p: Published = await q.publish(Buffer.from('x'), opts)
   const s1: 'stored' | 'duplicate' | 'replaced' = p.status
   await q.publish(new Uint8Array([1]))
@@ -40,6 +40,9 @@ export async function everything(url: string): Promise<void> {
   const ok: boolean = await q.cancel('id')
   const due: Date = await q.reschedule('id', new Date())
   await q.reschedule('id', { delayMs: 5 })
+  await q.destroy()
+  setLogger((r) => console.log(r.level, r.target, r.message), 'warn')
+  setLogger(null)
   const info: MessageInfo | null = await q.peek('id')
   const st: Stats = await q.stats()
   const dl: MessageInfo[] = await q.deadLetters({ limit: 5 })
@@ -61,6 +64,10 @@ export async function everything(url: string): Promise<void> {
 export async function misuse(q: Queue): Promise<void> {
   // @ts-expect-error a number is not a body
   await q.publish(42)
+  // @ts-expect-error delayMs and at exclude each other
+  await q.publish('x', { delayMs: 5, at: new Date() })
+  // @ts-expect-error delayMs and at exclude each other
+  await q.reschedule('x', { delayMs: 5, at: 1 })
   // @ts-expect-error delay is spelled delayMs
   await q.publish('x', { delay: 5 })
   await q.subscribe((m) => {

@@ -1,0 +1,46 @@
+//! The one place where the core's errors become JavaScript errors: an `Error` whose `code` is
+//! `ErrorKind::code()` (`ERR_REDELAY_INVALID_ARGUMENT` …) and whose `kind` is `ErrorKind::name()`
+//! (`InvalidArgument` …); `redelay.js` gives it the `RedelayError` prototype. Errors of the
+//! conversions in this crate are napi `InvalidArg` errors, which `redelay.js` reads as
+//! InvalidArgument too.
+
+use std::future::Future;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+/// A core error as a JS error object with `code` and `kind` (on the JS thread).
+pub(crate) fn js(env: &Env, e: redelay::Error) -> napi::Error {
+    let build = || -> Result<napi::Error> {
+        let mut o = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
+        o.set("code", e.kind().code())?;
+        o.set("kind", e.kind().name())?;
+        Ok(napi::Error::from(o.to_unknown()))
+    };
+    build().unwrap_or_else(|x| x)
+}
+
+/// A failed conversion of an argument: refused before anything reaches the core.
+pub(crate) fn invalid(msg: impl std::fmt::Display) -> napi::Error {
+    napi::Error::new(Status::InvalidArg, msg.to_string())
+}
+
+/// Runs a core call on the runtime; the promise rejects with the core's error as [`js`] makes it.
+pub(crate) fn spawn<T, F>(env: &Env, fut: F) -> Result<PromiseRaw<'_, T>>
+where
+    T: ToNapiValue + Send + 'static,
+    F: Future<Output = redelay::Result<T>> + Send + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r| r.map_err(|e| js(env, e)))
+}
+
+/// A synchronous core result on the JS thread.
+pub(crate) fn sync<T>(env: &Env, r: redelay::Result<T>) -> Result<T> {
+    r.map_err(|e| js(env, e))
+}
+
+/// Every error kind as `[name, code]`, for `RedelayError` and `ErrorCodes` in `redelay.js`.
+#[napi]
+pub fn error_kinds() -> Vec<Vec<&'static str>> {
+    redelay::ErrorKind::ALL.iter().map(|k| vec![k.name(), k.code()]).collect()
+}

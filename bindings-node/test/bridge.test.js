@@ -1,0 +1,147 @@
+'use strict'
+// Issue 13 in the Node binding: subscriptions on the core's bridge, options mapped onto the
+// core's, errors with their code set natively, MessageInfo's two times, and the core's logs.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { once } = require('node:events')
+const { Worker } = require('node:worker_threads')
+const { RedelayError, setLogger } = require('..')
+const { REDIS_URL, connect, until, sleep } = require('./helpers')
+
+const isInvalid = (words) => (e) => e instanceof RedelayError && e.kind === 'InvalidArgument' && words.test(e.message)
+
+test('delayMs and at together are refused by the core, in publish, publishBatch and reschedule', async (t) => {
+  const c = await connect('delay-at')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const both = { delayMs: 10, at: new Date(Date.now() + 1000) }
+  await assert.rejects(q.publish('x', both), isInvalid(/^delay\/at: give one of them, not both$/))
+  await assert.rejects(q.publishBatch([{ body: 'ok' }, { body: 'x', ...both }]), isInvalid(/^message 1: delay\/at/))
+  const { id } = await q.publish('x', { delayMs: 60000 })
+  await assert.rejects(q.reschedule(id, both), isInvalid(/^delay\/at/))
+  assert.equal((await q.stats()).total, 1, 'nothing else was written')
+})
+
+test('errors carry code and kind from the native layer, as RedelayError with a stack', async (t) => {
+  const c = await connect('codes')
+  t.after(() => c.close())
+  const e = await c
+    .queue('q')
+    .ack('missing', '0123456789abcdef')
+    .catch((x) => x)
+  assert.ok(e instanceof RedelayError && e instanceof Error)
+  assert.equal(e.name, 'RedelayError')
+  assert.equal(e.code, 'ERR_REDELAY_LEASE_LOST')
+  assert.equal(e.kind, 'LeaseLost')
+  assert.match(e.message, /lease lost/)
+  assert.doesNotMatch(e.message, /ERR_REDELAY|\|/, 'no code in the message')
+  assert.equal(typeof e.stack, 'string')
+})
+
+test('MessageInfo: leaseDeadline while leased, diedAt once dead, null otherwise', async (t) => {
+  const c = await connect('info')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const { id } = await q.publish('x', { maxAttempts: 1 })
+  const ready = await q.peek(id)
+  assert.equal(ready.state, 'ready')
+  assert.equal(ready.leaseDeadline, null)
+  assert.equal(ready.diedAt, null)
+  const [m] = await q.fetch(1, { ttrMs: 5000 })
+  const leased = await q.peek(id)
+  assert.equal(leased.state, 'leased')
+  assert.equal(leased.leaseDeadline.getTime(), m.leaseDeadline.getTime())
+  assert.equal(leased.diedAt, null)
+  assert.equal(await m.nack({ reason: 'no' }), true)
+  const dead = await q.peek(id)
+  assert.equal(dead.state, 'dead')
+  assert.equal(dead.leaseDeadline, null)
+  assert.ok(dead.diedAt instanceof Date && dead.diedAt.getTime() >= leased.publishedAt.getTime())
+  assert.ok(!('stateSinceOrUntil' in dead))
+})
+
+test('client options map onto the core: defaultBackoffBaseMs is the client-wide backoff', async (t) => {
+  const c = await connect('backoff', { defaultBackoffBaseMs: 60000, defaultBackoffMaxMs: 60000 })
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const { id } = await q.publish('x')
+  const [m] = await q.fetch(1)
+  await m.nack()
+  const info = await q.peek(id)
+  assert.equal(info.state, 'scheduled')
+  assert.ok(info.dueAt.getTime() - Date.now() > 30000, 'retried after the client default of 60 s')
+  await assert.rejects(connect('backoff', { defaultBackoffBaseMs: -1 }), isInvalid(/defaultBackoffBaseMs/))
+})
+
+test('setLogger receives the core records; a throwing logger does not crash the process', async (t) => {
+  const records = []
+  setLogger((r) => {
+    records.push(r)
+    throw new Error('ignored')
+  })
+  t.after(() => setLogger(null))
+  const c = await connect('logs')
+  const sub = await c.queue('logged').subscribe(() => {})
+  await sub.close()
+  await until(
+    () => records.some((r) => r.target.startsWith('redelay') && /subscription closed/.test(r.message)),
+    10000,
+    'a log record',
+  )
+  const r = records.find((x) => /subscription closed/.test(x.message))
+  assert.equal(r.level, 'debug')
+  assert.match(r.message, /logged/)
+  await c.close()
+  assert.throws(() => setLogger(() => {}, 'loud'), isInvalid(/level/))
+})
+
+// Issue 12: the JS side can go away while deliveries wait (here a worker thread that ends):
+// the wake's call into JavaScript then fails, the core gives the deliveries back (due again, no
+// attempt counted) and stops the subscription, and nothing hangs.
+test('a JS side that is gone: deliveries are given back, nothing hangs', async (t) => {
+  const records = []
+  setLogger((r) => records.push(r))
+  t.after(() => setLogger(null))
+  const c = await connect('gone')
+  t.after(() => c.close())
+  const q = c.queue('gone-q')
+  const src = `
+    const { parentPort, workerData: w } = require('node:worker_threads')
+    const { Client } = require(w.lib)
+    Client.connect(w.url, { prefix: w.prefix })
+      .then((c) => c.queue('gone-q').subscribe(() => new Promise(() => {}), { concurrency: 4 }))
+      .then((sub) => { globalThis.sub = sub; parentPort.postMessage('subscribed') })`
+  const w = new Worker(src, {
+    eval: true,
+    workerData: { lib: path.resolve(__dirname, '..'), url: REDIS_URL, prefix: c.prefix },
+  })
+  await once(w, 'message')
+  await w.terminate()
+  await sleep(300)
+  const closed = () => records.some((r) => /subscription closed/.test(r.message) && /gone-q/.test(r.message))
+  assert.equal(closed(), false, 'the subscription outlives its worker until a wake fails')
+  await q.publishBatch([{ body: 'a' }, { body: 'b' }, { body: 'c' }].map((m) => ({ ...m, ttrMs: 600000 })))
+  await until(closed, 15000, 'the core to stop the subscription')
+  await until(async () => (await q.stats()).ready === 3, 5000, 'the deliveries to be given back')
+  const got = await q.fetch(3)
+  assert.deepEqual(
+    got.map((m) => m.attempt),
+    [1, 1, 1],
+    'no attempt counted for what was given back',
+  )
+  await Promise.all(got.map((m) => m.ack()))
+})
+
+test('expiry options map onto the core: expiresInMs, expiresAt (a Date), dropOnExpiry', async (t) => {
+  const c = await connect('expiry')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  await assert.rejects(
+    q.publish('x', { expiresInMs: 1000, expiresAt: new Date() }),
+    isInvalid(/^expires_in\/expires_at: give one of them, not both$/),
+  )
+  await assert.rejects(q.publish('x', { expiresAt: 'soon' }), isInvalid(/expiresAt/))
+  const { id } = await q.publish('x', { expiresAt: new Date(Date.now() + 60000), dropOnExpiry: true })
+  assert.equal((await q.peek(id)).state, 'ready')
+})

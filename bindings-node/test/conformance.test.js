@@ -1,0 +1,92 @@
+'use strict'
+// The conformance table (tests/conformance/cases.json) through the JS API: every case, each bad
+// input with the error kind it must raise (and words of its message), and the plain answers. An
+// operation this binding lacks fails the run.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { Client, RedelayError } = require('..')
+const { REDIS_URL, connect } = require('./helpers')
+
+const table = require(path.resolve(__dirname, '../../tests/conformance/cases.json'))
+
+// snake_case arguments as this API's option names: `ttr_ms` -> `ttrMs`, `at_ms` -> `at`.
+const camel = (k) => (k === 'at_ms' ? 'at' : k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()))
+const options = (args, skip = []) =>
+  Object.fromEntries(
+    Object.entries(args)
+      .filter(([k]) => !skip.includes(k))
+      .map(([k, v]) => [camel(k), v]),
+  )
+const select = (a) => a.ids ?? a.oldest ?? 'all'
+
+const ops = {
+  async connect(a) {
+    const c = await Client.connect(a.url.replace('$REDIS_URL', REDIS_URL), {
+      prefix: `conf-${process.pid}`,
+      ...options(a, ['url']),
+    })
+    await c.close()
+    return null
+  },
+  queue: (a, q, c) => (c.queue(a.name), null),
+  publish: async (a, q) => (await q.publish(a.body, options(a, ['body']))).status,
+  publish_batch: async (a, q) =>
+    (await q.publishBatch(a.messages.map((m) => ({ body: m.body, ...options(m, ['body']) })))).map((p) => p.status),
+  fetch: async (a, q) => (await q.fetch(a.max, options(a, ['max']))).length,
+  ack: (a, q) => q.ack(a.id, a.token).then(() => null),
+  nack: (a, q) => q.nack(a.id, a.token, options(a, ['id', 'token'])),
+  extend: (a, q) => q.extend(a.id, a.token, a.ttr_ms).then(() => null),
+  cancel: (a, q) => q.cancel(a.id),
+  reschedule: async (a, q) => (await q.reschedule(a.id, options(a, ['id']))).getTime(),
+  peek: (a, q) => q.peek(a.id),
+  stats: (a, q) => q.stats(),
+  verify: async (a, q) => ({ problems: (await q.verify()).problems.length }),
+  dead_letters: async (a, q) => (await q.deadLetters(options(a))).length,
+  respawn: (a, q) => q.respawn(select(a)),
+  purge_dead: (a, q) => q.purgeDead(select(a)),
+  async subscribe(a, q) {
+    const sub = await q.subscribe(() => {}, options(a))
+    await sub.close()
+    return 'subscribed'
+  },
+  destroy: (a, q) => q.destroy().then(() => null),
+}
+
+test('every operation of the table is in the JS API', () => {
+  assert.deepEqual(
+    table.operations.filter((op) => !(op in ops)),
+    [],
+  )
+})
+
+test('every case of the conformance table', async (t) => {
+  const c = await connect('conformance')
+  t.after(() => c.close())
+  let fresh = 0
+  for (const [i, k] of table.cases.entries()) {
+    const what = `case ${i} (${k.op} ${JSON.stringify(k.args)})`
+    const run = ops[k.op]
+    assert.ok(run, `${what}: no such operation in the Node binding`)
+    const q = c.queue(k.queue ?? `fresh-${(fresh += 1)}`)
+    let got, err
+    try {
+      got = await run(k.args, q, c)
+    } catch (e) {
+      err = e
+    }
+    if (k.expect.error !== undefined) {
+      assert.ok(err instanceof RedelayError, `${what}: expected ${k.expect.error}, got ${err ?? JSON.stringify(got)}`)
+      assert.equal(err.kind, k.expect.error, `${what}: ${err.message}`)
+      for (const w of k.expect.message) assert.ok(err.message.includes(w), `${what}: "${err.message}" lacks "${w}"`)
+    } else {
+      assert.equal(err, undefined, `${what}: ${err}`)
+      const want = k.expect.result
+      if (want !== null && typeof want === 'object' && !Array.isArray(want)) {
+        for (const [f, v] of Object.entries(want)) assert.deepEqual(got[f], v, `${what}: ${f}`)
+      } else {
+        assert.deepEqual(got, want, what)
+      }
+    }
+  }
+})
