@@ -153,6 +153,7 @@ impl Client {
 
     /// Names of the queues published to under this prefix (a best-effort registry).
     pub async fn queues(&self) -> Result<Vec<String>> {
+        self.inner.check_open()?;
         let mut c = self.inner.conn.clone();
         let mut names: Vec<String> =
             redis::cmd("SMEMBERS").arg(crate::base::keys::registry(&self.inner.prefix)).query_async(&mut c).await?;
@@ -185,6 +186,7 @@ impl Client {
 
     /// Round trip to Redis.
     pub async fn ping(&self) -> Result<()> {
+        self.inner.check_open()?;
         let mut c = self.inner.conn.clone();
         let _: String = redis::cmd("PING").query_async(&mut c).await?;
         Ok(())

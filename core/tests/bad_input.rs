@@ -90,3 +90,15 @@ async fn max_body_is_configurable() {
     let e = q.publish(Message::new(vec![1u8; 17])).await.unwrap_err();
     assert!(e.message().contains("limit of 16 bytes"), "{e}");
 }
+
+#[tokio::test]
+async fn a_closed_client_refuses_ping_and_queues_too() {
+    let c = Client::builder(&common::url()).prefix(common::unique("closedping")).connect().await.unwrap();
+    c.ping().await.unwrap();
+    c.close().await;
+    assert_eq!(c.ping().await.unwrap_err().kind(), ErrorKind::Connection);
+    assert_eq!(c.queues().await.unwrap_err().kind(), ErrorKind::Connection);
+    let e = redelay::Select::from_parts(Some(vec![]), Some(1), false).unwrap_err();
+    assert!(e.message().starts_with("ids/oldest/all"), "{e}");
+    assert_eq!(redelay::Select::from_parts(None, None, true).unwrap(), redelay::Select::All);
+}

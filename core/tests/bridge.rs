@@ -81,12 +81,15 @@ async fn deliveries_reach_a_foreign_loop_in_batches_with_one_wake_per_batch() {
     common::assert_verified(&q).await;
 }
 
-/// A runtime that is gone: every wake fails.
-struct Gone;
+/// A runtime that is gone: every wake fails. Counts the `closed` calls.
+struct Gone(AtomicUsize);
 
 impl Wake for Gone {
     fn wake(&self) -> bool {
         false
+    }
+    fn closed(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -94,9 +97,11 @@ impl Wake for Gone {
 async fn a_runtime_that_is_gone_gets_nothing_and_costs_no_attempt() {
     let (_c, q) = common::queue("gone").await;
     q.publish(Message::new(b"x".to_vec()).id("g").max_attempts(1)).await.unwrap();
-    let sub = q.subscribe_foreign(Arc::new(Gone), SubscribeOptions::concurrency(4)).await.unwrap();
+    let gone = Arc::new(Gone(AtomicUsize::new(0)));
+    let sub = q.subscribe_foreign(gone.clone(), SubscribeOptions::concurrency(4)).await.unwrap();
     eventually("the subscription stops", Duration::from_secs(10), || sub.is_closed()).await;
     sub.close().await;
+    assert_eq!(gone.0.load(Ordering::SeqCst), 1, "told once that the subscription closed");
     let info = q.peek("g").await.unwrap().unwrap();
     assert_eq!((info.state, info.attempts), (State::Ready, 0), "given back, not dead");
     common::assert_verified(&q).await;

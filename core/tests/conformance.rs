@@ -40,21 +40,12 @@ fn publish_options(a: &Value) -> PublishOptions {
 }
 
 fn status(p: PublishStatus) -> &'static str {
-    match p {
-        PublishStatus::Stored => "stored",
-        PublishStatus::Duplicate => "duplicate",
-        PublishStatus::Replaced => "replaced",
-    }
+    p.as_str()
 }
 
-fn select(a: &Value) -> Select {
-    if let Some(ids) = a["ids"].as_array() {
-        Select::Ids(ids.iter().map(|i| i.as_str().unwrap_or_default().to_string()).collect())
-    } else if let Some(n) = a["oldest"].as_u64() {
-        Select::Oldest(n as usize)
-    } else {
-        Select::All
-    }
+fn select(a: &Value) -> Result<Select, Error> {
+    let ids = a["ids"].as_array().map(|v| v.iter().map(|i| i.as_str().unwrap_or_default().to_string()).collect());
+    Select::from_parts(ids, a["oldest"].as_u64().map(|n| n as usize), a["all"].as_bool().unwrap_or(false))
 }
 
 /// Runs one operation; Ok is the case's result as JSON.
@@ -117,8 +108,8 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             query.validate()?;
             json!(q.dead_letters(query.offset, query.limit).await?.len())
         }
-        "respawn" => json!(q.respawn(select(a)).await?),
-        "purge_dead" => json!(q.purge_dead(select(a)).await?),
+        "respawn" => json!(q.respawn(select(a)?).await?),
+        "purge_dead" => json!(q.purge_dead(select(a)?).await?),
         "subscribe" => {
             let d = SubscribeOptions::default();
             let opts = SubscribeOptions {

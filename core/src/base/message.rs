@@ -157,6 +157,17 @@ pub enum PublishStatus {
     Replaced,
 }
 
+impl PublishStatus {
+    /// Lower-case name: `stored`, `duplicate`, `replaced`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublishStatus::Stored => "stored",
+            PublishStatus::Duplicate => "duplicate",
+            PublishStatus::Replaced => "replaced",
+        }
+    }
+}
+
 /// The result of publishing one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Published {

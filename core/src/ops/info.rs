@@ -241,6 +241,19 @@ pub struct SearchPage {
     pub cursor: Option<String>,
 }
 
+impl Select {
+    /// The selection from the parts every binding's arguments take: exactly one of `ids`,
+    /// `oldest` and `all`.
+    pub fn from_parts(ids: Option<Vec<String>>, oldest: Option<usize>, all: bool) -> crate::Result<Select> {
+        match (ids, oldest, all) {
+            (Some(ids), None, false) => Ok(Select::Ids(ids)),
+            (None, Some(n), false) => Ok(Select::Oldest(n)),
+            (None, None, true) => Ok(Select::All),
+            _ => Err(crate::Error::invalid("ids/oldest/all: give exactly one of them")),
+        }
+    }
+}
+
 /// Which dead letters to respawn or purge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Select {

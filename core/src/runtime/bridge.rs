@@ -27,6 +27,10 @@ pub trait Wake: Send + Sync + 'static {
     /// call on the thread instead). Return false when the runtime is gone: what waits is
     /// given back (due again, no attempt counted) and the subscription stops.
     fn wake(&self) -> bool;
+
+    /// The subscription closed (its inbox takes nothing more): called once, with no lock held.
+    /// A binding releases what it kept for the wake here.
+    fn closed(&self) {}
 }
 
 /// The inbox of a foreign-runtime subscription.
@@ -68,12 +72,15 @@ impl Inbox {
 
     /// Closes the inbox; returns the keys nobody took.
     pub(crate) fn close(&self) -> Vec<u64> {
-        let keys = {
+        let (keys, first) = {
             let mut st = self.state.lock().unwrap();
-            st.closed = true;
-            st.items.drain(..).map(|(k, _)| k).collect()
+            let first = !std::mem::replace(&mut st.closed, true);
+            (st.items.drain(..).map(|(k, _)| k).collect(), first)
         };
         self.ready.notify_all();
+        if first {
+            self.waker.closed();
+        }
         keys
     }
 }
