@@ -36,6 +36,9 @@ pub struct BenchArgs {
     /// messages (e.g. 1000000)
     #[arg(long)]
     pub stalls: Option<usize>,
+    /// Run with the queues' history counters off (to measure what history costs)
+    #[arg(long)]
+    pub no_history: bool,
     /// Also measure (g): the slowest command with this many 4 MiB bodies (e.g. 40)
     #[arg(long)]
     pub big_bodies: Option<usize>,
@@ -114,6 +117,7 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
     let raw = redis::Client::open(url).map_err(redelay::Error::from)?;
     let mut rc = raw.get_multiplexed_async_connection().await.map_err(redelay::Error::from)?;
     let conc = a.concurrency;
+    NO_HISTORY.store(a.no_history, std::sync::atomic::Ordering::Relaxed);
     eprintln!(
         "redelay bench against {} (concurrency {conc}{})",
         redelay::redact(url),
@@ -158,7 +162,7 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         "system": "redelay",
         "version": env!("CARGO_PKG_VERSION"),
         "redis_version": redis_version,
-        "settings": { "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick },
+        "settings": { "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick, "history": !a.no_history },
         "publish_single_per_s": single.round(),
         "publish_batch_per_s": batched.round(),
         "deliver_ack_per_s": deliver.round(),
@@ -234,9 +238,14 @@ fn print_table(v: &Value) {
     }
 }
 
+static NO_HISTORY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 async fn fresh(client: &Client, name: &str) -> redelay::Result<Queue> {
     let q = client.queue(name)?;
     q.destroy().await?;
+    if NO_HISTORY.load(std::sync::atomic::Ordering::Relaxed) {
+        q.set_history(false).await?;
+    }
     Ok(q)
 }
 

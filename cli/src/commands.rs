@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use clap::{Args, Subcommand};
 use redelay::{Client, Due, Message, MessageInfo, Result, Select, Stats};
 
-use crate::units::{epoch_ms, human, parse_duration, relative};
+use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
 
 pub async fn connect(url: &str, prefix: &str) -> Result<Client> {
     Client::builder(url).prefix(prefix).connect_timeout(Duration::from_secs(3)).connect().await
@@ -20,9 +20,9 @@ pub struct PublishArgs {
     /// Due after this long: 250ms, 3s, 30m, 2h, 7d
     #[arg(long, value_parser = parse_duration)]
     pub delay: Option<Duration>,
-    /// Due at this time, ms since the Unix epoch
-    #[arg(long, conflicts_with = "delay")]
-    pub at_ms: Option<u64>,
+    /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
+    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
+    pub at: Option<SystemTime>,
     /// Your id (generated when absent)
     #[arg(long)]
     pub id: Option<String>,
@@ -37,6 +37,12 @@ pub struct PublishArgs {
     /// Replace a message with the same id
     #[arg(long)]
     pub replace: bool,
+    /// Not delivered after this long from now: a dead letter ("expired") instead
+    #[arg(long, value_parser = parse_duration)]
+    pub expires_in: Option<Duration>,
+    /// With --expires-in: delete the message on expiry instead of keeping a dead letter
+    #[arg(long, requires = "expires_in")]
+    pub drop_on_expiry: bool,
 }
 
 pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
@@ -45,8 +51,8 @@ pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
     if let Some(d) = a.delay {
         m = m.delay(d);
     }
-    if let Some(at) = a.at_ms {
-        m = m.at(SystemTime::UNIX_EPOCH + Duration::from_millis(at));
+    if let Some(at) = a.at {
+        m = m.at(at);
     }
     if let Some(id) = a.id {
         m = m.id(id);
@@ -61,6 +67,9 @@ pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
     }
     if let Some(t) = a.ttr {
         m = m.ttr(t);
+    }
+    if let Some(e) = a.expires_in {
+        m = m.expires_in(e).drop_on_expiry(a.drop_on_expiry);
     }
     let p = q.publish(m).await?;
     println!("{} {}", p.id, format!("{:?}", p.status).to_lowercase());
@@ -98,19 +107,27 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
                     "queue": n, "total": s.total, "scheduled": s.scheduled, "ready": s.ready,
                     "leased": s.leased, "dead": s.dead, "next_due_ms": opt_ms(s.next_due),
                     "oldest_ready_due_ms": opt_ms(s.oldest_ready_due), "now_ms": epoch_ms(s.now),
+                    "paused": s.paused,
                 })
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else if a.prometheus {
-        print!("{}", prometheus(client.prefix(), &rows));
+        let mut totals = Vec::new();
+        for (n, _) in &rows {
+            totals.push(client.queue(n)?.history_totals().await?);
+        }
+        print!("{}", prometheus(client.prefix(), &rows, &totals));
     } else {
         println!(
             "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  next due",
             "queue", "total", "scheduled", "ready", "leased", "dead"
         );
         for (n, s) in &rows {
-            let next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
+            let mut next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
+            if s.paused {
+                next.push_str("  (paused)");
+            }
             println!(
                 "{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}",
                 s.total, s.scheduled, s.ready, s.leased, s.dead
@@ -123,13 +140,50 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn prometheus(prefix: &str, rows: &[(String, Stats)]) -> String {
+fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::HistoryPoint]) -> String {
     let mut out = String::new();
+    let counters: [(&str, &str, fn(&redelay::HistoryPoint) -> u64); 6] = [
+        ("published", "Messages published.", |t| t.published),
+        ("delivered", "Deliveries (leases handed to consumers).", |t| t.delivered),
+        ("acked", "Messages acknowledged.", |t| t.acked),
+        ("retried", "Failed attempts to be tried again.", |t| t.retried),
+        ("dead", "Messages that became dead letters.", |t| t.dead),
+        ("expired", "Messages that expired before delivery.", |t| t.expired),
+    ];
+    for (name, help, get) in counters {
+        out.push_str(&format!("# HELP redelay_{name}_total {help}\n# TYPE redelay_{name}_total counter\n"));
+        for ((n, _), t) in rows.iter().zip(totals) {
+            out.push_str(&format!("redelay_{name}_total{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n", get(t)));
+        }
+    }
+    out.push_str(
+        "# HELP redelay_lateness_seconds Delivery time minus due time.\n# TYPE redelay_lateness_seconds histogram\n",
+    );
+    for ((n, _), t) in rows.iter().zip(totals) {
+        let mut cum = 0;
+        for (i, c) in t.lateness.iter().enumerate() {
+            cum += c;
+            let ub = redelay::LATENESS_BUCKETS_MS[i];
+            let le = if ub.is_finite() { format!("{}", ub / 1000.0) } else { "+Inf".to_string() };
+            out.push_str(&format!(
+                "redelay_lateness_seconds_bucket{{prefix=\"{prefix}\",queue=\"{n}\",le=\"{le}\"}} {cum}\n"
+            ));
+        }
+        out.push_str(&format!(
+            "redelay_lateness_seconds_sum{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n",
+            t.lateness_sum_ms as f64 / 1000.0
+        ));
+        out.push_str(&format!("redelay_lateness_seconds_count{{prefix=\"{prefix}\",queue=\"{n}\"}} {cum}\n"));
+    }
     out.push_str("# HELP redelay_messages Messages stored, by state.\n# TYPE redelay_messages gauge\n");
     for (n, s) in rows {
         for (state, v) in [("scheduled", s.scheduled), ("ready", s.ready), ("leased", s.leased), ("dead", s.dead)] {
             out.push_str(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"{n}\",state=\"{state}\"}} {v}\n"));
         }
+    }
+    out.push_str("# HELP redelay_paused 1 while the queue is paused.\n# TYPE redelay_paused gauge\n");
+    for (n, s) in rows {
+        out.push_str(&format!("redelay_paused{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n", u8::from(s.paused)));
     }
     out.push_str("# HELP redelay_ready_lag_seconds Age of the oldest due message not yet delivered.\n# TYPE redelay_ready_lag_seconds gauge\n");
     for (n, s) in rows {
@@ -144,13 +198,16 @@ fn print_info(m: &MessageInfo) {
     println!("id:           {}", m.id);
     println!("state:        {}", m.state.as_str());
     println!("attempts:     {} of {}", m.attempts, m.max_attempts);
-    println!("published:    {} ({})", epoch_ms(m.published_at), relative(m.published_at, now));
-    println!("due:          {} ({})", epoch_ms(m.due_at), relative(m.due_at, now));
+    println!("published:    {}", when(m.published_at, now));
+    println!("due:          {}", when(m.due_at, now));
     if let Some(t) = m.lease_deadline {
-        println!("lease until:  {} ({})", epoch_ms(t), relative(t, now));
+        println!("lease until:  {}", when(t, now));
     }
     if let Some(t) = m.died_at {
-        println!("died:         {} ({})", epoch_ms(t), relative(t, now));
+        println!("died:         {}", when(t, now));
+    }
+    if let Some(t) = m.expires_at {
+        println!("expires:      {}", when(t, now));
     }
     println!("ttr:          {}", human(m.ttr));
     for (k, v) in &m.headers {
@@ -165,8 +222,23 @@ fn print_info(m: &MessageInfo) {
     }
 }
 
-pub async fn peek(client: &Client, queue: &str, id: &str) -> Result<ExitCode> {
+/// One message as JSON: times in epoch ms, the body as text when it is UTF-8.
+fn info_json(m: &MessageInfo) -> serde_json::Value {
+    serde_json::json!({
+        "id": m.id, "state": m.state.as_str(), "attempts": m.attempts, "max_attempts": m.max_attempts,
+        "ttr_ms": m.ttr.as_millis() as u64, "published_at_ms": epoch_ms(m.published_at),
+        "due_at_ms": epoch_ms(m.due_at), "lease_deadline_ms": opt_ms(m.lease_deadline),
+        "died_at_ms": opt_ms(m.died_at), "expires_at_ms": opt_ms(m.expires_at), "headers": m.headers,
+        "last_error": m.last_error, "body": String::from_utf8_lossy(&m.body), "body_bytes": m.body.len(),
+    })
+}
+
+pub async fn peek(client: &Client, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
     match client.queue(queue)?.peek(id).await? {
+        Some(m) if json => {
+            println!("{}", info_json(&m));
+            Ok(ExitCode::SUCCESS)
+        }
         Some(m) => {
             print_info(&m);
             Ok(ExitCode::SUCCESS)
@@ -193,21 +265,24 @@ pub struct RescheduleArgs {
     pub queue: String,
     pub id: String,
     /// Due after this long from now: 250ms, 3s, 30m, 2h
-    #[arg(long, value_parser = parse_duration, required_unless_present = "at_ms")]
+    #[arg(long, value_parser = parse_duration, required_unless_present = "at")]
     pub delay: Option<Duration>,
-    /// Due at this time, ms since the Unix epoch
-    #[arg(long, conflicts_with = "delay")]
-    pub at_ms: Option<u64>,
+    /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
+    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
+    pub at: Option<SystemTime>,
+    /// Print JSON (due time in epoch ms)
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub async fn reschedule(client: &Client, a: RescheduleArgs) -> Result<ExitCode> {
-    let due = match (a.delay, a.at_ms) {
-        (Some(d), _) => Due::In(d),
-        (None, Some(ms)) => Due::At(SystemTime::UNIX_EPOCH + Duration::from_millis(ms)),
-        (None, None) => unreachable!("clap requires one"),
-    };
+    let due = Due::from_parts(a.delay, a.at)?;
     let t = client.queue(&a.queue)?.reschedule(&a.id, due).await?;
-    println!("{} due at {}", a.id, epoch_ms(t));
+    if a.json {
+        println!("{}", serde_json::json!({ "id": a.id, "due_at_ms": epoch_ms(t) }));
+    } else {
+        println!("{} due at {}", a.id, when(t, SystemTime::now()));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -301,6 +376,18 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `pause` / `resume`: consumers of the queue stop (or start again) receiving.
+pub async fn pause(client: &Client, queue: &str, pause: bool) -> Result<ExitCode> {
+    let q = client.queue(queue)?;
+    let changed = if pause { q.pause().await? } else { q.resume().await? };
+    let what = if pause { "paused" } else { "resumed" };
+    println!(
+        "{queue}: {}",
+        if changed { what.to_string() } else { format!("already {}", if pause { "paused" } else { "running" }) }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 pub async fn verify(client: &Client, queue: &str) -> Result<ExitCode> {
     let r = client.queue(queue)?.verify().await?;
     if r.is_ok() {
@@ -312,4 +399,222 @@ pub async fn verify(client: &Client, queue: &str) -> Result<ExitCode> {
         }
         Ok(ExitCode::from(1))
     }
+}
+
+#[derive(Args)]
+pub struct UpcomingArgs {
+    pub queue: String,
+    /// How far ahead to look: 1h, 2d ...
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub next: Duration,
+    /// Bucket width: 1m, 1h ...
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub every: Duration,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How many messages fall due per bucket, as a bar chart.
+pub async fn upcoming(client: &Client, a: UpcomingArgs) -> Result<ExitCode> {
+    let n = (a.next.as_millis() / a.every.as_millis().max(1)).clamp(1, 1000) as usize;
+    let now = SystemTime::now();
+    let b = client.queue(&a.queue)?.upcoming(now, a.every, n).await?;
+    if a.json {
+        let v: Vec<_> = b.iter().map(|(t, c)| serde_json::json!({ "from_ms": epoch_ms(*t), "count": c })).collect();
+        println!("{}", serde_json::Value::Array(v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let max = b.iter().map(|(_, c)| *c).max().unwrap_or(0).max(1);
+    for (t, c) in &b {
+        let bar = "█".repeat(((*c as f64 / max as f64) * 50.0).ceil() as usize);
+        println!("{}  {c:>8}  {bar}", crate::units::iso(*t));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct ListArgs {
+    pub queue: String,
+    /// scheduled, ready, leased or dead
+    #[arg(value_parser = ["scheduled", "ready", "leased", "dead"])]
+    pub state: String,
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn one_line(m: &MessageInfo, now: SystemTime) -> String {
+    let when = match m.state {
+        redelay::State::Leased => m.lease_deadline.map(|t| format!("lease until {}", when(t, now))),
+        redelay::State::Dead => m.died_at.map(|t| format!("died {}", when(t, now))),
+        _ => Some(format!("due {}", when(m.due_at, now))),
+    };
+    let body = String::from_utf8_lossy(&m.body[..m.body.len().min(40)]).replace('\n', " ");
+    format!("{:<24} {:<9} {}  {body}", m.id, m.state.as_str(), when.unwrap_or_default())
+}
+
+pub async fn list(client: &Client, a: ListArgs) -> Result<ExitCode> {
+    let state = match a.state.as_str() {
+        "scheduled" => redelay::State::Scheduled,
+        "ready" => redelay::State::Ready,
+        "leased" => redelay::State::Leased,
+        _ => redelay::State::Dead,
+    };
+    let page = client.queue(&a.queue)?.list(state, a.offset, a.limit).await?;
+    if a.json {
+        let items: Vec<_> = page.items.iter().map(info_json).collect();
+        println!("{}", serde_json::json!({ "total": page.total, "items": items }));
+    } else {
+        let now = SystemTime::now();
+        for m in &page.items {
+            println!("{}", one_line(m, now));
+        }
+        println!("({} of {} {}, from {})", page.items.len(), page.total, a.state, a.offset);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+pub struct SearchWhat {
+    /// Ids starting with this
+    #[arg(long)]
+    pub id_prefix: Option<String>,
+    /// A header NAME=VALUE
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub header: Option<String>,
+    /// Bodies containing this text
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Last errors containing this text
+    #[arg(long)]
+    pub error: Option<String>,
+}
+
+#[derive(Args)]
+pub struct SearchArgs {
+    pub queue: String,
+    #[command(flatten)]
+    pub what: SearchWhat,
+    /// Stop after this many matches
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn search(client: &Client, a: SearchArgs) -> Result<ExitCode> {
+    let w = a.what;
+    let what = if let Some(p) = w.id_prefix {
+        redelay::Search::IdPrefix(p)
+    } else if let Some(h) = w.header {
+        let (k, v) =
+            h.split_once('=').ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
+        redelay::Search::Header(k.to_string(), v.to_string())
+    } else if let Some(b) = w.body {
+        redelay::Search::Body(b.into_bytes())
+    } else {
+        redelay::Search::Error(w.error.unwrap_or_default())
+    };
+    let q = client.queue(&a.queue)?;
+    let (mut found, mut scanned, mut cursor) = (Vec::new(), 0u64, None::<String>);
+    loop {
+        let p = q.search(&what, cursor.as_deref()).await?;
+        scanned += p.scanned;
+        found.extend(p.items);
+        match p.cursor {
+            Some(c) if found.len() < a.limit => cursor = Some(c),
+            _ => break,
+        }
+    }
+    found.truncate(a.limit);
+    if a.json {
+        println!("{}", serde_json::Value::Array(found.iter().map(info_json).collect()));
+    } else {
+        let now = SystemTime::now();
+        for m in &found {
+            println!("{}", one_line(m, now));
+        }
+        println!("({} found, {scanned} looked at)", found.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct HistoryArgs {
+    pub queue: String,
+    /// How far back: 30m, 1h, 2d ...
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub last: Duration,
+    /// minute or hour (default: minute up to 1 day back, else hour)
+    #[arg(long, value_parser = ["minute", "hour"])]
+    pub step: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
+pub async fn history(client: &Client, a: HistoryArgs) -> Result<ExitCode> {
+    let hourly = match a.step.as_deref() {
+        Some("hour") => true,
+        Some(_) => false,
+        None => a.last > Duration::from_secs(86_400),
+    };
+    let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
+    let now = SystemTime::now();
+    let pts = client.queue(&a.queue)?.history(now - a.last, now, step).await?;
+    if a.json {
+        let v: Vec<_> = pts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "at_ms": epoch_ms(p.at), "published": p.published, "delivered": p.delivered, "acked": p.acked,
+                    "retried": p.retried, "dead": p.dead, "expired": p.expired, "lateness_buckets": p.lateness,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let max = pts.iter().map(|p| p.delivered).max().unwrap_or(0).max(1);
+    println!(
+        "{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>9}  delivered",
+        "from", "published", "delivered", "acked", "retried", "dead", "expired", "late p99"
+    );
+    for p in &pts {
+        let bar = "█".repeat(((p.delivered as f64 / max as f64) * 30.0).ceil() as usize);
+        println!(
+            "{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>7} {:>9}  {bar}",
+            crate::units::iso(p.at),
+            p.published,
+            p.delivered,
+            p.acked,
+            p.retried,
+            p.dead,
+            p.expired,
+            p99_bucket(&p.lateness)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lateness bucket holding the 99th percentile, as `< 4 ms`, or `-` with no delivery.
+fn p99_bucket(l: &[u64; 16]) -> String {
+    let n: u64 = l.iter().sum();
+    if n == 0 {
+        return "-".into();
+    }
+    let target = (n as f64 * 0.99).ceil() as u64;
+    let mut seen = 0;
+    for (i, c) in l.iter().enumerate() {
+        seen += c;
+        if seen >= target {
+            let ub = redelay::LATENESS_BUCKETS_MS[i];
+            return if ub.is_finite() { format!("< {ub} ms") } else { ">= 16 s".into() };
+        }
+    }
+    "-".into()
 }

@@ -30,8 +30,13 @@ enum Cmd {
     Publish(commands::PublishArgs),
     /// Counts of queues (all registered queues when none is named)
     Stats(commands::StatsArgs),
-    /// Show one message
-    Peek { queue: String, id: String },
+    /// Show one message (times in ISO 8601 and relative to now; --json for machine forms)
+    Peek {
+        queue: String,
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete one message
     Cancel { queue: String, id: String },
     /// Give a waiting message a new due time
@@ -41,6 +46,18 @@ enum Cmd {
         #[command(subcommand)]
         cmd: commands::DeadCmd,
     },
+    /// What was published, delivered, acked, retried, dead and expired per minute or hour
+    History(commands::HistoryArgs),
+    /// How many messages fall due per minute (or --every) over the next hour (or --next)
+    Upcoming(commands::UpcomingArgs),
+    /// A page of the messages in one state, in order
+    List(commands::ListArgs),
+    /// Find messages by id prefix, header, body text or last error (bounded steps)
+    Search(commands::SearchArgs),
+    /// Pause a queue: consumers stop receiving (held leases finish), publishes go on
+    Pause { queue: String },
+    /// Resume a paused queue
+    Resume { queue: String },
     /// Check a queue's invariant (every id in exactly one state)
     Verify { queue: String },
     /// Measure publish, deliver+ack, lateness, burst drain and memory (see BENCHMARKS.md)
@@ -64,11 +81,17 @@ async fn main() -> ExitCode {
             match cmd {
                 Cmd::Publish(a) => commands::publish(&client, a).await,
                 Cmd::Stats(a) => commands::stats(&client, a).await,
-                Cmd::Peek { queue, id } => commands::peek(&client, &queue, &id).await,
+                Cmd::Peek { queue, id, json } => commands::peek(&client, &queue, &id, json).await,
                 Cmd::Cancel { queue, id } => commands::cancel(&client, &queue, &id).await,
                 Cmd::Reschedule(a) => commands::reschedule(&client, a).await,
                 Cmd::Dead { cmd } => commands::dead(&client, cmd).await,
                 Cmd::Verify { queue } => commands::verify(&client, &queue).await,
+                Cmd::Pause { queue } => commands::pause(&client, &queue, true).await,
+                Cmd::Upcoming(a) => commands::upcoming(&client, a).await,
+                Cmd::History(a) => commands::history(&client, a).await,
+                Cmd::List(a) => commands::list(&client, a).await,
+                Cmd::Search(a) => commands::search(&client, a).await,
+                Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,
                 Cmd::Demo(_) | Cmd::Bench(_) => unreachable!(),
             }
         }

@@ -90,3 +90,89 @@ fn publish_inspect_change_dead_letters_verify() {
     assert!(v.status.success() && text(&v).starts_with("ok: 1 records"), "{v:?}");
     assert_eq!(redelay(&prefix, &["dead", "purge", "jobs"]).status.code(), Some(64), "a selection is required");
 }
+
+#[test]
+fn pause_resume_and_expiry_from_the_command_line() {
+    let prefix = format!("clipause{}", std::process::id());
+    let o = redelay(&prefix, &["pause", "jobs"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "jobs: paused"));
+    assert_eq!(text(&redelay(&prefix, &["pause", "jobs"])).trim(), "jobs: already paused");
+    let o = redelay(&prefix, &["publish", "jobs", "hello", "--id", "e1", "--expires-in", "1h"]);
+    assert_eq!(text(&o).trim(), "e1 stored", "{}", String::from_utf8_lossy(&o.stderr));
+    let o = redelay(&prefix, &["stats", "jobs", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["paused"], true);
+    assert!(text(&redelay(&prefix, &["stats", "jobs"])).contains("(paused)"));
+    assert!(text(&redelay(&prefix, &["stats", "jobs", "--prometheus"])).contains("redelay_paused{"));
+    assert_eq!(text(&redelay(&prefix, &["resume", "jobs"])).trim(), "jobs: resumed");
+    let o = redelay(&prefix, &["publish", "jobs", "x", "--delay", "2h", "--expires-in", "1h"]);
+    assert_eq!(o.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expires_in: must be after the due time"));
+    let o = redelay(&prefix, &["cancel", "jobs", "e1"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn times_for_people_and_machines() {
+    let prefix = format!("clitimes{}", std::process::id());
+    let o = redelay(&prefix, &["publish", "q", "hi", "--id", "t1", "--at", "2030-01-02T03:04:05Z"]);
+    assert_eq!(text(&o).trim(), "t1 stored", "{}", String::from_utf8_lossy(&o.stderr));
+    let peek = text(&redelay(&prefix, &["peek", "q", "t1"]));
+    assert!(peek.contains("due:          2030-01-02T03:04:05.000Z, in "), "{peek}");
+    assert!(peek.contains("published:    20") && peek.contains("ago"), "{peek}");
+    let o = redelay(&prefix, &["peek", "q", "t1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["due_at_ms"], 1_893_553_445_000u64);
+    let o = redelay(&prefix, &["reschedule", "q", "t1", "--at", "2030-01-02T04:04:05+01:00"]);
+    assert!(text(&o).contains("2030-01-02T03:04:05.000Z"), "{}", text(&o));
+    let o = redelay(&prefix, &["reschedule", "q", "t1", "--at", "next tuesday"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ISO 8601"));
+    redelay(&prefix, &["cancel", "q", "t1"]);
+}
+
+#[test]
+fn upcoming_list_and_search_from_the_command_line() {
+    let prefix = format!("cliinspect{}", std::process::id());
+    for (id, delay) in [("a1", "10m"), ("a2", "10m"), ("b1", "40m")] {
+        let o = redelay(&prefix, &["publish", "q", &format!("body of {id}"), "--id", id, "--delay", delay]);
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let o = redelay(&prefix, &["upcoming", "q", "--next", "1h", "--every", "10m", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let counts: Vec<u64> = v.as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 3);
+    assert_eq!(counts.len(), 6);
+    assert!(text(&redelay(&prefix, &["upcoming", "q"])).contains("█"));
+    let o = redelay(&prefix, &["list", "q", "scheduled", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["total"], 3);
+    assert_eq!(v["items"][2]["id"], "b1");
+    let o = redelay(&prefix, &["search", "q", "--id-prefix", "a", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert!(text(&redelay(&prefix, &["search", "q", "--body", "of b1"])).contains("1 found"));
+    for id in ["a1", "a2", "b1"] {
+        redelay(&prefix, &["cancel", "q", id]);
+    }
+}
+
+#[test]
+fn history_as_a_table_json_and_prometheus_counters() {
+    let prefix = format!("clihist{}", std::process::id());
+    for i in 0..3 {
+        redelay(&prefix, &["publish", "h", "x", "--id", &format!("h{i}")]);
+    }
+    let o = redelay(&prefix, &["history", "h", "--last", "10m", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let published: u64 = v.as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum();
+    assert_eq!(published, 3);
+    assert!(text(&redelay(&prefix, &["history", "h"])).contains("published"));
+    let prom = text(&redelay(&prefix, &["stats", "h", "--prometheus"]));
+    assert!(prom.contains("# TYPE redelay_published_total counter"), "{prom}");
+    assert!(prom.contains(&format!("redelay_published_total{{prefix=\"{prefix}\",queue=\"h\"}} 3")), "{prom}");
+    assert!(prom.contains("# TYPE redelay_lateness_seconds histogram") && prom.contains("le=\"+Inf\""));
+    for i in 0..3 {
+        redelay(&prefix, &["cancel", "h", &format!("h{i}")]);
+    }
+}

@@ -22,6 +22,7 @@ for i, id in ipairs(ids) do
   end
 end
 if #ok > 0 then
+  hist({ a = #ok }, clock())
   redis.call('ZREM', SCHED, unpack(members))
   redis.call('HDEL', MSG, unpack(ok))
   if #big > 0 then redis.call('HDEL', BODY, unpack(big)) end

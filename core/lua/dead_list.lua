@@ -11,17 +11,7 @@ local off, lim, budget = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local r = redis.call('ZRANGE', DIED, off, off + lim - 1, 'WITHSCORES')
 local bytes = 0
 for i = 1, #r, 2 do
-  local id = r[i]
-  local rec = redis.call('HGET', MSG, id)
-  local d = decode(rec)
-  local blob = false
-  if d and not has(d.flags, F_INLINE) then blob = redis.call('HGET', BODY, id) or false end
-  local size = (rec and #rec or 0) + (blob and #blob or 0)
-  if i > 1 and bytes + size > budget then break end
-  bytes = bytes + size
-  out[#out + 1] = id
-  out[#out + 1] = tonumber(r[i + 1])
-  out[#out + 1] = rec or false
-  out[#out + 1] = blob
+  bytes = page_item(out, r[i], tonumber(r[i + 1]), bytes, budget, i == 1)
+  if not bytes then break end
 end
 return out

@@ -1,5 +1,5 @@
 -- fetch.lua: reclaim expired leases, then lease up to `max` due messages, soonest first.
--- KEYS: the queue's keys (lib.lua), then KEYS[8] this fetch's replay key, then replay keys of
+-- KEYS: the queue's keys (lib.lua), then KEYS[9] this fetch's replay key, then replay keys of
 --   earlier fetches whose replies arrived (deleted here).
 -- ARGV[1] max to lease (0 = only reclaim), ARGV[2] lease ttr ms (0 = each message's own ttr),
 --   ARGV[3] fetch id (6 bytes; a token is the fetch id and a 2-byte index), ARGV[4] reply byte
@@ -16,16 +16,23 @@
 -- the reason "expired", or is deleted when published with drop-on-expiry.
 local now, now_us = clock()
 check_layout(false)
-local REPLAY = KEYS[8]
-if #KEYS > 8 then redis.call('UNLINK', unpack(KEYS, 9)) end
+local REPLAY = KEYS[9]
+if #KEYS > 9 then redis.call('UNLINK', unpack(KEYS, 10)) end
 local max, ttr_over, fid = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local budget, reclaim = tonumber(ARGV[4]), tonumber(ARGV[5])
 local corrupt = {}
 local out = { now, now_us, -1, -1, 0, corrupt, 0 }
 local more = false
 
+local paused = redis.call('HGET', META, 'paused') == '1'
+
+local counts = { d = 0, r = 0, x = 0, e = 0, ls = 0 }
+
 local function finish()
+  hist(counts, now)
   local next_due = first_waiting()
+  -- A paused queue leases nothing: report no due time, so consumers sleep (a resume wakes them).
+  if paused then next_due = nil end
   if next_due then out[3] = next_due end
   local l = redis.call('ZRANGEBYSCORE', SCHED, LEASED, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if l[2] then out[4] = tonumber(l[2]) - LEASED end
@@ -71,7 +78,9 @@ for i = 1, #expired, 2 do
     local reason = 'lease expired: not acknowledged within its ttr'
     if r.att >= r.max then
       bury(id, r, rec, reason, now)
+      counts.x = counts.x + 1
     else
+      counts.r = counts.r + 1
       r.err = reason
       r.due = tonumber(expired[i + 1]) - LEASED
       redis.call('HSET', MSG, id, encode(r, rec))
@@ -81,7 +90,7 @@ for i = 1, #expired, 2 do
 end
 if #expired == 2 * reclaim then more = true end
 
-if max == 0 or redis.call('HGET', META, 'paused') == '1' then return finish() end
+if max == 0 or paused then return finish() end
 
 -- 2. lease due messages in (due time, publish order)
 local cand = redis.call('ZRANGEBYSCORE', SCHED, '-inf', now, 'LIMIT', 0, max)
@@ -92,12 +101,12 @@ for i, m in ipairs(cand) do ids[i] = member_id(m) end
 local recs = redis.call('HMGET', MSG, unpack(ids))
 local msgs, zadd, leased = {}, {}, {}
 local bytes, n, maxttr = 0, 0, 0
-local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 26) .. 'I6c8I4'
+local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 20) .. 'I6I6c8I4'
 for i, m in ipairs(cand) do
   local id, rec = ids[i], recs[i]
-  local ok, v, fl, ttr, exp, tok, blen = false
+  local ok, v, fl, ttr, due, exp, tok, blen = false
   if rec and #rec >= HDR_LEN then
-    ok, v, fl, ttr, exp, tok, blen = pcall(struct.unpack, LEASE_FMT, rec)
+    ok, v, fl, ttr, due, exp, tok, blen = pcall(struct.unpack, LEASE_FMT, rec)
   end
   if not ok or v ~= VERSION or tok ~= ZERO_TOKEN or has(fl, F_DEAD) then
     -- unreadable, or flags that contradict the schedule: out of the way, kept for inspection
@@ -108,6 +117,7 @@ for i, m in ipairs(cand) do
     end
   elseif exp > 0 and exp <= now then
     out[7] = out[7] + 1
+    counts.e = counts.e + 1
     local r = decode(rec)
     if has(fl, F_DROP) then delete(id, r)
     else bury(id, r, rec, 'expired: not delivered before its expiry time', now) end
@@ -130,8 +140,12 @@ for i, m in ipairs(cand) do
     zadd[#zadd + 1] = m
     leased[n] = id
     add(id, leased_rec, inline)
+    local lb = lateness_bucket(now - due)
+    counts[lb] = (counts[lb] or 0) + 1
+    counts.ls = counts.ls + math.max(now - due, 0)
   end
 end
+counts.d = n
 if n > 0 then
   redis.call('HSET', MSG, unpack(msgs))
   redis.call('ZADD', SCHED, unpack(zadd))

@@ -12,6 +12,11 @@
 --   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused
 --   LEGACY  string  the key where layout 1 kept its records; a marker, so that a redelay 0.1
 --                   client fails with WRONGTYPE instead of seeing an empty queue
+--   HIST    hash    history counters: 'm<minute>:<name>' (kept 2 days), 'h<hour>:<name>' (kept
+--                   90 days), 't:<name>' (totals since the queue began); names p published,
+--                   d delivered, a acked, r retried, x dead, e expired, l0..l15 lateness buckets
+--                   (l0 under 1 ms, lN from 2^(N-1) to 2^N ms, l15 from 16.384 s), ls the sum of
+--                   the lateness in ms
 --   WAKE    channel due time (ms) of a message that became the earliest waiting one
 --
 -- Record (one MSG field per message), big-endian, 56-byte header read with struct.unpack(HDR):
@@ -26,8 +31,8 @@
 -- Scripts rewrite only the header and error: a blob longer than INLINE_MAX is written once, at
 -- publish, and read only by the calls that return it.
 
-local MSG, SCHED, BODY, DIED, META, LEGACY, WAKE =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local MSG, SCHED, BODY, DIED, META, LEGACY, HIST, WAKE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 local HDR = '>BBHHI4I4I4I6I6I6I6c8I4H'
 local HDR_LEN = 56
@@ -50,9 +55,14 @@ local function fmt_int(n) return string.format('%.0f', n) end
 local function has(flags, f) return bit.band(flags, f) ~= 0 end
 local function is_leased(r) return r.tok ~= ZERO_TOKEN end
 
+-- History is on unless the queue's meta says `nohist` (read by check_layout).
+local HISTORY = true
+
 -- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish).
 local function check_layout(create)
-  local v = redis.call('HGET', META, 'v')
+  local m = redis.call('HMGET', META, 'v', 'nohist')
+  local v = m[1]
+  HISTORY = not m[2]
   if v == LAYOUT then return end
   if v then
     return error('redelay: queue data has layout ' .. v .. '; this client reads layout ' .. LAYOUT)
@@ -147,4 +157,63 @@ local function dead_selection(now)
   local step = tonumber(ARGV[2])
   local ids = redis.call('ZRANGEBYSCORE', DIED, '-inf', t0, 'LIMIT', tonumber(ARGV[5]), step)
   return ids, { t0 = t0, s0 = s0, exhausted = #ids < step }
+end
+
+-- Appends a listed message to `out` (id, score, record or false, blob or false) unless the page
+-- already holds `budget` bytes of records and blobs (the first always goes in). Returns the
+-- bytes now in the page, or nil when the page is full.
+local function page_item(out, id, score, bytes, budget, first)
+  local rec = redis.call('HGET', MSG, id)
+  local d = decode(rec)
+  local blob = false
+  if d and not has(d.flags, F_INLINE) then blob = redis.call('HGET', BODY, id) or false end
+  local size = (rec and #rec or 0) + (blob and #blob or 0)
+  if not first and bytes + size > budget then return nil end
+  out[#out + 1] = id
+  out[#out + 1] = score
+  out[#out + 1] = rec or false
+  out[#out + 1] = blob
+  return bytes + size
+end
+
+-- History: adds `counts` (name -> n) to this minute's, this hour's and the total counters,
+-- with one HINCRBY each (nothing for a zero). Once per new minute it also deletes the minutes
+-- older than 2 days and the hours older than 90 days (at most 120 of each per call).
+local MINUTES_KEPT, HOURS_KEPT = 2880, 2160
+local HIST_NAMES = { 'p', 'd', 'a', 'r', 'x', 'e' }
+for i = 0, 15 do HIST_NAMES[#HIST_NAMES + 1] = 'l' .. i end
+HIST_NAMES[#HIST_NAMES + 1] = 'ls'
+local function prune(kind, now_unit, kept, field)
+  local last = tonumber(redis.call('HGET', META, field) or now_unit - 1)
+  if last >= now_unit then return end
+  redis.call('HSET', META, field, now_unit)
+  local from = math.max(last - kept + 1, now_unit - kept - 119)
+  local dead = {}
+  for u = from, now_unit - kept do
+    for _, n in ipairs(HIST_NAMES) do dead[#dead + 1] = kind .. fmt_int(u) .. ':' .. n end
+  end
+  if #dead > 0 then redis.call('HDEL', HIST, unpack(dead)) end
+end
+local function hist(counts, now)
+  if not HISTORY then return end
+  local minute = math.floor(now / 60000)
+  local hour = math.floor(minute / 60)
+  local m, h = 'm' .. fmt_int(minute) .. ':', 'h' .. fmt_int(hour) .. ':'
+  for name, n in pairs(counts) do
+    if n > 0 then
+      redis.call('HINCRBY', HIST, m .. name, n)
+      redis.call('HINCRBY', HIST, h .. name, n)
+      redis.call('HINCRBY', HIST, 't:' .. name, n)
+    end
+  end
+  prune('m', minute, MINUTES_KEPT, 'hmin')
+  prune('h', hour, HOURS_KEPT, 'hhour')
+end
+
+-- The lateness bucket of `ms`: l0 under 1 ms, then one per power of two, l15 from 16.384 s.
+local function lateness_bucket(ms)
+  if ms < 1 then return 'l0' end
+  local b = math.floor(math.log(ms) / math.log(2)) + 1
+  if b > 15 then b = 15 end
+  return 'l' .. b
 end

@@ -12,6 +12,7 @@ check_layout(false)
 local before = first_waiting()
 local new_min = nil
 local out, ids, seen = {}, {}, {}
+local retried, dead = 0, 0
 for i = 1, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
 local recs = redis.call('HMGET', MSG, unpack(ids))
 for k, id in ipairs(ids) do
@@ -30,6 +31,7 @@ for k, id in ipairs(ids) do
     end
     if mode == 'x' or (mode ~= 'r' and r.att >= r.max) then
       bury(id, r, rec, r.err, now)
+      dead = dead + 1
       out[#out + 1] = 2
     else
       if mode == 'd' then r.due = now + tonumber(ARGV[i + 3])
@@ -37,9 +39,11 @@ for k, id in ipairs(ids) do
       redis.call('HSET', MSG, id, encode(r, rec))
       redis.call('ZADD', SCHED, r.due, member(r.seq, id))
       if new_min == nil or r.due < new_min then new_min = r.due end
+      if mode ~= 'r' then retried = retried + 1 end
       out[#out + 1] = 1
     end
   end
 end
 wake_if_earlier(before, new_min)
+hist({ r = retried, x = dead }, now)
 return out

@@ -94,4 +94,7 @@ flush('HSET', BODY, bodies)
 flush('ZADD', SCHED, zadd)
 
 wake_if_earlier(before, new_min)
+local stored = 0
+for _, st in ipairs(status) do if st ~= '0' then stored = stored + 1 end end
+hist({ p = stored }, now)
 return { now, seq0, table.concat(status) }

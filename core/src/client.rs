@@ -3,69 +3,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connection::{self, Timeouts};
-use crate::error::{Error, ErrorKind, Result};
-use crate::options::ClientOptions;
-use crate::queue::Queue;
-use crate::wake::WakeHub;
-
-pub(crate) use crate::connection::Conn;
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::options::ClientOptions;
+use crate::base::url::redact;
+use crate::ops::queue::Queue;
+use crate::storage::connection::{self, Timeouts};
+use crate::storage::ctx::{Closes, Ctx, Defaults};
+use crate::storage::wake::WakeHub;
 
 /// A connection to one Redis, shared by every queue handle made from it. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
-    pub(crate) inner: Arc<ClientInner>,
-}
-
-pub(crate) struct ClientInner {
-    pub conn: Conn,
-    /// Connections of their own for publishes that wait for replicas.
-    pub dedicated: crate::dedicated::Dedicated,
-    pub prefix: String,
-    pub max_body_bytes: usize,
-    /// Replicas a publish waits for (WAIT), and for how long; None = don't wait.
-    pub wait_replicas: Option<(u32, Duration)>,
-    pub rt: tokio::runtime::Handle,
-    pub wake: WakeHub,
-    pub defaults: Defaults,
-    pub closed: std::sync::atomic::AtomicBool,
-    /// Subscriptions made through this client, closed by `Client::close`.
-    pub subscriptions: std::sync::Mutex<Vec<std::sync::Weak<dyn Closes>>>,
-    /// Serialises `Client::close`.
-    pub closing: tokio::sync::Mutex<()>,
-}
-
-/// Something `Client::close` closes first: a subscription.
-pub(crate) trait Closes: Send + Sync {
-    fn close_and_drain(&self) -> futures_util::future::BoxFuture<'_, ()>;
-}
-
-impl ClientInner {
-    /// Registers a subscription to be closed with the client.
-    pub fn register(&self, s: std::sync::Weak<dyn Closes>) {
-        let mut list = self.subscriptions.lock().unwrap();
-        list.retain(|w| w.strong_count() > 0);
-        list.push(s);
-    }
-}
-
-impl ClientInner {
-    /// Err(Connection "client is closed") once `Client::close` was called.
-    pub fn check_open(&self) -> Result<()> {
-        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Error::new(ErrorKind::Connection, "client is closed"));
-        }
-        Ok(())
-    }
-}
-
-/// Settings of messages that do not set their own.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Defaults {
-    pub max_attempts: u32,
-    pub ttr: Duration,
-    pub backoff_base: Duration,
-    pub backoff_max: Duration,
+    pub(crate) inner: Arc<Ctx>,
 }
 
 /// Options for [`Client`]; start with [`Client::builder`]. Each setter sets one field of
@@ -131,19 +80,6 @@ impl ClientBuilder {
     }
 }
 
-/// The URL with any password replaced by `***`, for messages.
-pub fn redact(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://") {
-        if let Some((userinfo, host)) = rest.split_once('@') {
-            if let Some((user, _)) = userinfo.split_once(':') {
-                return format!("{scheme}://{user}:***@{host}");
-            }
-            return format!("{scheme}://***@{host}");
-        }
-    }
-    url.to_string()
-}
-
 impl Client {
     /// Connects to `url` with default options: `redis://[user:password@]host[:port][/db]`,
     /// `rediss://…` for TLS (add `?tls_ca=/path/ca.pem` to trust a private CA),
@@ -188,9 +124,9 @@ impl Client {
             backoff_max: opts.default_backoff_max,
         };
         Ok(Client {
-            inner: Arc::new(ClientInner {
+            inner: Arc::new(Ctx {
                 conn,
-                dedicated: crate::dedicated::Dedicated::new(opener),
+                dedicated: crate::storage::dedicated::Dedicated::new(opener),
                 prefix: opts.prefix,
                 max_body_bytes: opts.max_body_bytes,
                 wait_replicas: opts.wait_for_replicas,
@@ -207,7 +143,7 @@ impl Client {
     /// A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`).
     pub fn queue(&self, name: &str) -> Result<Queue> {
         self.inner.check_open()?;
-        Queue::new(self.clone(), name)
+        Queue::new(self.inner.clone(), name)
     }
 
     /// The key prefix.
@@ -219,7 +155,7 @@ impl Client {
     pub async fn queues(&self) -> Result<Vec<String>> {
         let mut c = self.inner.conn.clone();
         let mut names: Vec<String> =
-            redis::cmd("SMEMBERS").arg(crate::keys::registry(&self.inner.prefix)).query_async(&mut c).await?;
+            redis::cmd("SMEMBERS").arg(crate::base::keys::registry(&self.inner.prefix)).query_async(&mut c).await?;
         names.sort();
         Ok(names)
     }

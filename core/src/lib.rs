@@ -25,34 +25,28 @@
 //! # Ok(()) }
 //! ```
 
-mod batch;
-mod bridge;
+// Layers, each importing only from those above it in this list:
+// base (errors, limits, keys, record, options, time) -> storage (connections, scripts, wake,
+// settle, the client context) -> ops (queue, delivery) -> runtime (subscriptions) -> client.
+mod base;
 mod client;
-mod connection;
-mod consumer;
-mod dedicated;
-mod delivery;
-mod error;
-mod info;
-mod keys;
-pub mod limits;
-mod message;
-mod options;
-mod queue;
-mod record;
-mod reply;
-mod scripts;
-mod settle;
-mod wake;
+mod ops;
+mod runtime;
+mod storage;
 
-pub use batch::{BatchHandler, Completer};
-pub use bridge::Wake;
-pub use client::{redact, Client, ClientBuilder};
-pub use connection::URL_SCHEMES;
-pub use consumer::{Counters, Failure, Handler, HandlerFuture, Subscription};
-pub use delivery::Delivery;
-pub use error::{Error, ErrorKind, Result};
-pub use info::{MessageInfo, Select, State, Stats, VerifyReport};
-pub use message::{Due, Message, PublishStatus, Published};
-pub use options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
-pub use queue::{Queue, VERIFY_MAX_RECORDS};
+pub use base::error::{Error, ErrorKind, Result};
+pub use base::limits;
+pub use base::message::{Due, Message, PublishStatus, Published};
+pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
+pub use base::url::redact;
+pub use client::{Client, ClientBuilder};
+pub use ops::delivery::Delivery;
+pub use ops::info::{
+    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+    LATENESS_BUCKETS_MS,
+};
+pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
+pub use runtime::bridge::Wake;
+pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};
+pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture, Order};
+pub use storage::connection::URL_SCHEMES;

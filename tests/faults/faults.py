@@ -5,6 +5,11 @@ Faults: kill -9 of consumer processes in the middle of handlers (and restart), R
 with kill -9 and restarted from its AOF (appendfsync always / everysec), Redis frozen with
 SIGSTOP/SIGCONT, and a Sentinel-driven failover.
 
+The consumers are Rust processes (core/examples/fault_worker.rs), except in the scenario
+`consumer-kills-python-node`, where they are Python and Node processes (tests/faults/worker.py
+and worker.mjs: the same command line and log lines, consuming through each binding's
+subscription, i.e. the core's batch consumer).
+
 Checks, per scenario: every published message was handled and acknowledged at least once (the
 queue is empty at the end and every id has a log line); duplicates happen only after a lease
 ran out (the redelivery carries a higher attempt number), each classified by cause; `verify`
@@ -13,8 +18,9 @@ holds; nothing is left scheduled, ready, leased or dead.
   python3 tests/faults/faults.py --short          (CI: a few minutes)
   python3 tests/faults/faults.py --full           (RELIABILITY.md: 20,000 messages a scenario)
 
-It needs target/debug/examples/fault_worker and target/debug/redelay (tests/faults/run.sh
-builds them) and redis-server. Prints a table, writes target/faults/report.json, and ends with
+It needs target/debug/examples/fault_worker and target/debug/redelay, a Python that imports the
+installed `redelay` package (--python, default $REDELAY_FAULTS_PYTHON) and node with the addon
+built in bindings-node (tests/faults/run.sh builds and installs all of them), and redis-server. Prints a table, writes target/faults/report.json, and ends with
 "faults: N passed, M failed" (one check per scenario and property).
 """
 import argparse
@@ -33,6 +39,16 @@ from collections import defaultdict
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORKER = os.path.join(ROOT, "target", "debug", "examples", "fault_worker")
 CLI = os.path.join(ROOT, "target", "debug", "redelay")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def worker_commands(python):
+    """The command line of each kind of worker process; all take the same arguments."""
+    return {
+        "rust": [WORKER],
+        "python": [python, os.path.join(HERE, "worker.py")],
+        "node": ["node", os.path.join(HERE, "worker.mjs")],
+    }
 
 
 def free_port():
@@ -113,16 +129,24 @@ class Sentinel:
 
 
 class Consumers:
-    def __init__(self, url, queue, logdir, n, concurrency, work_ms):
+    """One process per entry of `kinds` (rust, python or node), each restarted as the same kind."""
+
+    def __init__(self, url, queue, logdir, kinds, python, concurrency, work_ms):
         self.url, self.queue, self.logdir = url, queue, logdir
         self.concurrency, self.work_ms = concurrency, work_ms
-        self.procs = [self.spawn(i) for i in range(n)]
+        self.kinds, self.commands = kinds, worker_commands(python)
+        self.procs = [self.spawn(i) for i in range(len(kinds))]
         self.killed = []  # (pid, time)
 
     def spawn(self, i):
-        log = os.path.join(self.logdir, f"consumer-{i}-{time.time_ns()}.log")
-        return subprocess.Popen([WORKER, "consume", self.url, self.queue, log, str(self.concurrency), str(self.work_ms)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        kind = self.kinds[i]
+        log = os.path.join(self.logdir, f"consumer-{i}-{kind}-{time.time_ns()}.log")
+        args = ["consume", self.url, self.queue, log, str(self.concurrency), str(self.work_ms)]
+        err = open(os.path.join(self.logdir, f"stderr-{i}-{kind}.txt"), "ab")
+        try:
+            return subprocess.Popen(self.commands[kind] + args, stdout=subprocess.DEVNULL, stderr=err)
+        finally:
+            err.close()
 
     def kill_one(self):
         i = random.randrange(len(self.procs))
@@ -153,14 +177,19 @@ def stats(port, queue):
 def read_logs(logdir):
     handled = defaultdict(list)  # id -> [(attempt, pid, deadline)]
     acked = defaultdict(list)
+    acked_by_kind = defaultdict(int)  # consumer kind -> acks logged
     for f in sorted(os.listdir(logdir)):
+        if not f.endswith(".log"):
+            continue
+        kind = f.split("-")[2]
         for line in open(os.path.join(logdir, f)):
             p = line.split()
             if len(p) >= 4 and p[0] == "handled":
                 handled[p[1]].append((int(p[2]), int(p[3]), int(p[4]) if len(p) > 4 else 0))
             elif len(p) >= 4 and p[0] == "acked":
                 acked[p[1]].append((int(p[2]), int(p[3])))
-    return handled, acked
+                acked_by_kind[kind] += 1
+    return handled, acked, acked_by_kind
 
 
 # Scenarios in which Redis itself may discard acknowledged writes (documented in RELIABILITY.md):
@@ -169,7 +198,7 @@ def read_logs(logdir):
 STATE_LOSS_EXPECTED = {"restart-aof-everysec", "sentinel-failover"}
 
 
-def run_scenario(name, args, faults, redis=None, sentinel=None):
+def run_scenario(name, args, faults, kinds, consumers, redis=None, sentinel=None):
     queue = f"faults-{name}"
     logdir = tempfile.mkdtemp(prefix=f"redelay-{name}-")
     url = redis.url if redis else sentinel.url
@@ -178,7 +207,9 @@ def run_scenario(name, args, faults, redis=None, sentinel=None):
     pub = subprocess.run([WORKER, "publish", url, queue, str(args.count), str(args.spread_ms)], capture_output=True, text=True, timeout=300)
     if pub.returncode != 0:
         raise RuntimeError(f"publish failed: {pub.stderr[-500:]}")
-    cons = Consumers(url, queue, logdir, args.consumers, args.concurrency, args.work_ms)
+    # The kinds take turns: ("python", "node") with 4 consumers is 2 Python and 2 Node processes.
+    procs = [kinds[i % len(kinds)] for i in range(consumers)]
+    cons = Consumers(url, queue, logdir, procs, args.python, args.concurrency, args.work_ms)
     events = []
     deadline = t0 + args.spread_ms / 1000.0
     step = 0
@@ -210,7 +241,7 @@ def run_scenario(name, args, faults, redis=None, sentinel=None):
     cons.stop()
     s = stats(data_port(), queue)
     verify = subprocess.run([CLI, "--url", url, "verify", queue], capture_output=True, text=True, timeout=60)
-    handled, acked = read_logs(logdir)
+    handled, acked, acked_by_kind = read_logs(logdir)
     published = {f"m{i}" for i in range(args.count)}
     never_handled = sorted(published - set(handled))
     # A message is lost if it is neither in Redis any more nor was ever handled; with an empty
@@ -241,9 +272,17 @@ def run_scenario(name, args, faults, redis=None, sentinel=None):
         "queue empty (nothing left scheduled, ready, leased or dead)": s["total"] == 0 and s["leased"] == 0 and s["dead"] == 0,
         "verify holds": verify.returncode == 0,
         "duplicates only after a lease ran out (or was lost with discarded writes, where documented)": not violations,
+        # A kind of consumer that never starts would leave its share to the others unnoticed.
+        "every kind of consumer acked messages": all(acked_by_kind[k] > 0 for k in kinds),
     }
+    if all(checks.values()):
+        shutil.rmtree(logdir, ignore_errors=True)
+    else:
+        print(f"   logs kept in {logdir}", flush=True)
     return {
         "scenario": name,
+        "consumers": procs,
+        "acked_by_kind": dict(acked_by_kind),
         "faults": [e[0] for e in events],
         "events": events,
         "published": args.count,
@@ -268,30 +307,43 @@ def main():
     ap.add_argument("--short", action="store_true", help="CI: small counts")
     ap.add_argument("--full", action="store_true", help="20,000 messages a scenario")
     ap.add_argument("--only", default="", help="comma-separated scenario names")
+    ap.add_argument("--python", default=os.environ.get("REDELAY_FAULTS_PYTHON", ""),
+                    help="a Python that imports the installed redelay package (for worker.py)")
     a = ap.parse_args()
     if a.full:
         a.count, a.spread_ms, a.consumers, a.concurrency, a.work_ms, a.fault_every, a.drain_timeout = 20000, 40000, 4, 8, 20, 1.5, 120
     else:
         a.count, a.spread_ms, a.consumers, a.concurrency, a.work_ms, a.fault_every, a.drain_timeout = 2000, 10000, 3, 4, 20, 1.2, 60
-    for exe in (WORKER, CLI):
-        if not os.path.exists(exe):
-            sys.exit(f"faults: {exe} is missing; run tests/faults/run.sh")
+    rust = ("rust",)
+    # (name, faults, appendfsync or None for Sentinel, sentinel?, consumer kinds, consumer count)
     scenarios = [
-        ("consumer-kills", {"kill-consumers"}, "always", False),
-        ("restart-aof-always", {"kill-consumers", "redis-restart"}, "always", False),
-        ("restart-aof-everysec", {"kill-consumers", "redis-restart"}, "everysec", False),
-        ("redis-freeze", {"redis-freeze"}, "always", False),
-        ("sentinel-failover", {"kill-consumers", "sentinel-failover"}, None, True),
+        ("consumer-kills", {"kill-consumers"}, "always", False, rust, a.consumers),
+        # The same kills, of Python and Node processes (2 of each) consuming through their
+        # bindings' subscriptions: handlers that die with the process, mid-batch.
+        ("consumer-kills-python-node", {"kill-consumers"}, "always", False, ("python", "node"), 4),
+        ("restart-aof-always", {"kill-consumers", "redis-restart"}, "always", False, rust, a.consumers),
+        ("restart-aof-everysec", {"kill-consumers", "redis-restart"}, "everysec", False, rust, a.consumers),
+        ("redis-freeze", {"redis-freeze"}, "always", False, rust, a.consumers),
+        ("sentinel-failover", {"kill-consumers", "sentinel-failover"}, None, True, rust, a.consumers),
     ]
     if a.only:
         scenarios = [s for s in scenarios if s[0] in a.only.split(",")]
+    kinds_used = {k for s in scenarios for k in s[4]}
+    for exe in (WORKER, CLI):
+        if not os.path.exists(exe):
+            sys.exit(f"faults: {exe} is missing; run tests/faults/run.sh")
+    if "python" in kinds_used and not a.python:
+        sys.exit("faults: no Python with the redelay package (--python or REDELAY_FAULTS_PYTHON); run tests/faults/run.sh")
+    if "node" in kinds_used and shutil.which("node") is None:
+        sys.exit("faults: node is not on PATH")
     reports = []
-    for name, faults, fsync, sentinel in scenarios:
+    for name, faults, fsync, sentinel, kinds, consumers in scenarios:
         redis = Redis(fsync) if fsync else None
         sen = Sentinel() if sentinel else None
         try:
-            print(f"== {name}: {', '.join(sorted(faults))}, {a.count} messages over {a.spread_ms / 1000:.0f} s", flush=True)
-            r = run_scenario(name, a, faults, redis=redis, sentinel=sen)
+            print(f"== {name}: {', '.join(sorted(faults))}, {a.count} messages over {a.spread_ms / 1000:.0f} s, "
+                  f"consumers {'+'.join(kinds[i % len(kinds)] for i in range(consumers))}", flush=True)
+            r = run_scenario(name, a, faults, kinds, consumers, redis=redis, sentinel=sen)
         finally:
             if redis:
                 redis.stop()
@@ -301,6 +353,7 @@ def main():
         print(f"   published {r['published']}, handled {r['handled_unique']}, lost {r['lost']}, "
               f"deliveries {r['deliveries']}, duplicates {r['duplicate_ids']}, consumer kills {r['consumer_kills']}, "
               f"{r['seconds']} s", flush=True)
+        print(f"   acks by consumer kind: {', '.join(f'{k} {n}' for k, n in sorted(r['acked_by_kind'].items()))}")
         for cause, n in sorted(r["duplicate_causes"].items()):
             print(f"   duplicate: {n} x {cause}")
         for check, ok in r["checks"].items():

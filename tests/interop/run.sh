@@ -7,7 +7,8 @@
 # bindings-kotlin/ci.sh): it uses what they built and installed, and builds only the agents:
 #   rust    core/examples/interop_agent.rs and the redelay CLI (cargo, dev profile; needed)
 #   python  tests/interop/agent.py with the venv bindings-python/ci.sh left (.venv-ci) when
-#           redelay imports there, else a venv of its own with the wheel built the way ci.sh does
+#           redelay imports there, else a venv with the wheel built the way ci.sh does
+#           (tests/python-binding.sh, shared with tests/faults)
 #   node    tests/interop/agent.mjs with bindings-node/redelay.js (the addon ci.sh built)
 #   kotlin  tests/interop/kotlin, a Maven project using dev.redelay:redelay:0.1.0 from ~/.m2
 # A language whose binding is not built or installed is skipped with the reason; a language
@@ -51,36 +52,17 @@ agents+=(--agent "rust=$(quoted "$target/debug/examples/interop_agent")")
 
 # --- python -----------------------------------------------------------------------------------
 if wants python; then
+  # The installed binding (tests/python-binding.sh: the venv bindings-python/ci.sh left, else a
+  # wheel built once the way ci.sh does it, into tests/.venv-python).
   py=""
-  for venv in "$root/bindings-python/.venv-ci" "$here/.venv-python"; do
-    if [ -x "$venv/bin/python" ] && (cd "$here" && "$venv/bin/python" -c 'import redelay' 2>/dev/null); then
-      py="$venv/bin/python"
-      break
-    fi
-  done
-  if [ -z "$py" ]; then
-    python="${PYTHON:-python3}"
-    if ! command -v "$python" >/dev/null || ! "$python" -c 'import sys; assert sys.version_info >= (3, 9)' 2>/dev/null; then
-      skip python "no Python >= 3.9 ($python)"
-    elif ! "$python" -m venv "$here/.venv-python" >/dev/null 2>&1; then
-      rm -rf "$here/.venv-python"
-      skip python "the Python venv module is missing"
-    else
-      # As bindings-python/ci.sh does it: maturin, one release build of the wheel, installed.
-      echo "interop: no installed Python binding found; building the wheel once into tests/interop/.venv-python"
-      vpy="$here/.venv-python/bin/python"
-      dist="$(mktemp -d "${TMPDIR:-/tmp}/redelay-interop-wheel.XXXXXX")"
-      if "$vpy" -m pip install --quiet --disable-pip-version-check "maturin>=1.16,<2" &&
-        "$vpy" -m maturin build --release --manifest-path "$root/bindings-python/Cargo.toml" --out "$dist" &&
-        "$vpy" -m pip install --quiet --disable-pip-version-check --force-reinstall "$dist"/redelay-*.whl; then
-        py="$vpy"
-      else
-        rm -rf "$here/.venv-python"
-        fail python "building or installing the wheel"
-      fi
-      rm -rf "$dist"
-    fi
-  fi
+  pystatus=0
+  py="$("$root/tests/python-binding.sh" 2>"$work/python-binding.err")" || pystatus=$?
+  cat "$work/python-binding.err"
+  case $pystatus in
+    0) ;;
+    2) skip python "$(tail -n 1 "$work/python-binding.err")" ;;
+    *) fail python "building or installing the wheel" ;;
+  esac
   [ -n "$py" ] && agents+=(--agent "python=$(quoted "$py" "$here/agent.py")")
 fi
 

@@ -2,7 +2,7 @@
 
 use redis::Value;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::base::error::{Error, ErrorKind, Result};
 
 pub(crate) fn bad(what: &str) -> Error {
     Error::new(ErrorKind::Redis, format!("unexpected reply from Redis: {what}"))

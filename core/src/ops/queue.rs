@@ -6,17 +6,20 @@ use std::time::{Duration, Instant, SystemTime};
 
 use redis::Value;
 
-use crate::client::Client;
-use crate::delivery::{self, time_to_ms, Delivery};
-use crate::error::{Error, ErrorKind, Result};
-use crate::info::{MessageInfo, Select, State, Stats, VerifyReport};
-use crate::keys::{self, QueueKeys};
-use crate::limits;
-use crate::message::{Due, Message, PublishStatus, Published};
-use crate::record::{self, encode_blob, hex, Spec, Token, When};
-use crate::reply::{array, bad, bytes, int, string};
-use crate::scripts;
-use crate::settle::{NackMode, Op, Settled, Settler};
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::keys::{self, QueueKeys};
+use crate::base::limits;
+use crate::base::message::{Due, Message, PublishStatus, Published};
+use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
+use crate::base::reply::{array, bad, bytes, int, string};
+use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
+use crate::ops::delivery::{self, Delivery};
+use crate::ops::info::{
+    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+};
+use crate::storage::ctx::Ctx;
+use crate::storage::scripts;
+use crate::storage::settle::{NackMode, Op, Settled, Settler};
 
 /// Largest queue `verify` checks (it is O(n) and blocks Redis meanwhile).
 pub const VERIFY_MAX_RECORDS: u64 = 2_000_000;
@@ -63,7 +66,7 @@ pub struct Queue {
 }
 
 pub(crate) struct QueueInner {
-    pub client: Client,
+    pub ctx: Arc<Ctx>,
     pub name: String,
     pub keys: Arc<QueueKeys>,
     pub settler: Settler,
@@ -130,13 +133,13 @@ fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
 }
 
 impl Queue {
-    pub(crate) fn new(client: Client, name: &str) -> Result<Queue> {
+    pub(crate) fn new(ctx: Arc<Ctx>, name: &str) -> Result<Queue> {
         limits::check_queue_name(name)?;
-        let keys = Arc::new(QueueKeys::new(&client.inner.prefix, name));
-        let settler = Settler::start(client.inner.conn.clone(), keys.clone(), &client.inner.rt);
+        let keys = Arc::new(QueueKeys::new(&ctx.prefix, name));
+        let settler = Settler::start(ctx.conn.clone(), keys.clone(), &ctx.rt);
         Ok(Queue {
             inner: Arc::new(QueueInner {
-                client,
+                ctx,
                 name: name.to_string(),
                 keys,
                 settler,
@@ -151,13 +154,8 @@ impl Queue {
         &self.inner.name
     }
 
-    /// The client this queue belongs to.
-    pub fn client(&self) -> &Client {
-        &self.inner.client
-    }
-
-    fn conn(&self) -> crate::client::Conn {
-        self.inner.client.inner.conn.clone()
+    fn conn(&self) -> crate::storage::connection::Conn {
+        self.inner.ctx.conn.clone()
     }
 
     async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
@@ -170,8 +168,8 @@ impl Queue {
         keys: &[String],
         args: Vec<redis::Arg<Vec<u8>>>,
     ) -> Result<Value> {
-        self.inner.client.inner.check_open()?;
-        let conn = &self.inner.client.inner.conn;
+        self.inner.ctx.check_open()?;
+        let conn = &self.inner.ctx.conn;
         Ok(script.run(conn, keys, add_args(&args)).await?)
     }
 
@@ -179,7 +177,7 @@ impl Queue {
         if !self.inner.registered.swap(true, Ordering::Relaxed) {
             let mut c = self.conn();
             let r: redis::RedisResult<i64> = redis::cmd("SADD")
-                .arg(keys::registry(&self.inner.client.inner.prefix))
+                .arg(keys::registry(&self.inner.ctx.prefix))
                 .arg(&self.inner.name)
                 .query_async(&mut c)
                 .await;
@@ -205,8 +203,8 @@ impl Queue {
         if msgs.is_empty() {
             return Ok(Vec::new());
         }
-        let d = self.inner.client.inner.defaults;
-        let max_body = self.inner.client.inner.max_body_bytes;
+        let d = self.inner.ctx.defaults;
+        let max_body = self.inner.ctx.max_body_bytes;
         let mut chunks: Vec<Vec<Vec<u8>>> = Vec::new();
         for (i, chunk) in msgs.chunks(limits::PUBLISH_CHUNK).enumerate() {
             let mut a: Vec<Vec<u8>> = Vec::with_capacity(1 + chunk.len() * 3);
@@ -225,7 +223,9 @@ impl Queue {
                 limits::check_body(m.body.len(), max_body).map_err(at)?;
                 limits::check_headers(m.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), m.headers.len())
                     .map_err(at)?;
+                limits::check_expiry(m.due, m.expires).map_err(at)?;
                 let due = due_args(m.due).map_err(at)?;
+                let expire = m.expires.map(due_args).transpose().map_err(at)?;
                 let max_attempts = m.max_attempts.unwrap_or(d.max_attempts);
                 limits::check_max_attempts(max_attempts).map_err(at)?;
                 let ttr = m.ttr.unwrap_or(d.ttr);
@@ -236,14 +236,14 @@ impl Queue {
                 let blob = encode_blob(&m.headers, &m.body);
                 let spec = Spec {
                     inline: blob.len() <= record::INLINE_MAX,
-                    drop_on_expiry: false,
+                    drop_on_expiry: m.drop_on_expiry,
                     max_attempts,
                     ttr_ms: ttr.as_millis() as u64,
                     backoff_base_ms: bb.as_millis() as u64,
                     backoff_max_ms: bm.as_millis().max(bb.as_millis()) as u64,
                     replace: m.replace,
                     due,
-                    expire: None,
+                    expire,
                 };
                 a.push(m.id.clone().unwrap_or_default().into_bytes());
                 a.push(spec.encode());
@@ -252,7 +252,7 @@ impl Queue {
             chunks.push(a);
         }
         self.register().await;
-        let replies = match self.inner.client.inner.wait_replicas {
+        let replies = match self.inner.ctx.wait_replicas {
             None => {
                 let calls = chunks.into_iter().map(|a| self.run(&scripts::PUBLISH, args(a)));
                 futures_util::future::join_all(calls).await.into_iter().collect::<Result<Vec<_>>>()?
@@ -291,16 +291,11 @@ impl Queue {
     /// on the connection that fetches and settles), and a publish reports success only when
     /// WAIT confirmed those very writes. A connection that drops in between fails the call.
     async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
-        self.inner.client.inner.check_open()?;
+        self.inner.ctx.check_open()?;
         let keys = &self.inner.keys.all;
         let calls: Vec<_> = chunks.into_iter().map(args).collect();
-        let mut replies = self
-            .inner
-            .client
-            .inner
-            .dedicated
-            .run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout)
-            .await?;
+        let mut replies =
+            self.inner.ctx.dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout).await?;
         let got = replies.pop().ok_or_else(|| bad("WAIT"))?;
         let got = int(&got)?;
         if got < i64::from(n) {
@@ -324,7 +319,7 @@ impl Queue {
         let mut tries = 0;
         loop {
             match self.fetch_call(&fid, max, ttr).await {
-                Err(e) if retryable(&e) && tries + 1 < FETCH_TRIES && !self.inner.client.is_closed() => {
+                Err(e) if retryable(&e) && tries + 1 < FETCH_TRIES && !self.inner.ctx.is_closed() => {
                     tries += 1;
                     tokio::time::sleep(Duration::from_millis(50 * u64::from(tries))).await;
                 }
@@ -447,16 +442,16 @@ impl Queue {
             }
             // The listener signals "look now" once its subscription is in place, so a publish
             // between this fetch and the subscription is not missed.
-            let l = listener.get_or_insert_with(|| self.inner.client.inner.wake.listen(self.inner.keys.wake()));
+            let l = listener.get_or_insert_with(|| self.inner.ctx.wake.listen(self.inner.keys.wake()));
             let cap = (Instant::now() + MAX_IDLE).min(deadline);
             let until = f.next_wake().map_or(cap, |t| t.min(cap));
             let slot = l.slot.clone();
             tokio::select! {
-                _ = crate::consumer::sleep_precise(until) => {}
+                _ = sleep_precise(until) => {}
                 _ = slot.notify.notified() => {
                     if let Some(due) = slot.take() {
                         let t = f.local_instant(due).min(cap);
-                        crate::consumer::sleep_precise(t).await;
+                        sleep_precise(t).await;
                     }
                 }
             }
@@ -516,7 +511,7 @@ impl Queue {
         let (status, due) =
             (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
         match status {
-            1 => Ok(delivery::ms_to_time(due)),
+            1 => Ok(ms_to_time(due)),
             0 => Err(Error::not_found(id)),
             -1 => {
                 Err(Error::invalid(format!("id: message {id:?} is leased (being processed); it cannot be rescheduled")))
@@ -552,6 +547,162 @@ impl Queue {
         Ok(Some(MessageInfo::from_raw(id.to_string(), state, &bytes(rec)?, blob.as_deref(), int(&score)?)))
     }
 
+    /// Pauses the queue: consumers stop receiving (leases already held run and settle as
+    /// usual), publishes go on. Stored in Redis: it survives restarts and holds for every
+    /// consumer. Returns false when it was already paused.
+    pub async fn pause(&self) -> Result<bool> {
+        self.flag("paused", true).await
+    }
+
+    async fn flag(&self, name: &str, on: bool) -> Result<bool> {
+        let a = vec![name.as_bytes().to_vec(), if on { b"1".to_vec() } else { b"0".to_vec() }];
+        Ok(int(&self.run(&scripts::FLAG, args(a)).await?)? == 1)
+    }
+
+    /// Turns the queue's history counters on (the default) or off, for every client.
+    /// Returns false when it already was so.
+    pub async fn set_history(&self, on: bool) -> Result<bool> {
+        self.flag("nohist", !on).await
+    }
+
+    /// The history of the queue from `since` to `until` (at most 1440 points of `step`): what
+    /// was published, delivered, acked, retried, dead-lettered and expired, and the lateness of
+    /// the deliveries, per minute (kept 2 days) or per hour (kept 90 days). Counted by the
+    /// scripts that do the work, by the Redis clock; points with nothing are zeros.
+    pub async fn history(&self, since: SystemTime, until: SystemTime, step: Step) -> Result<Vec<HistoryPoint>> {
+        let unit = step.millis();
+        let (a, b) = (time_to_ms(since).max(0) / unit, time_to_ms(until).max(0) / unit);
+        if b < a {
+            return Err(Error::invalid("until: must not be before since"));
+        }
+        let n = (b - a + 1) as usize;
+        if n > 1440 {
+            return Err(Error::invalid(format!("since/until: at most 1440 points of the step, got {n}")));
+        }
+        let kind = if step == Step::Minute { "m" } else { "h" };
+        let v = self.history_call(kind, a, n).await?;
+        Ok(v.chunks(23)
+            .enumerate()
+            .map(|(i, c)| HistoryPoint::from_counts(ms_to_time((a + i as i64) * unit), c))
+            .collect())
+    }
+
+    /// The history counters' totals since the queue began (monotonic, for Prometheus).
+    pub async fn history_totals(&self) -> Result<HistoryPoint> {
+        let v = self.history_call("t", 0, 1).await?;
+        Ok(HistoryPoint::from_counts(SystemTime::now(), &v))
+    }
+
+    async fn history_call(&self, kind: &str, first: i64, n: usize) -> Result<Vec<u64>> {
+        let a = vec![kind.as_bytes().to_vec(), first.to_string().into_bytes(), n.to_string().into_bytes()];
+        let v = array(self.run(&scripts::HISTORY, args(a)).await?)?;
+        if v.len() != 1 + 23 * n {
+            return Err(bad("history"));
+        }
+        v[1..].iter().map(|x| int(x).map(|i| i.max(0) as u64)).collect()
+    }
+
+    /// Resumes a paused queue; idle consumers are woken at once. Returns false when it was not
+    /// paused.
+    pub async fn resume(&self) -> Result<bool> {
+        self.flag("paused", false).await
+    }
+
+    /// How many waiting messages fall due in each of `buckets` (1 to 1000) consecutive spans
+    /// of `width` from `from` — the load ahead. Leased messages are not counted.
+    pub async fn upcoming(&self, from: SystemTime, width: Duration, buckets: usize) -> Result<Vec<(SystemTime, u64)>> {
+        if buckets == 0 || buckets > 1000 {
+            return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
+        }
+        if width < Duration::from_millis(1) || width > limits::MAX_DELAY {
+            return Err(Error::invalid(format!(
+                "width: must be 1 ms to {} ms, got {} ms",
+                limits::MAX_DELAY.as_millis(),
+                width.as_millis()
+            )));
+        }
+        let start = time_to_ms(from).max(0);
+        let w = width.as_millis() as i64;
+        let a = vec![start.to_string().into_bytes(), w.to_string().into_bytes(), buckets.to_string().into_bytes()];
+        let v = array(self.run(&scripts::UPCOMING, args(a)).await?)?;
+        if v.len() != buckets + 1 {
+            return Err(bad("upcoming"));
+        }
+        v[1..].iter().enumerate().map(|(i, c)| Ok((ms_to_time(start + i as i64 * w), int(c)? as u64))).collect()
+    }
+
+    /// A page of the messages in `state`, in its order (due time, lease deadline or time of
+    /// death), `limit` (1 to 1000) from `offset`; O(log n + page). A page ends early once it
+    /// holds about 1 MiB of bodies.
+    pub async fn list(&self, state: State, offset: usize, limit: usize) -> Result<ListPage> {
+        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        let a = vec![
+            state.as_str().as_bytes().to_vec(),
+            offset.to_string().into_bytes(),
+            limit.to_string().into_bytes(),
+            DEAD_LIST_BYTES.to_string().into_bytes(),
+        ];
+        let v = array(self.run(&scripts::LIST, args(a)).await?)?;
+        let total = int(v.get(1).ok_or_else(|| bad("list"))?)? as u64;
+        let mut items = Vec::new();
+        let mut it = v.into_iter().skip(2);
+        while let (Some(id), Some(score), Some(rec), Some(blob)) = (it.next(), it.next(), it.next(), it.next()) {
+            let raw = opt_bytes(rec)?.unwrap_or_default();
+            let blob = opt_bytes(blob)?;
+            items.push(MessageInfo::from_raw(string(id)?, state, &raw, blob.as_deref(), int(&score)?));
+        }
+        Ok(ListPage { total, items })
+    }
+
+    /// One bounded step of a search over every message of the queue, in any state: about 500
+    /// records looked at per call (a few milliseconds of Redis time), from `cursor` (None to
+    /// start). Call again with the returned cursor until it is None.
+    pub async fn search(&self, what: &Search, cursor: Option<&str>) -> Result<SearchPage> {
+        const STEP: usize = 500;
+        let (kind, needle, name): (&str, Vec<u8>, &str) = match what {
+            Search::IdPrefix(p) => ("id", p.as_bytes().to_vec(), ""),
+            Search::Header(n, v) => ("header", v.as_bytes().to_vec(), n.as_str()),
+            Search::Body(b) => ("body", b.clone(), ""),
+            Search::Error(e) => ("error", e.as_bytes().to_vec(), ""),
+        };
+        if needle.is_empty() && kind != "header" {
+            return Err(Error::invalid(format!("search {kind}: give something to look for (it is empty)")));
+        }
+        if kind == "header" && name.is_empty() {
+            return Err(Error::invalid("search header: the header name is empty"));
+        }
+        let cursor = cursor.unwrap_or("0");
+        if cursor.is_empty() || !cursor.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(Error::invalid(format!("cursor: {cursor:?} is not a cursor a search returned")));
+        }
+        let a = vec![
+            cursor.as_bytes().to_vec(),
+            STEP.to_string().into_bytes(),
+            kind.as_bytes().to_vec(),
+            needle,
+            name.as_bytes().to_vec(),
+        ];
+        let v = array(self.run(&scripts::SEARCH, args(a)).await?)?;
+        if v.len() < 3 || (v.len() - 3) % 3 != 0 {
+            return Err(bad("search"));
+        }
+        let matches = (v.len() - 3) / 3;
+        let mut it = v.into_iter();
+        let next = string(it.next().ok_or_else(|| bad("search"))?)?;
+        let scanned = int(&it.next().ok_or_else(|| bad("search"))?)? as u64;
+        let now = int(&it.next().ok_or_else(|| bad("search"))?)?;
+        let rest: Vec<Value> = it.collect();
+        let (pairs, blobs) = rest.split_at(2 * matches);
+        let mut items = Vec::with_capacity(matches);
+        for (k, pair) in pairs.chunks(2).enumerate() {
+            let id = string(pair[0].clone())?;
+            let raw = bytes(pair[1].clone())?;
+            let blob = opt_bytes(blobs[k].clone())?;
+            items.push(MessageInfo::from_raw_any(id, &raw, blob.as_deref(), now));
+        }
+        Ok(SearchPage { items, scanned, cursor: (next != "0").then_some(next) })
+    }
+
     /// Counts of the queue.
     pub async fn stats(&self) -> Result<Stats> {
         let v = array(self.run(&scripts::STATS, vec![]).await?)?;
@@ -561,10 +712,10 @@ impl Queue {
         let n = |i: usize| int(&v[i]);
         let t = |i: usize| -> Result<Option<SystemTime>> {
             let x = int(&v[i])?;
-            Ok((x >= 0).then(|| delivery::ms_to_time(x)))
+            Ok((x >= 0).then(|| ms_to_time(x)))
         };
         Ok(Stats {
-            now: delivery::ms_to_time(n(0)?),
+            now: ms_to_time(n(0)?),
             total: n(1)? as u64,
             scheduled: n(2)? as u64,
             ready: n(3)? as u64,
@@ -572,6 +723,7 @@ impl Queue {
             dead: n(5)? as u64,
             next_due: t(6)?,
             oldest_ready_due: t(7)?,
+            paused: n(8)? == 1,
         })
     }
 
@@ -663,7 +815,7 @@ impl Queue {
         let mut c = self.conn();
         let _: () = redis::cmd("UNLINK").arg(self.inner.keys.data()).query_async(&mut c).await?;
         let _: () = redis::cmd("SREM")
-            .arg(keys::registry(&self.inner.client.inner.prefix))
+            .arg(keys::registry(&self.inner.ctx.prefix))
             .arg(&self.inner.name)
             .query_async(&mut c)
             .await?;

@@ -11,9 +11,9 @@ use std::sync::LazyLock;
 use redis::aio::ConnectionLike;
 use redis::{Cmd, RedisResult, Value};
 
-use crate::client::Conn;
+use crate::storage::connection::Conn;
 
-const LIB: &str = include_str!("../lua/lib.lua");
+const LIB: &str = include_str!("../../lua/lib.lua");
 
 /// One script: its source (with the library) and its SHA1.
 pub(crate) struct Script {
@@ -58,7 +58,7 @@ pub(crate) fn is_noscript(e: &redis::RedisError) -> bool {
 macro_rules! script {
     ($name:ident, $file:literal) => {
         pub(crate) static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
+            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
     };
 }
 
@@ -75,3 +75,8 @@ script!(DEAD_LIST, "dead_list.lua");
 script!(RESPAWN, "respawn.lua");
 script!(PURGE_DEAD, "purge_dead.lua");
 script!(VERIFY, "verify.lua");
+script!(FLAG, "flag.lua");
+script!(HISTORY, "history.lua");
+script!(UPCOMING, "upcoming.lua");
+script!(LIST, "list.lua");
+script!(SEARCH, "search.lua");

@@ -4,8 +4,8 @@
 /// The keys of one queue, in the order every script receives them (see `lua/lib.lua`).
 #[derive(Debug, Clone)]
 pub(crate) struct QueueKeys {
-    /// `[msg, sched, body, died, meta, legacy marker, wake]`
-    pub all: [String; 7],
+    /// `[msg, sched, body, died, meta, legacy marker, hist, wake]`
+    pub all: [String; 8],
     /// Prefix of the replay keys of fetch calls (`{prefix}:{{queue}}:f:`).
     fetch_prefix: String,
 }
@@ -14,19 +14,19 @@ impl QueueKeys {
     pub fn new(prefix: &str, queue: &str) -> Self {
         let k = |suffix: &str| format!("{prefix}:{{{queue}}}:{suffix}");
         QueueKeys {
-            all: [k("msg"), k("sched"), k("body"), k("died"), k("meta"), k("jobs"), k("wake")],
+            all: [k("msg"), k("sched"), k("body"), k("died"), k("meta"), k("jobs"), k("hist"), k("wake")],
             fetch_prefix: k("f:"),
         }
     }
 
     /// The pub/sub channel that nudges idle consumers.
     pub fn wake(&self) -> &str {
-        &self.all[6]
+        &self.all[7]
     }
 
     /// The keys holding the queue's data (everything but the wake channel), for `destroy`.
     pub fn data(&self) -> &[String] {
-        &self.all[..6]
+        &self.all[..7]
     }
 
     /// The replay key of the fetch call `fetch_id` (hex): the ids it leased, so that a retry

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::delivery::ms_to_time;
-use crate::record::{self, Record};
+use crate::base::record::{self, Record};
+use crate::base::time::ms_to_time;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +49,8 @@ pub struct MessageInfo {
     pub lease_deadline: Option<SystemTime>,
     /// While dead: when it died.
     pub died_at: Option<SystemTime>,
+    /// When it expires, if it does (see `Message::expires_in`).
+    pub expires_at: Option<SystemTime>,
     /// The reason of the last failure (for a dead letter: why it died).
     pub last_error: Option<String>,
 }
@@ -71,9 +73,23 @@ impl MessageInfo {
                 due_at: ms_to_time(0),
                 lease_deadline: when.0,
                 died_at: when.1,
+                expires_at: None,
                 last_error: Some(e.message().to_string()),
             },
         }
+    }
+
+    /// A message whose state is read from its record (a search): dead, leased (lease
+    /// deadline unknown), or waiting — ready when due by `now_ms`.
+    pub(crate) fn from_raw_any(id: String, raw: &[u8], blob: Option<&[u8]>, now_ms: i64) -> MessageInfo {
+        let state = match record::decode(&id, raw, blob) {
+            Ok(r) if r.flags & record::F_DEAD != 0 => State::Dead,
+            Ok(r) if r.token.0 != [0; 8] => State::Leased,
+            Ok(r) if r.due_at_ms <= now_ms => State::Ready,
+            Ok(_) => State::Scheduled,
+            Err(_) => State::Dead,
+        };
+        Self::from_raw(id, state, raw, blob, -1)
     }
 
     fn from_record(id: String, state: State, r: Record, when: (Option<SystemTime>, Option<SystemTime>)) -> MessageInfo {
@@ -89,6 +105,7 @@ impl MessageInfo {
             due_at: ms_to_time(r.due_at_ms),
             lease_deadline: when.0,
             died_at: when.1,
+            expires_at: (r.expire_at_ms > 0).then(|| ms_to_time(r.expire_at_ms)),
             last_error: r.last_error,
         }
     }
@@ -110,6 +127,8 @@ pub struct Stats {
     /// Due time of the oldest message still waiting in `scheduled` although due; its age is
     /// how far consumers lag behind.
     pub oldest_ready_due: Option<SystemTime>,
+    /// Consumers receive nothing until `resume` (`Queue::pause`).
+    pub paused: bool,
 }
 
 /// Result of `verify`: the invariant of docs/architecture.md checked atomically.
@@ -126,6 +145,100 @@ impl VerifyReport {
     pub fn is_ok(&self) -> bool {
         self.problems.is_empty()
     }
+}
+
+/// The step of a history: per minute (kept 2 days) or per hour (kept 90 days).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Minute,
+    Hour,
+}
+
+impl Step {
+    pub(crate) fn millis(self) -> i64 {
+        match self {
+            Step::Minute => 60_000,
+            Step::Hour => 3_600_000,
+        }
+    }
+}
+
+/// Upper bounds (ms, exclusive) of the lateness buckets of [`HistoryPoint::lateness`]: under
+/// 1 ms, under 2, 4, … 16,384 ms, and the last one unbounded.
+pub const LATENESS_BUCKETS_MS: [f64; 16] =
+    [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, f64::INFINITY];
+
+/// One point of a queue's history (or its totals).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryPoint {
+    /// Start of the minute or hour (for totals: when they were read).
+    pub at: SystemTime,
+    pub published: u64,
+    pub delivered: u64,
+    pub acked: u64,
+    /// Failed attempts that will be tried again (nacks and expired leases).
+    pub retried: u64,
+    /// Messages that became dead letters (out of attempts).
+    pub dead: u64,
+    /// Messages that expired before delivery (dead-lettered or dropped).
+    pub expired: u64,
+    /// Deliveries per lateness bucket (see [`LATENESS_BUCKETS_MS`]).
+    pub lateness: [u64; 16],
+    /// The sum of the deliveries' lateness, ms.
+    pub lateness_sum_ms: u64,
+}
+
+impl HistoryPoint {
+    pub(crate) fn from_counts(at: SystemTime, c: &[u64]) -> HistoryPoint {
+        let mut lateness = [0u64; 16];
+        lateness.copy_from_slice(&c[6..22]);
+        HistoryPoint {
+            at,
+            published: c[0],
+            delivered: c[1],
+            acked: c[2],
+            retried: c[3],
+            dead: c[4],
+            expired: c[5],
+            lateness,
+            lateness_sum_ms: c[22],
+        }
+    }
+}
+
+/// A page of [`Queue::list`](crate::Queue::list).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// Messages in that state now.
+    pub total: u64,
+    /// This page, in the state's order (due time, lease deadline, or time of death).
+    pub items: Vec<MessageInfo>,
+}
+
+/// What [`Queue::search`](crate::Queue::search) looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Search {
+    /// Ids starting with this.
+    IdPrefix(String),
+    /// A header with this name and exactly this value.
+    Header(String, String),
+    /// Bodies containing these bytes (bodies kept apart from their record and longer than 64 KiB
+    /// are not searched).
+    Body(Vec<u8>),
+    /// Last errors containing this text.
+    Error(String),
+}
+
+/// One step of [`Queue::search`](crate::Queue::search).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    /// What matched in this step (a message may show up twice over a whole search, when the
+    /// queue changes meanwhile).
+    pub items: Vec<MessageInfo>,
+    /// Records looked at in this step.
+    pub scanned: u64,
+    /// Pass to the next call; None when the whole queue was scanned.
+    pub cursor: Option<String>,
 }
 
 /// Which dead letters to respawn or purge.

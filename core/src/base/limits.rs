@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
 
 /// Queue names: 1 to 128 bytes of `A-Z a-z 0-9 _ - . :` (they become part of Redis keys).
 pub const MAX_QUEUE_NAME_BYTES: usize = 128;
@@ -146,6 +146,35 @@ pub(crate) fn check_at(at_ms: i64, local_now_ms: i64) -> Result<()> {
     }
     if at_ms - local_now_ms > MAX_DELAY.as_millis() as i64 {
         return Err(Error::invalid(format!("at: more than {} days in the future", MAX_DELAY.as_secs() / 86400)));
+    }
+    Ok(())
+}
+
+/// An expiry must come after the due time (and within the same 10-year bound). Mixed forms
+/// (a delay and an absolute expiry, or the reverse) are compared on the client's clock.
+pub(crate) fn check_expiry(due: crate::base::message::Due, expires: Option<crate::base::message::Due>) -> Result<()> {
+    use crate::base::message::Due;
+    let Some(exp) = expires else { return Ok(()) };
+    let now = crate::base::time::time_to_ms(std::time::SystemTime::now());
+    let at = |d: Due| match d {
+        Due::In(x) => now + x.as_millis() as i64,
+        Due::At(t) => crate::base::time::time_to_ms(t),
+    };
+    match exp {
+        Due::In(d) => check_delay("expires_in", d)?,
+        Due::At(t) => check_at(crate::base::time::time_to_ms(t), now)
+            .map_err(|e| Error::invalid(e.message().replacen("at:", "expires_at:", 1)))?,
+    }
+    let (due_ms, exp_ms) = match (due, exp) {
+        (Due::In(a), Due::In(b)) => (a.as_millis() as i64, b.as_millis() as i64),
+        (d, e) => (at(d), at(e)),
+    };
+    if exp_ms <= due_ms {
+        let field = if matches!(exp, Due::In(_)) { "expires_in" } else { "expires_at" };
+        return Err(Error::invalid(format!(
+            "{field}: must be after the due time; it is {} ms before or at it",
+            due_ms - exp_ms
+        )));
     }
     Ok(())
 }

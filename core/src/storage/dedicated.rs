@@ -12,9 +12,9 @@ use redis::aio::ConnectionLike;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Pipeline, Value};
 
-use crate::connection::{Conn, Opener};
-use crate::error::{Error, Result};
-use crate::scripts::{self, Script};
+use crate::base::error::{Error, Result};
+use crate::storage::connection::{Conn, Opener};
+use crate::storage::scripts::{self, Script};
 
 /// Idle dedicated connections kept for the next durable publish.
 const KEEP: usize = 4;

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::error::{Error, Result};
-use crate::limits;
-use crate::message::{Due, Message};
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::message::{Due, Message};
 
 /// How to publish one message. `Default` is "due now, the client's defaults for the rest".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -29,13 +29,24 @@ pub struct PublishOptions {
     pub backoff_max: Option<Duration>,
     /// Replace an existing message with the same id instead of reporting a duplicate.
     pub replace: bool,
+    /// Not delivered after this long from the publish. Excludes `expires_at`.
+    pub expires_in: Option<Duration>,
+    /// Not delivered after this time. Excludes `expires_in`.
+    pub expires_at: Option<SystemTime>,
+    /// On expiry, delete the message instead of keeping it as a dead letter ("expired").
+    pub drop_on_expiry: bool,
 }
 
 impl PublishOptions {
     /// Checks what can be checked without a client: exclusive fields and each field's range.
     /// (The body's size and the defaults are checked by the queue at publish.)
     pub fn validate(&self) -> Result<()> {
-        Due::from_parts(self.delay, self.at)?;
+        let due = Due::from_parts(self.delay, self.at)?;
+        if self.expires_in.is_some() && self.expires_at.is_some() {
+            return Err(Error::invalid("expires_in/expires_at: give one of them, not both"));
+        }
+        let expires = self.expires_in.map(Due::In).or(self.expires_at.map(Due::At));
+        limits::check_expiry(due, expires)?;
         if let Some(id) = &self.id {
             limits::check_id(id)?;
         }
@@ -73,6 +84,8 @@ impl PublishOptions {
         }
         m.backoff_base = self.backoff_base;
         m.backoff_max = self.backoff_max;
+        m.expires = self.expires_in.map(Due::In).or(self.expires_at.map(Due::At));
+        m.drop_on_expiry = self.drop_on_expiry;
         Ok(m)
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, Notify};
 
-use crate::connection::PubSubTarget;
+use crate::storage::connection::PubSubTarget;
 
 /// What one listener (a subscription or a waiting fetch) waits on.
 pub(crate) struct WakeSlot {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::base::error::{Error, ErrorKind, Result};
 
 pub(crate) const VERSION: u8 = 2;
 pub(crate) const HDR_LEN: usize = 56;
@@ -18,6 +18,7 @@ pub(crate) const INLINE_MAX: usize = 1024;
 
 pub(crate) const F_INLINE: u8 = 1;
 pub(crate) const F_DROP: u8 = 2;
+pub(crate) const F_DEAD: u8 = 8;
 
 /// A lease token: the fetch call's 6-byte id and the lease's 2-byte index in that call. Unique
 /// per lease without relying on any counter in Redis (a queue destroyed and re-created, or a

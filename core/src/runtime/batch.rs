@@ -9,62 +9,15 @@
 //! submission, frees the slots and dispatches the next waiting messages. Fetching, lease
 //! keeping, counters and close behave as for a per-message [`Handler`](crate::Handler).
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use tokio::sync::oneshot::error::RecvError;
 
-use crate::consumer::{Failure, Settle, Shared};
-use crate::delivery::Delivery;
-use crate::error::{ErrorKind, Result};
-use crate::settle::{Op, Settled};
-
-/// Runs deliveries handed over in batches. Each delivery comes with a key; report every one
-/// exactly once through the [`Completer`], by key ([`complete`](Completer::complete), or
-/// [`give_back`](Completer::give_back) when it was not started). Until then it holds its
-/// handler slot, its lease is kept alive, and [`Completer::delivery`] finds it by key — so a
-/// binding hands its foreign runtime plain numbers, not objects.
-///
-/// `dispatch` is called from the consumer's runtime or from the thread that calls `complete`,
-/// with no lock held; it must not block (queue the batch for the handler's own thread).
-pub trait BatchHandler: Send + Sync + 'static {
-    fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &Completer);
-
-    /// The subscription is closing: nothing more is dispatched. Give back (through
-    /// `completer`) what was dispatched and will never start.
-    fn closing(&self, _completer: &Completer) {}
-}
-
-/// Takes a batch handler's outcomes back. Cheap to clone; it does not keep the subscription
-/// alive, and reports that arrive after the subscription closed are ignored (those messages come
-/// back when their leases run out).
-#[derive(Clone)]
-pub struct Completer {
-    shared: Weak<Shared>,
-}
-
-/// Batch-mode bookkeeping of a subscription.
-#[derive(Default)]
-pub(crate) struct BatchState {
-    /// Leased, waiting for a free handler slot, in lease order.
-    waiting: VecDeque<Delivery>,
-    /// Dispatched and not yet reported, by key.
-    live: HashMap<u64, Delivery>,
-    next_key: u64,
-    /// Free handler slots.
-    free: usize,
-    /// Settle submissions whose results are not yet counted.
-    settling: usize,
-    /// No more dispatches: the subscription is closing.
-    closed: bool,
-}
-
-impl BatchState {
-    pub fn new(concurrency: usize) -> Self {
-        BatchState { free: concurrency, ..Default::default() }
-    }
-}
+use crate::base::error::{ErrorKind, Result};
+use crate::ops::delivery::Delivery;
+use crate::runtime::types::{Completer, Failure, Settle, Shared};
+use crate::storage::settle::{Op, Settled};
 
 impl Completer {
     pub(crate) fn of(shared: &Arc<Shared>) -> Completer {
@@ -154,7 +107,7 @@ fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<(Op, Settle)>) {
         let (ops, kinds): (Vec<Op>, Vec<Settle>) = ops.into_iter().unzip();
         let rx = shared.queue.inner.settler.submit(ops);
         let s = shared.clone();
-        shared.queue.inner.client.inner.rt.spawn(async move {
+        shared.queue.inner.ctx.rt.spawn(async move {
             count(&s, rx.await, kinds);
             s.batch.lock().unwrap().settling -= 1;
             s.idle.notify_waiters();
@@ -211,8 +164,8 @@ fn pump(shared: &Arc<Shared>) {
         if let Err(panic) = dispatched {
             // The handler's hand-over failed: release these leases as failed attempts (with the
             // panic as the reason) rather than keep extending leases nobody works on.
-            let why =
-                crate::consumer::panic_message(panic).replace("handler panicked", "batch handler's dispatch panicked");
+            let why = crate::runtime::types::panic_message(panic)
+                .replace("handler panicked", "batch handler's dispatch panicked");
             completer.complete(keys.into_iter().map(|k| (k, Err(Failure::new(why.clone())))).collect());
         }
     }

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::client::Conn;
-use crate::error::{Error, ErrorKind, Result};
-use crate::keys::QueueKeys;
-use crate::record::Token;
-use crate::scripts;
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::keys::QueueKeys;
+use crate::base::record::Token;
+use crate::storage::connection::Conn;
+use crate::storage::scripts;
 
 const MAX_BATCH: usize = 500;
 

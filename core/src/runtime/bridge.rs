@@ -17,12 +17,8 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::batch::{BatchHandler, Completer};
-use crate::consumer::{Failure, Subscription};
-use crate::delivery::Delivery;
-use crate::error::Result;
-use crate::options::SubscribeOptions;
-use crate::queue::Queue;
+use crate::ops::delivery::Delivery;
+use crate::runtime::types::{BatchHandler, Completer};
 
 /// Wakes a foreign runtime's thread so that it calls [`Subscription::take`].
 pub trait Wake: Send + Sync + 'static {
@@ -50,13 +46,13 @@ struct InboxState {
 }
 
 impl Inbox {
-    fn take(&self) -> Vec<(u64, Delivery)> {
+    pub(crate) fn take(&self) -> Vec<(u64, Delivery)> {
         let mut st = self.state.lock().unwrap();
         st.woken = false;
         std::mem::take(&mut st.items)
     }
 
-    fn take_wait(&self, timeout: Duration) -> Vec<(u64, Delivery)> {
+    pub(crate) fn take_wait(&self, timeout: Duration) -> Vec<(u64, Delivery)> {
         let deadline = Instant::now() + timeout;
         let mut st = self.state.lock().unwrap();
         while st.items.is_empty() && !st.closed {
@@ -71,7 +67,7 @@ impl Inbox {
     }
 
     /// Closes the inbox; returns the keys nobody took.
-    fn close(&self) -> Vec<u64> {
+    pub(crate) fn close(&self) -> Vec<u64> {
         let keys = {
             let mut st = self.state.lock().unwrap();
             st.closed = true;
@@ -110,52 +106,8 @@ impl BatchHandler for Inbox {
     }
 }
 
-impl Queue {
-    /// Starts consuming for a foreign runtime: deliveries collect in the subscription's inbox
-    /// and `wake` is called once whenever the inbox fills after a take; the binding takes them
-    /// with [`Subscription::take`] and reports with [`Subscription::complete`].
-    pub async fn subscribe_foreign(&self, wake: Arc<dyn Wake>, opts: SubscribeOptions) -> Result<Subscription> {
-        let inbox = Arc::new(Inbox { state: Mutex::default(), ready: Condvar::new(), waker: wake });
-        let mut sub = self.subscribe_batch(inbox.clone(), opts).await?;
-        sub.inbox = Some(inbox);
-        Ok(sub)
-    }
-}
-
-impl Subscription {
-    /// The deliveries waiting in the inbox (at most as many as there were free handler slots),
-    /// each with its key; re-arms the wake. Empty for a subscription not made with
-    /// [`Queue::subscribe_foreign`].
-    pub fn take(&self) -> Vec<(u64, Delivery)> {
-        self.inbox.as_ref().map(|i| i.take()).unwrap_or_default()
-    }
-
-    /// [`take`](Self::take), blocking the calling thread up to `timeout` until something
-    /// arrives or the subscription closes (for worker threads). Empty on timeout or close.
-    pub fn take_wait(&self, timeout: Duration) -> Vec<(u64, Delivery)> {
-        self.inbox.as_ref().map(|i| i.take_wait(timeout)).unwrap_or_default()
-    }
-
-    /// Reports outcomes by key: `Ok` acks, `Err` nacks with the failure's reason (after its
-    /// retry delay, or the message's backoff). A delivery the handler settled itself is left as
-    /// it is; keys reported before, or unknown, are ignored.
-    pub fn complete(&self, outcomes: Vec<(u64, std::result::Result<(), Failure>)>) {
-        self.completer().complete(outcomes);
-    }
-
-    /// Hands back deliveries taken but never started: due again, no attempt counted.
-    pub fn give_back(&self, keys: Vec<u64>) {
-        self.completer().give_back(keys);
-    }
-
-    /// The taken delivery `key`, until it is reported (for a handler that acks, nacks or extends
-    /// it itself).
-    pub fn delivery(&self, key: u64) -> Option<Delivery> {
-        self.completer().delivery(key)
-    }
-
-    /// A handle for reporting from callbacks; it does not keep the subscription alive.
-    pub fn completer(&self) -> Completer {
-        Completer::of(&self.shared)
+impl Inbox {
+    pub(crate) fn new(waker: Arc<dyn Wake>) -> Arc<Inbox> {
+        Arc::new(Inbox { state: Mutex::default(), ready: Condvar::new(), waker })
     }
 }

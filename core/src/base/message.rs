@@ -37,6 +37,8 @@ pub struct Message {
     pub(crate) backoff_base: Option<Duration>,
     pub(crate) backoff_max: Option<Duration>,
     pub(crate) replace: bool,
+    pub(crate) expires: Option<Due>,
+    pub(crate) drop_on_expiry: bool,
 }
 
 impl Message {
@@ -52,6 +54,8 @@ impl Message {
             backoff_base: None,
             backoff_max: None,
             replace: false,
+            expires: None,
+            drop_on_expiry: false,
         }
     }
 
@@ -111,6 +115,26 @@ impl Message {
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
         self.backoff_base = Some(base);
         self.backoff_max = Some(max);
+        self
+    }
+
+    /// Not delivered after this long from the publish (by the Redis clock): a message not yet
+    /// delivered by then becomes a dead letter with the reason "expired" (or is deleted, with
+    /// [`drop_on_expiry`](Message::drop_on_expiry)). Must be after the due time.
+    pub fn expires_in(mut self, d: Duration) -> Self {
+        self.expires = Some(Due::In(d));
+        self
+    }
+
+    /// Not delivered after `at` (by the Redis clock); see [`expires_in`](Message::expires_in).
+    pub fn expires_at(mut self, at: SystemTime) -> Self {
+        self.expires = Some(Due::At(at));
+        self
+    }
+
+    /// On expiry, delete the message instead of keeping it as a dead letter.
+    pub fn drop_on_expiry(mut self, drop: bool) -> Self {
+        self.drop_on_expiry = drop;
         self
     }
 

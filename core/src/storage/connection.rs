@@ -18,8 +18,8 @@ use redis::cluster_async::ClusterConnection;
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 
-use crate::client::redact;
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::base::url::redact;
 
 /// The URL schemes redelay accepts.
 pub const URL_SCHEMES: &[&str] =

@@ -5,10 +5,12 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::error::{Error, Result};
-use crate::limits;
-use crate::record::{Record, Token};
-use crate::settle::{NackMode, Op, Settled, Settler};
+use crate::base::time::ms_to_time;
+
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::record::{Record, Token};
+use crate::storage::settle::{NackMode, Op, Settled, Settler};
 
 /// One delivery of a message to one consumer. It holds a lease until `lease_deadline`; settle
 /// it with [`ack`](Delivery::ack) or [`nack`](Delivery::nack) (a subscription does that from the
@@ -29,21 +31,6 @@ pub(crate) struct Inner {
     pub lease_deadline_ms: AtomicI64,
     pub settled: AtomicBool,
     pub settler: Settler,
-}
-
-pub(crate) fn ms_to_time(ms: i64) -> SystemTime {
-    if ms >= 0 {
-        UNIX_EPOCH + Duration::from_millis(ms as u64)
-    } else {
-        UNIX_EPOCH
-    }
-}
-
-pub(crate) fn time_to_ms(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_millis() as i64,
-        Err(e) => -(e.duration().as_millis() as i64),
-    }
 }
 
 impl std::fmt::Debug for Delivery {
@@ -94,6 +81,10 @@ impl Delivery {
     /// When the message became due (Redis clock); for a retry, when the retry became due.
     pub fn due_at(&self) -> SystemTime {
         ms_to_time(self.inner.record.due_at_ms)
+    }
+    /// When the message expires, if it does: it is not delivered again after that.
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        (self.inner.record.expire_at_ms > 0).then(|| ms_to_time(self.inner.record.expire_at_ms))
     }
     /// When this delivery was leased (Redis clock, microsecond precision).
     pub fn delivered_at(&self) -> SystemTime {

@@ -1,0 +1,11 @@
+//! Base layer: errors, limits, keys, the record codec, options, time. Touches no connection.
+
+pub(crate) mod error;
+pub(crate) mod keys;
+pub mod limits;
+pub(crate) mod message;
+pub(crate) mod options;
+pub(crate) mod record;
+pub(crate) mod reply;
+pub(crate) mod time;
+pub(crate) mod url;

@@ -1,0 +1,5 @@
+//! Operations layer: a queue handle and its deliveries, over the storage layer.
+
+pub(crate) mod delivery;
+pub(crate) mod info;
+pub(crate) mod queue;

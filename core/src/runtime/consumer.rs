@@ -1,0 +1,555 @@
+//! The consumer runtime shared by every binding: `Queue::subscribe`.
+//!
+//! One fetch loop per subscription leases as many messages as it has free slots
+//! (`concurrency` running + `prefetch` waiting), one task per message runs the handler and
+//! settles the message from its outcome (with a [`BatchHandler`](crate::BatchHandler),
+//! deliveries go out and outcomes come back in batches instead: `batch.rs`), and a lease keeper
+//! (`keeper.rs`) extends the leases of messages held (running or waiting) before they run out.
+//! With nothing to do the loop sleeps until the next due time or lease deadline that fetch
+//! reported (mapped from the Redis clock to a local timer), capped by `max_idle`, and is woken
+//! early by the queue's `wake` channel. No Redis blocking command is used for timing.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::base::error::{Error, Result};
+use crate::base::limits;
+use crate::base::options::SubscribeOptions;
+use crate::base::time::sleep_precise;
+use crate::ops::delivery::Delivery;
+use crate::ops::queue::Queue;
+use crate::runtime::batch;
+use crate::runtime::bridge::{Inbox, Wake};
+use crate::runtime::keeper::lease_keeper;
+use crate::runtime::types::{
+    panic_message, AtomicCounters, BatchHandler, BatchState, Completer, Counters, Failure, Handler, Mode, Order,
+    Settle, Shared,
+};
+
+/// Most leases one fetch call of a subscription takes.
+const FETCH_PER_CALL: usize = 250;
+
+/// A running subscription. [`close`](Subscription::close) it to stop gracefully; dropping it
+/// stops fetching too, and lets running handlers finish in the background.
+pub struct Subscription {
+    pub(crate) shared: Arc<Shared>,
+    /// The inbox of a foreign-runtime subscription (`bridge.rs`).
+    pub(crate) inbox: Option<Arc<crate::runtime::bridge::Inbox>>,
+}
+
+impl Queue {
+    /// Starts consuming: `handler` runs for every due message, up to `concurrency` at a time.
+    pub async fn subscribe<H: Handler>(&self, handler: H, opts: SubscribeOptions) -> Result<Subscription> {
+        self.subscribe_arc(Arc::new(handler), opts).await
+    }
+
+    /// [`subscribe`](Queue::subscribe) with a shared handler (for bindings).
+    pub async fn subscribe_arc(&self, handler: Arc<dyn Handler>, opts: SubscribeOptions) -> Result<Subscription> {
+        self.start(Mode::Each(handler), opts).await
+    }
+
+    /// Starts consuming with a [`BatchHandler`]: deliveries are handed over in batches (as
+    /// many as there are free handler slots) and reported back in batches, with no task per
+    /// message. For bindings whose handlers run on another runtime's thread.
+    pub async fn subscribe_batch(
+        &self,
+        handler: Arc<dyn BatchHandler>,
+        opts: SubscribeOptions,
+    ) -> Result<Subscription> {
+        self.start(Mode::Batch(handler), opts).await
+    }
+
+    async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
+        self.as_queues().start(mode, opts).await
+    }
+
+    fn as_queues(&self) -> Queues {
+        Queues { list: vec![(self.clone(), 1)], order: Order::Priority }
+    }
+}
+
+/// Several queues consumed by one subscription: one concurrency limit for all, each delivery
+/// says its queue, and the consumer sleeps until the earliest due time across them, woken by a
+/// publish to any of them. The queues may live on different Redis Cluster masters.
+#[derive(Clone)]
+pub struct Queues {
+    list: Vec<(Queue, u32)>,
+    order: Order,
+}
+
+/// At most this many queues in one subscription.
+pub const MAX_QUEUES: usize = 100;
+
+impl Queues {
+    /// Strict priority: always the first queue (in this order) that has a due message.
+    pub fn priority(queues: Vec<Queue>) -> Result<Queues> {
+        Self::new(queues.into_iter().map(|q| (q, 1)).collect(), Order::Priority)
+    }
+
+    /// By weights (e.g. 5/3/1): among the queues with a due message, each is picked in
+    /// proportion to its weight (1 to 1000).
+    pub fn weighted(queues: Vec<(Queue, u32)>) -> Result<Queues> {
+        Self::new(queues, Order::Weighted)
+    }
+
+    fn new(list: Vec<(Queue, u32)>, order: Order) -> Result<Queues> {
+        if list.is_empty() || list.len() > MAX_QUEUES {
+            return Err(Error::invalid(format!("queues: give 1 to {MAX_QUEUES} queues, got {}", list.len())));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (q, w) in &list {
+            if *w == 0 || *w > 1000 {
+                return Err(Error::invalid(format!("weight of queue {:?}: must be 1 to 1000, got {w}", q.name())));
+            }
+            if !seen.insert(q.name().to_string()) {
+                return Err(Error::invalid(format!("queues: {:?} is given twice", q.name())));
+            }
+            if !Arc::ptr_eq(&q.inner.ctx, &list[0].0.inner.ctx) {
+                return Err(Error::invalid(format!("queues: {:?} belongs to another client", q.name())));
+            }
+        }
+        Ok(Queues { list, order })
+    }
+
+    /// The queues, in priority order.
+    pub fn queues(&self) -> impl Iterator<Item = &Queue> {
+        self.list.iter().map(|(q, _)| q)
+    }
+
+    /// [`Queue::subscribe`] over these queues.
+    pub async fn subscribe<H: Handler>(&self, handler: H, opts: SubscribeOptions) -> Result<Subscription> {
+        self.start(Mode::Each(Arc::new(handler)), opts).await
+    }
+
+    /// [`Queue::subscribe_batch`] over these queues.
+    pub async fn subscribe_batch(
+        &self,
+        handler: Arc<dyn BatchHandler>,
+        opts: SubscribeOptions,
+    ) -> Result<Subscription> {
+        self.start(Mode::Batch(handler), opts).await
+    }
+
+    /// [`Queue::subscribe_foreign`] over these queues.
+    pub async fn subscribe_foreign(&self, wake: Arc<dyn Wake>, opts: SubscribeOptions) -> Result<Subscription> {
+        let inbox = Inbox::new(wake);
+        let mut sub = self.subscribe_batch(inbox.clone(), opts).await?;
+        sub.inbox = Some(inbox);
+        Ok(sub)
+    }
+
+    async fn start(&self, mode: Mode, opts: SubscribeOptions) -> Result<Subscription> {
+        opts.validate()?;
+        let first = self.list[0].0.clone();
+        let (closing, _) = watch::channel(false);
+        let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
+        let shared = Arc::new(Shared {
+            queue: first.clone(),
+            sources: self.list.clone(),
+            order: self.order,
+            mode,
+            running: Arc::new(Semaphore::new(opts.concurrency)),
+            inflight: Arc::new(Semaphore::new(cap)),
+            batch: Mutex::new(BatchState::new(opts.concurrency)),
+            idle: tokio::sync::Notify::new(),
+            opts,
+            closing,
+            held: Mutex::new(HashMap::new()),
+            clock: Mutex::new((Instant::now(), 0)),
+            counters: AtomicCounters::default(),
+            keeper_wake: tokio::sync::Notify::new(),
+            last_error: Mutex::new(None),
+            fetcher: tokio::sync::Mutex::new(None),
+        });
+        // Fail fast on an unreachable Redis (or data of another layout) rather than spinning
+        // in the background.
+        for (q, _) in &self.list {
+            let f = q.fetch_once(0, None).await?;
+            *shared.clock.lock().unwrap() = (f.local, f.now_us);
+        }
+        let rt = &first.inner.ctx.rt;
+        let fetcher = rt.spawn(fetch_loop(shared.clone()));
+        *shared.fetcher.try_lock().expect("new subscription") = Some(fetcher);
+        let weak: std::sync::Weak<dyn crate::storage::ctx::Closes> = Arc::downgrade(&shared) as _;
+        first.inner.ctx.register(weak);
+        Ok(Subscription { shared, inbox: None })
+    }
+}
+
+impl Subscription {
+    /// Stops fetching, releases prefetched messages that did not start (due now again, no
+    /// attempt counted), waits up to the drain timeout for running handlers, and returns.
+    /// Calling it again (even concurrently) waits for the same drain, then returns.
+    pub async fn close(&self) {
+        crate::storage::ctx::Closes::close_and_drain(&*self.shared).await;
+    }
+
+    /// True once close was called (or the subscription was dropped).
+    pub fn is_closed(&self) -> bool {
+        self.shared.is_closing()
+    }
+
+    /// Counts so far.
+    pub fn counters(&self) -> Counters {
+        let c = &self.shared.counters;
+        Counters {
+            delivered: c.delivered.load(Ordering::Relaxed),
+            handled: c.handled.load(Ordering::Relaxed),
+            acked: c.acked.load(Ordering::Relaxed),
+            nacked: c.nacked.load(Ordering::Relaxed),
+            lease_lost: c.lease_lost.load(Ordering::Relaxed),
+            errors: c.errors.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The latest error of a fetch or settle call (the subscription retries by itself).
+    pub fn last_error(&self) -> Option<Error> {
+        self.shared.last_error.lock().unwrap().clone()
+    }
+
+    /// The queue this subscription consumes.
+    pub fn queue(&self) -> &Queue {
+        &self.shared.queue
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.shared.closing.send_replace(true);
+    }
+}
+
+/// What the fetch loop knows of one queue it consumes.
+struct Source {
+    queue: Queue,
+    weight: i64,
+    /// Smooth weighted round robin: grows by the weight while eligible, shrinks when picked.
+    credit: i64,
+    /// A fetch whose reply did not arrive is retried with the same fetch id (its leases come
+    /// back instead of running out unseen); a new id once a reply arrived.
+    fetch_id: [u8; 6],
+    /// Earliest local instant worth fetching at (a due time or lease deadline); None: now.
+    next: Option<Instant>,
+    /// The last fetch said more is leasable at once.
+    more: bool,
+    /// Looks that found nothing although our estimate of the Redis clock said due.
+    spins: u32,
+    /// (local instant, Redis µs) of the last fetch, to map Redis times to local ones.
+    clock: (Instant, i64),
+    listener: crate::storage::wake::Listener,
+}
+
+impl Source {
+    fn local_instant(&self, redis_ms: i64) -> Instant {
+        let ahead_us = redis_ms * 1000 - self.clock.1;
+        if ahead_us <= 0 {
+            self.clock.0
+        } else {
+            self.clock.0 + Duration::from_micros(ahead_us as u64)
+        }
+    }
+
+    fn eligible(&self, now: Instant) -> bool {
+        self.more || self.next.is_none_or(|t| t <= now)
+    }
+
+    /// Takes what the wake channel signalled: a due time moves `next` earlier.
+    fn take_wake(&mut self) -> bool {
+        match self.listener.slot.take() {
+            Some(due) => {
+                let t = self.local_instant(due);
+                self.next = Some(self.next.map_or(t, |n| n.min(t)));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The source to fetch from now: by priority, or by smooth weighted round robin among those
+/// eligible. None when nothing is due anywhere.
+fn pick(sources: &mut [Source], order: Order, now: Instant) -> Option<usize> {
+    match order {
+        Order::Priority => sources.iter().position(|s| s.eligible(now)),
+        Order::Weighted => {
+            let eligible: Vec<usize> = (0..sources.len()).filter(|&i| sources[i].eligible(now)).collect();
+            let total: i64 = eligible.iter().map(|&i| sources[i].weight).sum();
+            for &i in &eligible {
+                sources[i].credit += sources[i].weight;
+            }
+            let best = *eligible.iter().max_by_key(|&&i| (sources[i].credit, std::cmp::Reverse(i)))?;
+            sources[best].credit -= total;
+            Some(best)
+        }
+    }
+}
+
+async fn fetch_loop(shared: Arc<Shared>) {
+    let opts = shared.opts.clone();
+    let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
+    let inflight = shared.inflight.clone();
+    // Leases per fetch call: keeps each script call short (SLOWLOG stays under a few ms even
+    // over a million pending messages); more slots just mean more calls in a row.
+    let per_call = cap.min(FETCH_PER_CALL);
+    let start = *shared.clock.lock().unwrap();
+    let mut sources: Vec<Source> = shared
+        .sources
+        .iter()
+        .map(|(q, w)| Source {
+            listener: q.inner.ctx.wake.listen(q.inner.keys.wake()),
+            queue: q.clone(),
+            weight: i64::from(*w),
+            credit: 0,
+            fetch_id: crate::base::record::new_fetch_id(),
+            next: None,
+            more: false,
+            spins: 0,
+            clock: start,
+        })
+        .collect();
+    let mut tasks = JoinSet::new();
+    // The keeper lives exactly as long as this loop: if the loop ends in any way (a panic
+    // included), dropping the guard stops it, and the leases it kept run out.
+    let _keeper = AbortOnDrop(tokio::spawn(lease_keeper(shared.clone())));
+    let mut backoff = Duration::from_millis(50);
+    let mut saturated = false;
+
+    'outer: while !shared.is_closing() {
+        while tasks.try_join_next().is_some() {}
+        for s in sources.iter_mut() {
+            s.take_wake();
+        }
+        let Some(i) = pick(&mut sources, shared.order, Instant::now()) else {
+            // Idle: sleep until the earliest due time or lease deadline of any queue, or a wake.
+            let now = Instant::now();
+            let cap_at = now + opts.max_idle;
+            let target = sources.iter().filter_map(|s| s.next).min().unwrap_or(cap_at).min(cap_at);
+            let slept = {
+                let slots: Vec<_> = sources.iter().map(|s| s.listener.slot.clone()).collect();
+                let woken = futures_util::future::select_all(slots.iter().map(|s| Box::pin(s.notify.notified())));
+                tokio::select! {
+                    _ = sleep_precise(target) => true,
+                    _ = woken => false,
+                    _ = shared.closed() => break 'outer,
+                }
+            };
+            if slept {
+                // Time to look again at whatever was due, and after a capped sleep at everything.
+                let now = Instant::now();
+                for s in sources.iter_mut() {
+                    if s.next.is_none_or(|t| t <= now) || target >= cap_at {
+                        s.next = None;
+                    }
+                }
+            }
+            continue;
+        };
+        let need = if saturated { (per_call / 2).max(1) } else { 1 };
+        let mut permit = tokio::select! {
+            p = inflight.clone().acquire_many_owned(need as u32) => match p { Ok(p) => p, Err(_) => break },
+            _ = shared.closed() => break,
+        };
+        while permit.num_permits() < per_call {
+            match inflight.clone().try_acquire_owned() {
+                Ok(p) => permit.merge(p),
+                Err(_) => break,
+            }
+        }
+        let n = permit.num_permits();
+        let src = &mut sources[i];
+        let mut f = match src.queue.fetch_call(&src.fetch_id, n, opts.ttr).await {
+            Ok(f) => {
+                src.fetch_id = crate::base::record::new_fetch_id();
+                f
+            }
+            Err(e) => {
+                drop(permit);
+                if backoff == Duration::from_millis(50) {
+                    tracing::warn!(queue = src.queue.name(), error = %e, "fetch failed; retrying with backoff");
+                }
+                shared.record_error(e);
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shared.closed() => break,
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        if backoff > Duration::from_millis(50) {
+            tracing::info!(queue = src.queue.name(), "fetching again after errors");
+        }
+        backoff = Duration::from_millis(50);
+        *shared.clock.lock().unwrap() = (f.local, f.now_us);
+        src.clock = (f.local, f.now_us);
+        if let Some(e) = f.corrupt.last() {
+            shared.counters.errors.fetch_add(f.corrupt.len() as u64 - 1, Ordering::Relaxed);
+            shared.record_error(e.clone());
+        }
+        let got = f.deliveries.len();
+        shared.counters.delivered.fetch_add(got as u64, Ordering::Relaxed);
+        {
+            let mut held = shared.held.lock().unwrap();
+            for d in &f.deliveries {
+                held.insert(d.token().to_string(), d.clone());
+            }
+        }
+        match &shared.mode {
+            Mode::Each(_) => {
+                for d in f.deliveries.iter() {
+                    let p = permit.split(1).expect("one permit per leased message");
+                    tasks.spawn(run_one(shared.clone(), d.clone(), p));
+                }
+            }
+            Mode::Batch(_) => {
+                // Slots come back through the Completer (add_permits), not by dropping permits.
+                if let Some(p) = permit.split(got) {
+                    p.forget();
+                }
+                batch::enqueue(&shared, std::mem::take(&mut f.deliveries));
+            }
+        }
+        drop(permit);
+        if got > 0 {
+            shared.keeper_wake.notify_one();
+        }
+        saturated = f.more && got == n;
+        src.more = f.more;
+        let now = Instant::now();
+        src.next = Some(f.next_wake().unwrap_or(now + opts.max_idle).min(now + opts.max_idle));
+        if got == 0 && !f.more && src.next.is_some_and(|t| t <= now) {
+            // Due by our estimate of the Redis clock but not yet by Redis itself: look again at
+            // once a few times, then give the clocks a millisecond.
+            src.spins += 1;
+            src.next = if src.spins <= 3 { None } else { Some(now + Duration::from_millis(1)) };
+        } else {
+            src.spins = 0;
+        }
+    }
+
+    // Closing: handlers that have not started release their messages (run_one sees the flag);
+    // running ones get the drain timeout.
+    if shared.batch_handler().is_some() {
+        batch::close(&shared).await;
+    }
+    let drained = tokio::time::timeout(opts.drain_timeout, async { while tasks.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+    tracing::debug!(queue = shared.queue.name(), drained = drained.is_ok(), "subscription closed");
+    drop(sources);
+}
+
+/// Removes a delivery from the held (lease-kept) ones when dropped: whatever ends a handler's
+/// task — its end, a panic, or the abort at the drain timeout — the keeper lets go of the lease.
+struct Held<'a>(&'a Shared, &'a Delivery);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.held.lock().unwrap().remove(self.1.token());
+    }
+}
+
+/// Aborts a task when dropped.
+pub(crate) struct AbortOnDrop<T>(pub tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) {
+    let _held = Held(&shared, &d);
+    let run = tokio::select! {
+        biased;
+        _ = shared.closed() => None,
+        p = shared.running.clone().acquire_owned() => p.ok(),
+    };
+    match run {
+        Some(_permit) => {
+            let Mode::Each(handler) = &shared.mode else { unreachable!("run_one in batch mode") };
+            // A panic in the handler's synchronous part counts like one in its future.
+            let out = match std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle(d.clone()))) {
+                Ok(fut) => AssertUnwindSafe(fut).catch_unwind().await,
+                Err(panic) => Err(panic),
+            };
+            shared.counters.handled.fetch_add(1, Ordering::Relaxed);
+            if !d.is_settled() {
+                let (kind, r) = match out {
+                    Ok(Ok(())) => (Settle::Ack, d.ack().await),
+                    Ok(Err(f)) => {
+                        tracing::debug!(queue = d.queue(), id = d.id(), reason = f.reason(), "handler failed");
+                        (Settle::Nack, d.nack(f.retry_after(), f.reason()).await.map(|_| ()))
+                    }
+                    Err(panic) => {
+                        let why = panic_message(panic);
+                        tracing::warn!(queue = d.queue(), id = d.id(), reason = %why, "handler panicked");
+                        (Settle::Nack, d.nack(None, &why).await.map(|_| ()))
+                    }
+                };
+                shared.count_settle(kind, r);
+            }
+        }
+        None => {
+            let _ = d.release().await;
+        }
+    }
+}
+
+// The foreign-runtime bridge (`bridge.rs`): the subscription side.
+
+impl Queue {
+    /// Starts consuming for a foreign runtime: deliveries collect in the subscription's inbox
+    /// and `wake` is called once whenever the inbox fills after a take; the binding takes them
+    /// with [`Subscription::take`] and reports with [`Subscription::complete`].
+    pub async fn subscribe_foreign(&self, wake: Arc<dyn Wake>, opts: SubscribeOptions) -> Result<Subscription> {
+        self.as_queues().subscribe_foreign(wake, opts).await
+    }
+}
+
+impl Subscription {
+    /// The deliveries waiting in the inbox (at most as many as there were free handler slots),
+    /// each with its key; re-arms the wake. Empty for a subscription not made with
+    /// [`Queue::subscribe_foreign`].
+    pub fn take(&self) -> Vec<(u64, Delivery)> {
+        self.inbox.as_ref().map(|i| i.take()).unwrap_or_default()
+    }
+
+    /// [`take`](Self::take), blocking the calling thread up to `timeout` until something
+    /// arrives or the subscription closes (for worker threads). Empty on timeout or close.
+    pub fn take_wait(&self, timeout: Duration) -> Vec<(u64, Delivery)> {
+        self.inbox.as_ref().map(|i| i.take_wait(timeout)).unwrap_or_default()
+    }
+
+    /// Reports outcomes by key: `Ok` acks, `Err` nacks with the failure's reason (after its
+    /// retry delay, or the message's backoff). A delivery the handler settled itself is left as
+    /// it is; keys reported before, or unknown, are ignored.
+    pub fn complete(&self, outcomes: Vec<(u64, std::result::Result<(), Failure>)>) {
+        self.completer().complete(outcomes);
+    }
+
+    /// Hands back deliveries taken but never started: due again, no attempt counted.
+    pub fn give_back(&self, keys: Vec<u64>) {
+        self.completer().give_back(keys);
+    }
+
+    /// The taken delivery `key`, until it is reported (for a handler that acks, nacks or extends
+    /// it itself).
+    pub fn delivery(&self, key: u64) -> Option<Delivery> {
+        self.completer().delivery(key)
+    }
+
+    /// A handle for reporting from callbacks; it does not keep the subscription alive.
+    pub fn completer(&self) -> Completer {
+        Completer::of(&self.shared)
+    }
+}

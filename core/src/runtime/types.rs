@@ -1,0 +1,267 @@
+//! The types a subscription is made of: handlers (one per delivery, or batches), outcomes,
+//! counters, and the state shared by the fetch loop, the handler tasks, the lease keeper and a
+//! batch handler's [`Completer`].
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{watch, Semaphore};
+
+use crate::base::error::{Error, Result};
+use crate::base::options::SubscribeOptions;
+use crate::ops::delivery::Delivery;
+use crate::ops::queue::Queue;
+
+/// A failed handler outcome: the message is nacked with `reason`, and retried after
+/// `retry_in` or the message's backoff. Any `std::error::Error` converts into it, so `?` works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    reason: String,
+    retry_in: Option<Duration>,
+}
+
+impl Failure {
+    /// Retry after the message's exponential backoff.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Failure { reason: reason.into(), retry_in: None }
+    }
+    /// "Retry later": retry after `delay`.
+    pub fn retry_in(reason: impl Into<String>, delay: Duration) -> Self {
+        Failure { reason: reason.into(), retry_in: Some(delay) }
+    }
+    /// The reason stored with the message.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+    /// The explicit retry delay, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_in
+    }
+}
+
+impl<E: std::error::Error> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::new(e.to_string())
+    }
+}
+
+/// The future a handler returns.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send + 'static>>;
+
+/// Processes one delivery. Returning `Ok` acks it, `Err` nacks it (unless the handler settled
+/// it itself); a panic nacks it too. Closures `Fn(Delivery) -> impl Future<Output =
+/// Result<(), E>>` with `E: Into<Failure>` are handlers; bindings implement this trait.
+pub trait Handler: Send + Sync + 'static {
+    fn handle(&self, delivery: Delivery) -> HandlerFuture;
+}
+
+impl<F, Fut, E> Handler for F
+where
+    F: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Into<Failure>,
+{
+    fn handle(&self, delivery: Delivery) -> HandlerFuture {
+        let fut = self(delivery);
+        Box::pin(async move { fut.await.map_err(Into::into) })
+    }
+}
+
+/// Counts kept by a subscription.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Messages leased by this subscription.
+    pub delivered: u64,
+    /// Handler runs that finished (returned, failed or panicked).
+    pub handled: u64,
+    /// Acknowledged after the handler returned Ok (or by the handler itself).
+    pub acked: u64,
+    /// Nacked after the handler failed (retries and dead letters).
+    pub nacked: u64,
+    /// Settles refused because the lease had been lost.
+    pub lease_lost: u64,
+    /// Fetch or settle calls that failed (connection, timeout ...); the loop retries.
+    pub errors: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct AtomicCounters {
+    pub delivered: AtomicU64,
+    pub handled: AtomicU64,
+    pub acked: AtomicU64,
+    pub nacked: AtomicU64,
+    pub lease_lost: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+/// What a settle request was, for the counters.
+pub(crate) enum Settle {
+    Ack,
+    Nack,
+    /// Handed back unprocessed: not counted.
+    Release,
+}
+
+/// How a subscription runs its handler.
+pub(crate) enum Mode {
+    /// One task per delivery, awaiting the handler's future.
+    Each(Arc<dyn Handler>),
+    /// Batches handed over and reported back (see `batch.rs`).
+    Batch(Arc<dyn BatchHandler>),
+}
+
+pub(crate) struct Shared {
+    /// The first queue consumed (its client context serves all of them).
+    pub queue: Queue,
+    /// Every queue consumed, with its weight, in priority order.
+    pub sources: Vec<(Queue, u32)>,
+    pub order: Order,
+    pub mode: Mode,
+    pub opts: SubscribeOptions,
+    pub closing: watch::Sender<bool>,
+    /// Handler slots (per-delivery mode).
+    pub running: Arc<Semaphore>,
+    /// Leases held, running or waiting: `concurrency + prefetch` slots.
+    pub inflight: Arc<Semaphore>,
+    /// Leases held (running or waiting), by lease token.
+    pub held: Mutex<HashMap<String, Delivery>>,
+    /// Latest (local instant, Redis µs) pair, to estimate the Redis clock.
+    pub clock: Mutex<(Instant, i64)>,
+    pub counters: AtomicCounters,
+    /// Tells the lease keeper that new leases are held.
+    pub keeper_wake: tokio::sync::Notify,
+    pub last_error: Mutex<Option<Error>>,
+    /// Batch mode: waiting deliveries and slot counts.
+    pub batch: Mutex<BatchState>,
+    /// Batch mode: notified when reports or settles finish (close waits on it).
+    pub idle: tokio::sync::Notify,
+    /// The fetch loop, until close awaits it.
+    pub fetcher: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl crate::storage::ctx::Closes for Shared {
+    fn close_and_drain(&self) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.closing.send_replace(true);
+            let mut fetcher = self.fetcher.lock().await;
+            if let Some(h) = fetcher.take() {
+                let _ = h.await;
+            }
+        })
+    }
+}
+
+impl Shared {
+    pub async fn closed(&self) {
+        let mut rx = self.closing.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+    pub fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+    /// Stops fetching; the loop then closes the subscription (drain included).
+    pub fn stop(&self) {
+        self.closing.send_replace(true);
+    }
+    pub fn redis_now_ms(&self) -> i64 {
+        let (at, us) = *self.clock.lock().unwrap();
+        us / 1000 + at.elapsed().as_millis() as i64
+    }
+    pub fn lease_ttr(&self, d: &Delivery) -> Duration {
+        self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
+    }
+    /// Counts one settle request's result.
+    pub fn count_settle(&self, kind: Settle, r: Result<()>) {
+        let c = &self.counters;
+        match (r, kind) {
+            (Ok(()), Settle::Ack) => c.acked.fetch_add(1, Ordering::Relaxed),
+            (Ok(()), Settle::Nack) => c.nacked.fetch_add(1, Ordering::Relaxed),
+            (Ok(()), Settle::Release) => 0,
+            (Err(e), _) if e.kind() == crate::ErrorKind::LeaseLost => c.lease_lost.fetch_add(1, Ordering::Relaxed),
+            (Err(e), _) => {
+                self.record_error(e);
+                0
+            }
+        };
+    }
+    pub fn record_error(&self, e: Error) {
+        tracing::debug!(queue = self.queue.name(), error = %e, "subscription error");
+        self.counters.errors.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap() = Some(e);
+    }
+    pub fn batch_handler(&self) -> Option<&Arc<dyn BatchHandler>> {
+        match &self.mode {
+            Mode::Batch(h) => Some(h),
+            Mode::Each(_) => None,
+        }
+    }
+}
+
+/// How a subscription over several queues picks the queue to fetch from next, among those
+/// with a message due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Always the first queue (in the order given) that has a due message.
+    Priority,
+    /// In proportion to each queue's weight (smooth weighted round robin).
+    Weighted,
+}
+
+/// Runs deliveries handed over in batches. Each delivery comes with a key; report every one
+/// exactly once through the [`Completer`], by key ([`complete`](Completer::complete), or
+/// [`give_back`](Completer::give_back) when it was not started). Until then it holds its
+/// handler slot, its lease is kept alive, and [`Completer::delivery`] finds it by key — so a
+/// binding hands its foreign runtime plain numbers, not objects.
+///
+/// `dispatch` is called from the consumer's runtime or from the thread that calls `complete`,
+/// with no lock held; it must not block (queue the batch for the handler's own thread).
+pub trait BatchHandler: Send + Sync + 'static {
+    fn dispatch(&self, batch: Vec<(u64, Delivery)>, completer: &Completer);
+
+    /// The subscription is closing: nothing more is dispatched. Give back (through
+    /// `completer`) what was dispatched and will never start.
+    fn closing(&self, _completer: &Completer) {}
+}
+
+/// Takes a batch handler's outcomes back. Cheap to clone; it does not keep the subscription
+/// alive, and reports that arrive after the subscription closed are ignored (those messages come
+/// back when their leases run out). Its methods are in `batch.rs`.
+#[derive(Clone)]
+pub struct Completer {
+    pub(crate) shared: Weak<Shared>,
+}
+
+/// Batch-mode bookkeeping of a subscription.
+#[derive(Default)]
+pub(crate) struct BatchState {
+    /// Leased, waiting for a free handler slot, in lease order.
+    pub waiting: VecDeque<Delivery>,
+    /// Dispatched and not yet reported, by key.
+    pub live: HashMap<u64, Delivery>,
+    pub next_key: u64,
+    /// Free handler slots.
+    pub free: usize,
+    /// Settle submissions whose results are not yet counted.
+    pub settling: usize,
+    /// No more dispatches: the subscription is closing.
+    pub closed: bool,
+}
+
+impl BatchState {
+    pub fn new(concurrency: usize) -> Self {
+        BatchState { free: concurrency, ..Default::default() }
+    }
+}
+
+pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    format!("handler panicked: {what}")
+}

@@ -1,0 +1,120 @@
+//! Inspection for people: the load ahead (`upcoming`), pages of one state (`list`), and a
+//! bounded, resumable search by id prefix, header, body or last error.
+mod common;
+
+use std::time::{Duration, SystemTime};
+
+use redelay::{ErrorKind, Message, Search, State};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[tokio::test]
+async fn upcoming_counts_what_falls_due_per_bucket() {
+    let (_c, q) = common::queue("upcoming").await;
+    let now_ms = SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let base = std::time::UNIX_EPOCH + Duration::from_millis(now_ms) + Duration::from_secs(3600);
+    let mut msgs = Vec::new();
+    for (minute, n) in [(0u64, 3usize), (2, 5), (9, 1)] {
+        for i in 0..n {
+            msgs.push(Message::new(b"u".to_vec()).at(base + Duration::from_secs(minute * 60 + i as u64)));
+        }
+    }
+    msgs.push(Message::new(b"now".to_vec())); // due now: before the window
+    q.publish_batch(msgs).await.unwrap();
+    let b = q.upcoming(base, Duration::from_secs(60), 10).await.unwrap();
+    let counts: Vec<u64> = b.iter().map(|(_, c)| *c).collect();
+    assert_eq!(counts, [3, 0, 5, 0, 0, 0, 0, 0, 0, 1]);
+    assert_eq!(b[2].0, base + Duration::from_secs(120));
+    assert_eq!(q.upcoming(base, ms(1), 0).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    q.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn list_pages_each_state_in_its_order() {
+    let (_c, q) = common::queue("list").await;
+    q.publish_batch((0..5).map(|i| Message::new(b"r".to_vec()).id(format!("r{i}"))).collect()).await.unwrap();
+    q.publish_batch(
+        (0..3).map(|i| Message::new(b"s".to_vec()).id(format!("s{i}")).delay(Duration::from_secs(60 + i))).collect(),
+    )
+    .await
+    .unwrap();
+    let leased = q.fetch(2, ms(200)).await.unwrap();
+    assert!(!leased[1].nack(Some(Duration::from_secs(600)), "later").await.unwrap(), "a retry, not dead");
+    let ready = q.list(State::Ready, 0, 2).await.unwrap();
+    assert_eq!(ready.total, 3);
+    assert_eq!(ready.items.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["r2", "r3"]);
+    assert_eq!(q.list(State::Ready, 2, 10).await.unwrap().items[0].id, "r4");
+    let sched = q.list(State::Scheduled, 0, 10).await.unwrap();
+    assert_eq!(sched.items.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["s0", "s1", "s2", "r1"]);
+    assert!(sched.items.iter().all(|m| m.state == State::Scheduled));
+    let l = q.list(State::Leased, 0, 10).await.unwrap();
+    assert_eq!((l.total, l.items[0].id.as_str()), (1, "r0"));
+    assert!(l.items[0].lease_deadline.is_some_and(|t| t > SystemTime::now()));
+    assert_eq!(q.list(State::Dead, 0, 10).await.unwrap().total, 0);
+    assert_eq!(q.list(State::Ready, 0, 0).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    leased[0].ack().await.unwrap();
+    q.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn search_finds_by_id_header_body_and_error_in_bounded_steps() {
+    let (_c, q) = common::queue("search").await;
+    q.publish(Message::new(b"fails".to_vec()).id("bad").max_attempts(1)).await.unwrap();
+    let mut msgs: Vec<Message> = (0..1200)
+        .map(|i| Message::new(format!("order {i} paid").into_bytes()).id(format!("order-{i}")).header("tenant", "a"))
+        .collect();
+    msgs.push(Message::new(b"refund 7".to_vec()).id("refund-7").header("tenant", "b"));
+    msgs.push(Message::new(vec![b'z'; 4000]).id("big").header("tenant", "b")); // a body kept apart
+    q.publish_batch(msgs).await.unwrap();
+    let d = q.fetch(1, ms(200)).await.unwrap();
+    for x in &d {
+        if x.id() == "bad" {
+            x.nack(None, "card declined: insufficient funds").await.unwrap();
+        }
+    }
+    /// Runs a search to the end; returns the ids found and the number of steps.
+    async fn all(q: &redelay::Queue, what: Search) -> (Vec<String>, usize) {
+        let (mut ids, mut steps, mut cursor) = (Vec::new(), 0, None::<String>);
+        loop {
+            let p = q.search(&what, cursor.as_deref()).await.unwrap();
+            steps += 1;
+            ids.extend(p.items.into_iter().map(|m| m.id));
+            match p.cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        ids.sort();
+        ids.dedup();
+        (ids, steps)
+    }
+    let (ids, steps) = all(&q, Search::IdPrefix("order-11".into())).await;
+    assert_eq!(ids.len(), 111, "order-11, order-110..119, order-1100..1199");
+    assert!(steps > 1, "a step is bounded");
+    assert_eq!(all(&q, Search::Header("tenant".into(), "b".into())).await.0, ["big", "refund-7"]);
+    assert_eq!(all(&q, Search::Body(b"refund".to_vec())).await.0, ["refund-7"]);
+    assert_eq!(all(&q, Search::Body(b"zzzz".to_vec())).await.0, ["big"]);
+    let p = all(&q, Search::Error("declined".into())).await.0;
+    assert_eq!(p, ["bad"]);
+    let found = q.search(&Search::IdPrefix("bad".into()), None).await.unwrap();
+    let mut states = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = q.search(&Search::IdPrefix("bad".into()), cursor.as_deref()).await.unwrap();
+        states.extend(page.items.iter().map(|m| m.state));
+        match page.cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(states, [State::Dead]);
+    let _ = found;
+    assert_eq!(q.search(&Search::Body(vec![]), None).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        q.search(&Search::IdPrefix("x".into()), Some("abc")).await.unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    q.destroy().await.unwrap();
+}

@@ -1,0 +1,112 @@
+//! One subscription over several queues: strict priority or weights, one concurrency limit,
+//! each delivery naming its queue, woken by a publish to any of them.
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redelay::{Client, ErrorKind, Failure, Message, Queues, SubscribeOptions};
+
+fn one_at_a_time() -> SubscribeOptions {
+    SubscribeOptions { prefetch: Some(0), ..SubscribeOptions::concurrency(1) }
+}
+
+async fn fill(q: &redelay::Queue, n: usize) {
+    q.publish_batch((0..n).map(|i| Message::new(b"m".to_vec()).id(format!("{}-{i}", q.name()))).collect())
+        .await
+        .unwrap();
+}
+
+fn recorder() -> (Arc<Mutex<Vec<String>>>, impl redelay::Handler) {
+    let got: Arc<Mutex<Vec<String>>> = Default::default();
+    let g = got.clone();
+    let h = move |d: redelay::Delivery| {
+        g.lock().unwrap().push(d.queue().to_string());
+        async { Ok::<(), Failure>(()) }
+    };
+    (got, h)
+}
+
+async fn wait_for(got: &Arc<Mutex<Vec<String>>>, n: usize) {
+    let t = std::time::Instant::now();
+    while got.lock().unwrap().len() < n {
+        assert!(t.elapsed() < Duration::from_secs(30), "only {} of {n}", got.lock().unwrap().len());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn three(c: &Client) -> (redelay::Queue, redelay::Queue, redelay::Queue) {
+    let n = common::unique("m");
+    (
+        c.queue(&format!("{n}.urgent")).unwrap(),
+        c.queue(&format!("{n}.default")).unwrap(),
+        c.queue(&format!("{n}.bulk")).unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strict_priority_always_takes_the_first_queue_with_a_due_message() {
+    let (c, _) = common::queue("prio").await;
+    let (urgent, default, bulk) = three(&c).await;
+    fill(&bulk, 10).await;
+    fill(&default, 10).await;
+    fill(&urgent, 10).await;
+    let (got, h) = recorder();
+    let qs = Queues::priority(vec![urgent.clone(), default.clone(), bulk.clone()]).unwrap();
+    let sub = qs.subscribe(h, one_at_a_time()).await.unwrap();
+    wait_for(&got, 30).await;
+    sub.close().await;
+    let got = got.lock().unwrap().clone();
+    let names = |q: &redelay::Queue, n: usize| vec![q.name().to_string(); n];
+    assert_eq!(got, [names(&urgent, 10), names(&default, 10), names(&bulk, 10)].concat());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weights_share_deliveries_in_proportion() {
+    let (c, _) = common::queue("weights").await;
+    let (a, b, z) = three(&c).await;
+    for q in [&a, &b, &z] {
+        fill(q, 100).await;
+    }
+    let (got, h) = recorder();
+    let qs = Queues::weighted(vec![(a.clone(), 5), (b.clone(), 3), (z.clone(), 1)]).unwrap();
+    let sub = qs.subscribe(h, one_at_a_time()).await.unwrap();
+    wait_for(&got, 90).await;
+    sub.close().await;
+    let first: Vec<String> = got.lock().unwrap()[..90].to_vec();
+    let count = |q: &redelay::Queue| first.iter().filter(|n| *n == q.name()).count();
+    assert_eq!((count(&a), count(&b), count(&z)), (50, 30, 10), "{first:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_consumer_of_several_queues_is_woken_by_a_publish_to_any() {
+    let (c, _) = common::queue("multiwake").await;
+    let (a, b, z) = three(&c).await;
+    let (got, h) = recorder();
+    // The timer alone would look only every minute.
+    let opts = SubscribeOptions { max_idle: Duration::from_secs(60), ..SubscribeOptions::concurrency(4) };
+    let sub = Queues::priority(vec![a.clone(), b.clone(), z.clone()]).unwrap().subscribe(h, opts).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    z.publish(Message::new(b"late".to_vec()).delay(Duration::from_millis(200))).await.unwrap();
+    let t = std::time::Instant::now();
+    wait_for(&got, 1).await;
+    assert!(t.elapsed() < Duration::from_secs(30), "woken by the publish, not the 60 s timer");
+    assert_eq!(got.lock().unwrap()[0], z.name());
+    sub.close().await;
+}
+
+#[tokio::test]
+async fn bad_queue_lists_are_refused() {
+    let (c, q) = common::queue("multibad").await;
+    let e = |r: redelay::Result<Queues>| r.err().expect("refused");
+    let x = e(Queues::priority(vec![]));
+    assert!(x.message().starts_with("queues: give 1 to 100"), "{x}");
+    let x = e(Queues::priority(vec![q.clone(), q.clone()]));
+    assert!(x.message().contains("given twice"), "{x}");
+    let x = e(Queues::weighted(vec![(q.clone(), 0)]));
+    assert!(x.message().starts_with("weight of queue") && x.message().contains("1 to 1000"), "{x}");
+    let other = Client::connect(&common::url()).await.unwrap();
+    let x = e(Queues::priority(vec![q.clone(), other.queue("x").unwrap()]));
+    assert_eq!(x.kind(), ErrorKind::InvalidArgument);
+    drop(c);
+}
