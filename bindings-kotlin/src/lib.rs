@@ -110,6 +110,7 @@ pub struct Stats {
     pub dead: u64,
     pub next_due: Option<SystemTime>,
     pub oldest_ready_due: Option<SystemTime>,
+    pub paused: bool,
 }
 
 #[uniffi::remote(Record)]
@@ -293,6 +294,7 @@ impl PublishConfig {
             backoff_base: opt_dur("backoff base", self.backoff_base_ms)?,
             backoff_max: opt_dur("backoff max", self.backoff_max_ms)?,
             replace: self.replace,
+            ..Default::default() // expiry: not in the Kotlin API yet
         };
         Ok((self.body, o))
     }

@@ -112,7 +112,7 @@ class MessageInfo internal constructor(
 /**
  * Counts of one queue, read atomically at [now] (Redis clock): [total] = scheduled + ready +
  * leased + dead; [nextDue] of the next scheduled message; [oldestReadyDue] of the oldest message
- * due but not yet delivered.
+ * due but not yet delivered; [paused]: consumers receive nothing until the queue is resumed.
  */
 data class Stats(
     val now: Instant,
@@ -123,10 +123,11 @@ data class Stats(
     val dead: Long,
     val nextDue: Instant?,
     val oldestReadyDue: Instant?,
+    val paused: Boolean = false,
 ) {
     internal companion object {
         fun of(s: dev.redelay.ffi.Stats) =
-            s.run { Stats(now, total.toLong(), scheduled.toLong(), ready.toLong(), leased.toLong(), dead.toLong(), nextDue, oldestReadyDue) }
+            s.run { Stats(now, total.toLong(), scheduled.toLong(), ready.toLong(), leased.toLong(), dead.toLong(), nextDue, oldestReadyDue, paused) }
     }
 }
 
