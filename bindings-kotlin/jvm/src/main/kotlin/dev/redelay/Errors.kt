@@ -2,69 +2,52 @@ package dev.redelay
 
 import dev.redelay.ffi.NativeException
 
-/** What went wrong, independent of the message text: the same kinds in every redelay binding. */
-enum class ErrorKind {
-    /** Bad input, refused before anything was written. The message names the field and the limit. */
-    InvalidArgument,
-
-    /** Redis could not be reached, the connection broke, or the client was closed. */
-    Connection,
-
-    /** Redis did not answer in time. */
-    Timeout,
-
-    /** The lease token is not the message's current lease; nothing was changed. */
-    LeaseLost,
-
-    /** No message with that id. */
-    NotFound,
-
-    /** Redis answered with an error (ACL refusal, out of memory, a script error ...). */
-    Redis,
-
-    /** A message handler failed. */
-    Handler,
-}
+/**
+ * What went wrong, the same kinds in every redelay binding: bad input refused before anything was
+ * written (the message names the field and the limit), Redis unreachable or the client closed,
+ * no answer in time, a lease that is no longer the message's, no such message, an error answered
+ * by Redis, a failed handler.
+ */
+enum class ErrorKind { InvalidArgument, Connection, Timeout, LeaseLost, NotFound, Redis, Handler }
 
 /**
- * Every error redelay raises: one subclass per [ErrorKind], carrying the core's message.
- *
- * ```
- * try { queue.publish(body, id = "") } catch (e: RedelayException.InvalidArgument) { println(e.message) }
- * ```
+ * Every error redelay raises: one subclass per [ErrorKind], with the core's stable [code]
+ * (`ERR_REDELAY_INVALID_ARGUMENT` ...) and message.
+ * `try { queue.publish(body, id = "") } catch (e: RedelayException.InvalidArgument) { println(e.message) }`
  */
-sealed class RedelayException(val kind: ErrorKind, message: String) : RuntimeException(message) {
+sealed class RedelayException(val kind: ErrorKind, val code: String, message: String) : RuntimeException(message) {
     override val message: String get() = super.message!!
 
-    class InvalidArgument(message: String) : RedelayException(ErrorKind.InvalidArgument, message)
-    class Connection(message: String) : RedelayException(ErrorKind.Connection, message)
-    class Timeout(message: String) : RedelayException(ErrorKind.Timeout, message)
-    class LeaseLost(message: String) : RedelayException(ErrorKind.LeaseLost, message)
-    class NotFound(message: String) : RedelayException(ErrorKind.NotFound, message)
-    class Redis(message: String) : RedelayException(ErrorKind.Redis, message)
-    class Handler(message: String) : RedelayException(ErrorKind.Handler, message)
+    class InvalidArgument internal constructor(c: String, m: String) : RedelayException(ErrorKind.InvalidArgument, c, m)
 
-    override fun toString(): String = "RedelayException.$kind: $message"
+    class Connection internal constructor(c: String, m: String) : RedelayException(ErrorKind.Connection, c, m)
+
+    class Timeout internal constructor(c: String, m: String) : RedelayException(ErrorKind.Timeout, c, m)
+
+    class LeaseLost internal constructor(c: String, m: String) : RedelayException(ErrorKind.LeaseLost, c, m)
+
+    class NotFound internal constructor(c: String, m: String) : RedelayException(ErrorKind.NotFound, c, m)
+
+    class Redis internal constructor(c: String, m: String) : RedelayException(ErrorKind.Redis, c, m)
+
+    class Handler internal constructor(c: String, m: String) : RedelayException(ErrorKind.Handler, c, m)
+
+    override fun toString(): String = "RedelayException.$kind($code): $message"
 }
 
-internal fun NativeException.toRedelay(): RedelayException {
-    val m = message ?: ""
-    return when (this) {
-        is NativeException.InvalidArgument -> RedelayException.InvalidArgument(m)
-        is NativeException.Connection -> RedelayException.Connection(m)
-        is NativeException.Timeout -> RedelayException.Timeout(m)
-        is NativeException.LeaseLost -> RedelayException.LeaseLost(m)
-        is NativeException.NotFound -> RedelayException.NotFound(m)
-        is NativeException.Redis -> RedelayException.Redis(m)
-        is NativeException.Handler -> RedelayException.Handler(m)
-    }
-}
-
-/** Runs a call into the native library, turning its errors into [RedelayException]s. */
+/** Runs a call into the native library, turning its error (kind, code, message) into a [RedelayException]. */
 internal inline fun <T> native(block: () -> T): T = try {
     block()
-} catch (e: NativeException) {
-    throw e.toRedelay()
+} catch (e: NativeException.Redelay) {
+    throw when (ErrorKind.valueOf(e.kind)) {
+        ErrorKind.InvalidArgument -> RedelayException.InvalidArgument(e.code, e.text)
+        ErrorKind.Connection -> RedelayException.Connection(e.code, e.text)
+        ErrorKind.Timeout -> RedelayException.Timeout(e.code, e.text)
+        ErrorKind.LeaseLost -> RedelayException.LeaseLost(e.code, e.text)
+        ErrorKind.NotFound -> RedelayException.NotFound(e.code, e.text)
+        ErrorKind.Redis -> RedelayException.Redis(e.code, e.text)
+        ErrorKind.Handler -> RedelayException.Handler(e.code, e.text)
+    }
 }
 
 /**

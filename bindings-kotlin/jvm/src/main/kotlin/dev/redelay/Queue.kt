@@ -1,5 +1,6 @@
 package dev.redelay
 
+import dev.redelay.ffi.DeadSelect
 import dev.redelay.ffi.NativeQueue
 import dev.redelay.ffi.SubscribeConfig
 import kotlinx.coroutines.CoroutineName
@@ -31,16 +32,9 @@ class Queue internal constructor(
     /** The queue's name. */
     val name: String = native.name()
 
-    internal fun closeNative() = native.disconnect()
-
-    // --- publish -------------------------------------------------------------------------
-
     /**
-     * Publishes one message. A duplicate id is reported in the result, not as an error.
-     *
-     * ```
-     * queue.publish("hello".encodeToByteArray(), delay = 5.seconds, id = "order-7")
-     * ```
+     * Publishes one message; a duplicate id is reported in the result, not as an error.
+     * `queue.publish("hello".encodeToByteArray(), delay = 5.seconds, id = "order-7")`
      */
     suspend fun publish(
         body: ByteArray,
@@ -56,7 +50,7 @@ class Queue internal constructor(
 
     /** Publishes one message with [options]. */
     suspend fun publish(body: ByteArray, options: PublishOptions): Published =
-        published(native { native.publish(Message(body, options).toNative()) })
+        Published.of(native { native.publish(Message(body, options).toNative()) })
 
     /** Publishes one message with a UTF-8 text body. */
     suspend fun publish(text: String, options: PublishOptions = PublishOptions()): Published =
@@ -66,38 +60,19 @@ class Queue internal constructor(
      * Publishes many messages in one round trip (up to 100,000). One bad message refuses the whole
      * batch with [RedelayException.InvalidArgument] and nothing is written. Results are in order.
      */
-    suspend fun publishBatch(messages: List<Message>): List<Published> {
-        val out = native { native.publishBatch(messages.map { it.toNative() }) }
-        return out.map(::published)
-    }
-
-    private fun published(p: dev.redelay.ffi.PublishResult) = Published(
-        p.id,
-        when (p.status) {
-            dev.redelay.ffi.PublishStatus.STORED -> PublishStatus.Stored
-            dev.redelay.ffi.PublishStatus.DUPLICATE -> PublishStatus.Duplicate
-            dev.redelay.ffi.PublishStatus.REPLACED -> PublishStatus.Replaced
-        },
-    )
-
-    // --- consume -------------------------------------------------------------------------
+    suspend fun publishBatch(messages: List<Message>): List<Published> =
+        native { native.publishBatch(messages.map { it.toNative() }) }.map(Published::of)
 
     /**
-     * Starts consuming: [handler] runs for every due message, up to `concurrency` at a time.
-     * Returning normally acks the message; throwing nacks it with the exception's message as the
-     * reason (retried after the message's backoff, or after [RetryLater.delay]). The handler may
-     * also settle the message itself ([Delivery.ack], [Delivery.nack]).
-     *
-     * Returns at once with the running [Subscription]; [Subscription.close] stops it gracefully.
-     * If the calling coroutine's job is cancelled, the subscription is closed gracefully too.
-     * Handlers run in [context] (default [Dispatchers.Default]).
-     *
-     * ```
-     * val sub = queue.subscribe(concurrency = 16) { msg -> println(msg.text) }
-     * ```
+     * Starts consuming: [handler] runs for every due message, up to `concurrency` at a time, in
+     * [context] (default [Dispatchers.Default]). Returning normally acks the message; throwing
+     * nacks it with the exception's message (retried after the message's backoff, or after
+     * [RetryLater.delay]). The handler may also settle the message itself ([Delivery.ack] ...).
+     * Returns the running [Subscription]; it closes gracefully on [Subscription.close], on
+     * [Client.close], or when the calling coroutine's job is cancelled.
      */
     suspend fun subscribe(
-        concurrency: Int = 10,
+        concurrency: Int? = null,
         prefetch: Int? = null,
         ttr: Duration? = null,
         drainTimeout: Duration? = null,
@@ -112,35 +87,30 @@ class Queue internal constructor(
         context: CoroutineContext = Dispatchers.Default,
         handler: suspend (Delivery) -> Unit,
     ): Subscription {
-        val config = SubscribeConfig(
-            concurrency = options.concurrency,
-            prefetch = options.prefetch,
-            ttrMs = options.ttr?.ms(),
-            drainTimeoutMs = options.drainTimeout?.ms(),
-            maxIdleMs = options.maxIdle?.ms(),
-        )
-        val scope = CoroutineScope(context.minusKey(Job) + SupervisorJob() + CoroutineName("redelay:$name"))
-        val listener = Listener(scope, handler)
-        val sub = try {
-            Subscription(client, name, native { native.subscribe(listener, config) }, scope)
+        val o = options
+        val config =
+            SubscribeConfig(
+                o.concurrency?.toLong(),
+                o.prefetch?.toLong(),
+                o.ttr?.ms(),
+                o.drainTimeout?.ms(),
+                o.maxIdle?.ms(),
+            )
+        val scope = CoroutineScope(context.minusKey(Job) + SupervisorJob(client.job) + CoroutineName("redelay:$name"))
+        val sub = Subscription(name, scope, handler)
+        try {
+            sub.start(native { native.subscribe(sub.waker, config) }, currentCoroutineContext())
         } catch (e: Throwable) {
-            scope.cancel()
+            sub.stopLocal()
             throw e
         }
-        client.register(sub)
-        sub.bindTo(currentCoroutineContext())
         return sub
     }
 
     /**
      * Consumes until the calling coroutine is cancelled, then closes gracefully (running handlers
      * finish, up to the drain timeout) and rethrows the cancellation. For workers:
-     *
-     * ```
-     * val worker = scope.launch { queue.consume(concurrency = 8) { msg -> handle(msg) } }
-     * // on shutdown:
-     * worker.cancelAndJoin()
-     * ```
+     * `scope.launch { queue.consume(concurrency = 8) { msg -> handle(msg) } }`, later `cancelAndJoin()`.
      */
     suspend fun consume(
         options: SubscribeOptions = SubscribeOptions(),
@@ -164,7 +134,7 @@ class Queue internal constructor(
      * leased for its ttr (or [ttr]): ack, nack or extend it before then, or it is delivered again.
      */
     suspend fun fetch(max: Int = 1, wait: Duration = Duration.ZERO, ttr: Duration? = null): List<Delivery> =
-        native { native.fetch(max, wait.ms(), ttr?.ms()) }.map(::Delivery)
+        native { native.fetch(max.toLong(), wait.ms(), ttr?.ms()) }.map { Delivery(it, null) }
 
     /**
      * The queue's messages as a cold [Flow], pulled [batch] at a time with [fetch]. Settle every
@@ -176,26 +146,14 @@ class Queue internal constructor(
             val got = fetch(batch, wait, ttr)
             var i = 0
             try {
-                while (i < got.size) {
-                    emit(got[i])
-                    i++
-                }
+                while (i < got.size) emit(got[i++])
             } finally {
-                if (i < got.size) {
-                    withContext(NonCancellable) {
-                        for (d in got.subList(minOf(i + 1, got.size), got.size)) {
-                            try {
-                                d.nack(Duration.ZERO, "not consumed: the flow stopped")
-                            } catch (_: RedelayException) {
-                            }
-                        }
-                    }
+                withContext(NonCancellable) {
+                    for (d in got.drop(i)) runCatching { d.nack(Duration.ZERO, "not consumed: the flow stopped") }
                 }
             }
         }
     }
-
-    // --- settle by id ------------------------------------------------------------------------
 
     /** Acknowledges a leased message by id and lease token. */
     suspend fun ack(id: String, token: String) = native { native.ack(id, token) }
@@ -207,53 +165,33 @@ class Queue internal constructor(
     /** Extends a lease by id and lease token to [ttr] from now. */
     suspend fun extend(id: String, token: String, ttr: Duration) = native { native.extend(id, token, ttr.ms()) }
 
-    // --- change ------------------------------------------------------------------------------
-
     /** Deletes a message wherever it is. False when there was no such id. */
     suspend fun cancel(id: String): Boolean = native { native.cancel(id) }
 
     /**
-     * Makes a scheduled or ready message due [delay] from now; returns the new due time.
-     * [RedelayException.NotFound] without such id; InvalidArgument when it is leased or dead.
+     * Makes a scheduled or ready message due [delay] from now or at [at] (give one); returns the
+     * new due time. [RedelayException.NotFound] without such id, InvalidArgument when leased or dead.
      */
-    suspend fun reschedule(id: String, delay: Duration): Instant =
-        instantOfMs(native { native.reschedule(id, delay.ms(), null) })
+    suspend fun reschedule(id: String, delay: Duration? = null, at: Instant? = null): Instant =
+        native { native.reschedule(id, delay?.ms(), at) }
 
     /** Makes a scheduled or ready message due at [at]; returns the new due time. */
-    suspend fun reschedule(id: String, at: Instant): Instant =
-        instantOfMs(native { native.reschedule(id, null, at.ms()) })
-
-    // --- inspect -----------------------------------------------------------------------------
+    suspend fun reschedule(id: String, at: Instant): Instant = reschedule(id, null, at)
 
     /** Looks at a message without changing it; `null` when there is no such id. */
     suspend fun peek(id: String): MessageInfo? = native { native.peek(id) }?.let(MessageInfo::of)
 
-    /** Counts of the queue. */
-    suspend fun stats(): Stats {
-        val s = native { native.stats() }
-        return Stats(
-            now = instantOfMs(s.nowMs),
-            total = s.total.toLong(),
-            scheduled = s.scheduled.toLong(),
-            ready = s.ready.toLong(),
-            leased = s.leased.toLong(),
-            dead = s.dead.toLong(),
-            nextDue = s.nextDueMs?.let(::instantOfMs),
-            oldestReadyDue = s.oldestReadyDueMs?.let(::instantOfMs),
-        )
-    }
+    /** Counts of the queue, read atomically. */
+    suspend fun stats(): Stats = Stats.of(native { native.stats() })
 
     /** Checks the queue's invariant atomically (O(n): for tests and maintenance). */
-    suspend fun verify(): VerifyReport {
-        val r = native { native.verify() }
-        return VerifyReport(r.records.toLong(), r.problems)
-    }
+    suspend fun verify(): VerifyReport = native {
+        native.verify()
+    }.let { VerifyReport(it.records.toLong(), it.problems) }
 
-    // --- dead letters ------------------------------------------------------------------------
-
-    /** Dead letters, the oldest death first: [limit] (1 to 1000) from [offset]. */
-    suspend fun deadLetters(limit: Int = 100, offset: Long = 0): List<MessageInfo> =
-        native { native.deadLetters(offset, limit) }.map(MessageInfo::of)
+    /** Dead letters, the oldest death first: [limit] (1 to 1000, default 100) from [offset]. */
+    suspend fun deadLetters(limit: Int? = null, offset: Long? = null): List<MessageInfo> =
+        native { native.deadLetters(offset, limit?.toLong()) }.map(MessageInfo::of)
 
     /** Brings dead letters back (attempts reset, due now); returns how many. */
     suspend fun respawn(select: Select = Select.All): Long = native { native.respawn(select.toNative()) }.toLong()
@@ -261,8 +199,25 @@ class Queue internal constructor(
     /** Deletes dead letters for good; returns how many. */
     suspend fun purgeDead(select: Select = Select.All): Long = native { native.purgeDead(select.toNative()) }.toLong()
 
-    /** Deletes the whole queue: every message in every state (Redis frees the memory in the background). */
+    /** Deletes the whole queue: every message in every state. */
     suspend fun destroy() = native { native.destroyQueue() }
 
     override fun toString(): String = "Queue($name)"
+}
+
+/** Which dead letters to respawn or purge: these [Ids], the [Oldest] `count`, or [All]. */
+sealed class Select {
+    data class Ids(val ids: List<String>) : Select() {
+        constructor(vararg ids: String) : this(ids.toList())
+    }
+
+    data class Oldest(val count: Long) : Select()
+
+    data object All : Select()
+
+    internal fun toNative(): DeadSelect = when (this) {
+        is Ids -> DeadSelect.Ids(ids)
+        is Oldest -> DeadSelect.Oldest(count)
+        All -> DeadSelect.All
+    }
 }

@@ -1,10 +1,10 @@
 package dev.redelay
 
-import dev.redelay.ffi.DeliveryListener
-import dev.redelay.ffi.DeliverySink
 import dev.redelay.ffi.InDelivery
+import dev.redelay.ffi.NativeLease
 import dev.redelay.ffi.NativeSubscription
 import dev.redelay.ffi.Outcome
+import dev.redelay.ffi.Waker
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.DelicateCoroutinesApi
 import kotlinx.coroutines.DisposableHandle
@@ -13,56 +13,96 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.job
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.yield
+import java.time.Instant
 import java.util.concurrent.ConcurrentLinkedQueue
 import kotlin.coroutines.CoroutineContext
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.microseconds
 
 /**
- * A running subscription (see [Queue.subscribe]).
+ * A running subscription (see [Queue.subscribe]) on the core's bridge: the core calls [waker]
+ * when deliveries wait; one coroutine takes them (one native call per batch) and starts a
+ * handler coroutine for each (the core hands over no more than there are free slots); another
+ * reports finished outcomes in batches. Returning normally acks, [RetryLater] nacks with its
+ * delay, any other Throwable nacks with its message.
  *
  * [close] (or the suspending [shutdown]) stops fetching, hands back prefetched messages that did
  * not start, waits for running handlers up to the drain timeout, and returns; what did not
  * finish is delivered again after its lease runs out.
  */
 class Subscription internal constructor(
-    private val client: Client,
     /** The queue this subscription consumes. */
     val queue: String,
-    private val native: NativeSubscription,
-    /** Where the handlers run; cancelled after closing (handlers past the drain timeout). */
     private val scope: CoroutineScope,
+    private val handler: suspend (Delivery) -> Unit,
 ) : AutoCloseable {
-    @Volatile
-    private var parentHandle: DisposableHandle? = null
+    private val woken = Channel<Unit>(Channel.CONFLATED)
+    private val finished = Channel<Unit>(Channel.CONFLATED)
+    private val outcomes = ConcurrentLinkedQueue<Outcome>()
+    private lateinit var native: NativeSubscription
 
-    /** True once close was called. */
+    @Volatile private var parentHandle: DisposableHandle? = null
+
+    /** Called by the core when deliveries wait: never blocks; false once this side is gone. */
+    internal val waker =
+        object : Waker {
+            override fun wake(): Boolean = woken.trySend(Unit).isSuccess
+        }
+
+    internal fun start(sub: NativeSubscription, caller: CoroutineContext) {
+        native = sub
+        scope.coroutineContext.job.invokeOnCompletion { woken.close() }
+        scope.launch {
+            for (signal in woken) for (d in sub.take()) launch { run(d) }
+        }
+        scope.launch {
+            for (signal in finished) {
+                yield() // let handlers about to finish add their outcomes first
+                val batch = ArrayList<Outcome>()
+                while (true) batch.add(outcomes.poll() ?: break)
+                if (batch.isNotEmpty()) sub.complete(batch)
+            }
+        }
+        // Closes the subscription when the caller's job is cancelled (not when it completes).
+        parentHandle = caller[Job]?.invokeOnCompletion { cause -> if (cause != null) closeInBackground() }
+    }
+
+    private suspend fun run(d: InDelivery) {
+        val outcome =
+            try {
+                handler(Delivery(d, native))
+                Outcome(d.key, null, null)
+            } catch (e: RetryLater) {
+                Outcome(d.key, e.reason, e.delay.ms())
+            } catch (e: Throwable) {
+                Outcome(d.key, e.message?.ifEmpty { null } ?: e.javaClass.name, null)
+            }
+        outcomes.add(outcome)
+        finished.trySend(Unit)
+    }
+
+    /** True once closed (by [close], [Client.close] or the caller's cancellation). */
     val isClosed: Boolean get() = native.isClosed()
 
     /** Counts so far. */
     val counters: Counters
-        get() {
-            val c = native.counters()
-            return Counters(
-                c.delivered.toLong(),
-                c.acked.toLong(),
-                c.nacked.toLong(),
-                c.leaseLost.toLong(),
-                c.errors.toLong(),
-            )
+        get() = native.counters().run {
+            Counters(delivered.toLong(), acked.toLong(), nacked.toLong(), leaseLost.toLong(), errors.toLong())
         }
 
-    /** Closes the subscription when the job of [context] is cancelled (not when it completes). */
-    internal fun bindTo(context: CoroutineContext) {
-        val job = context[Job] ?: return
-        parentHandle = job.invokeOnCompletion { cause -> if (cause != null) closeInBackground() }
+    @OptIn(DelicateCoroutinesApi::class)
+    private fun closeInBackground() {
+        GlobalScope.launch { shutdown() }
     }
 
-    @OptIn(DelicateCoroutinesApi::class)
-    internal fun closeInBackground() {
-        GlobalScope.launch { shutdown() }
+    internal fun stopLocal() {
+        parentHandle?.dispose()
+        scope.cancel() // handlers still running were abandoned by the drain timeout
     }
 
     /**
@@ -70,15 +110,10 @@ class Subscription internal constructor(
      * Idempotent. Once started, the close completes even if the calling coroutine is cancelled.
      */
     suspend fun shutdown() {
-        parentHandle?.dispose()
-        parentHandle = null
         try {
             withContext(NonCancellable) { native.stop() }
         } finally {
-            // Handlers still running now were abandoned by the drain timeout: their messages are
-            // delivered again when their leases run out.
-            scope.cancel()
-            client.unregister(this)
+            stopLocal()
         }
     }
 
@@ -89,61 +124,57 @@ class Subscription internal constructor(
 }
 
 /**
- * Receives a subscription's deliveries in batches from the core's consumer runtime, runs the
- * user's handler in one coroutine per delivery, and reports outcomes in batches: returning
- * normally acks, [RetryLater] nacks with its delay, any other Throwable nacks with its message.
+ * One delivery of a message to one consumer, holding a lease: a subscription settles it from the
+ * handler's outcome, or settle it yourself with [ack], [nack] and [extend] (always for [Queue.fetch]).
  */
-internal class Listener(private val scope: CoroutineScope, private val handler: suspend (Delivery) -> Unit) :
-    DeliveryListener {
-    private val done = ConcurrentLinkedQueue<Outcome>()
-    private val wake = Channel<Unit>(Channel.CONFLATED)
+class Delivery internal constructor(private val d: InDelivery, private val sub: NativeSubscription?) {
+    val id: String get() = d.id
+    val queue: String get() = d.queue
 
-    @Volatile
-    private var sink: DeliverySink? = null
+    /** The body, byte for byte as published; [text] decodes it as UTF-8. */
+    val body: ByteArray get() = d.body
+    val text: String get() = d.body.decodeToString()
+    val headers: Map<String, String> get() = d.headers
 
-    init {
-        // One coroutine reports outcomes: it takes everything finished since its last call, so
-        // one FFI call carries many outcomes under load (each FFI call allocates native memory).
-        scope.launch {
-            for (signal in wake) {
-                yield() // let handlers that are about to finish add their outcomes first
-                val batch = ArrayList<Outcome>()
-                while (true) batch.add(done.poll() ?: break)
-                if (batch.isNotEmpty()) {
-                    try {
-                        sink?.complete(batch)
-                    } catch (e: Exception) {
-                        // Not expected (complete has no error path); the core's lease expiry
-                        // redelivers these messages. Keep reporting the next ones.
-                        System.err.println("redelay: reporting ${batch.size} handler outcomes failed: $e")
-                    }
-                }
-            }
-        }
-    }
+    /** 1 on the first delivery, one more for every failed or expired attempt before. */
+    val attempt: Int = d.attempt.toInt()
 
-    override fun onDeliveries(sink: DeliverySink, batch: List<InDelivery>) {
-        if (this.sink == null) this.sink = sink
-        for (d in batch) {
-            scope.launch { run(sink, d) }
-        }
-    }
+    /** Deliveries allowed before the message goes to the dead letters. */
+    val maxAttempts: Int = d.maxAttempts.toInt()
 
-    private suspend fun run(sink: DeliverySink, d: InDelivery) {
-        val outcome = try {
-            handler(Delivery(d, sink))
-            Outcome(d.key, null, null)
-        } catch (e: RetryLater) {
-            Outcome(d.key, e.reason, e.delay.ms())
-        } catch (e: Throwable) {
-            Outcome(d.key, reasonOf(e), null)
-        }
-        done.add(outcome)
-        wake.trySend(Unit)
-    }
+    /** The reason given by the previous failed attempt, if any. */
+    val lastError: String? get() = d.lastError
 
-    private fun reasonOf(e: Throwable): String {
-        val m = e.message
-        return if (m.isNullOrEmpty()) e.javaClass.name else m
-    }
+    /** When Redis stored the message, when it (or its retry) became due, when this delivery was leased (Redis clock). */
+    val publishedAt: Instant get() = d.publishedAt
+    val dueAt: Instant get() = d.dueAt
+    val deliveredAt: Instant get() = d.deliveredAt
+
+    /** `deliveredAt - dueAt`, by the Redis clock. */
+    val lateness: Duration get() = d.latenessUs.microseconds
+
+    /** The lease token (for [Queue.ack] and friends, when settling by id). */
+    val token: String get() = d.token
+
+    /** A subscription's delivery finds its lease by key: LeaseLost once its handler returned. */
+    private fun lease(): NativeLease = d.lease ?: native { sub!!.lease(d.key) }
+
+    /** The current lease deadline (Redis clock). */
+    val leaseDeadline: Instant get() = lease().leaseDeadline()
+
+    /** True once ack or nack was called, or (in a subscription) once the handler returned. */
+    val isSettled: Boolean get() = runCatching { lease() }.map { it.isSettled() }.getOrDefault(true)
+
+    /** Acknowledge: the message is done and deleted. [RedelayException.LeaseLost] if the lease was lost. */
+    suspend fun ack() = native { lease().ack() }
+
+    /** Retry after [retryIn] (or the message's backoff); at max attempts it goes to the dead letters (returns true). */
+    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean =
+        native { lease().nack(retryIn?.ms(), reason) }
+
+    /** Extend the lease to [ttr] from now (Redis clock). */
+    suspend fun extend(ttr: Duration) = native { lease().extend(ttr.ms()) }
+
+    override fun toString(): String =
+        "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
 }

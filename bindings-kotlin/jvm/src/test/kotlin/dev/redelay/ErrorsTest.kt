@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import kotlin.test.assertContains
 import kotlin.test.assertEquals
+import kotlin.test.assertTrue
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
@@ -44,6 +45,30 @@ class ErrorsTest {
             bad("max_attempts") { q.publish("x".encodeToByteArray(), maxAttempts = 0) }
             bad("ttr") { q.publish("x".encodeToByteArray(), ttr = 10.milliseconds) }
             bad("max") { q.fetch(0) }
+            // The core's rule: delay and at exclude each other (publish and reschedule alike).
+            val both = PublishOptions(delay = 1.seconds, at = java.time.Instant.now())
+            check(
+                assertThrows<RedelayException.InvalidArgument> {
+                    runBlocking { q.publish("x", both) }
+                },
+                ErrorKind.InvalidArgument,
+                "delay/at",
+                "not both",
+            )
+            check(
+                assertThrows<RedelayException.InvalidArgument> {
+                    runBlocking { q.reschedule("x", 1.seconds, java.time.Instant.now()) }
+                },
+                ErrorKind.InvalidArgument,
+                "delay/at",
+                "not both",
+            )
+            assertEquals(
+                "ERR_REDELAY_INVALID_ARGUMENT",
+                assertThrows<RedelayException> {
+                    runBlocking { q.publish("x", both) }
+                }.code,
+            )
             bad("concurrency") { q.subscribe(concurrency = 0) { } }
             bad("message 1") {
                 q.publishBatch(
@@ -133,6 +158,7 @@ class ErrorsTest {
                 is RedelayException.Handler -> ErrorKind.Handler
             }
             assertEquals(ErrorKind.NotFound, kind)
+            assertEquals("ERR_REDELAY_NOT_FOUND", e.code)
             assertContains(e.message, "nope")
             assertEquals(7, ErrorKind.entries.size)
         }
@@ -146,6 +172,17 @@ class ErrorsTest {
         client.close()
         client.close() // idempotent
         check(assertThrows<RedelayException.Connection> { runBlocking { q.stats() } }, ErrorKind.Connection, "closed")
-        check(assertThrows<RedelayException.Connection> { client.queue("other") }, ErrorKind.Connection, "closed")
+        check(
+            assertThrows<RedelayException.Connection> {
+                client.queue("other")
+            },
+            ErrorKind.Connection,
+            "client is closed",
+        )
+        val e = assertThrows<RedelayException.Connection> { runBlocking { q.publish("y".encodeToByteArray()) } }
+        check(e, ErrorKind.Connection, "client is closed")
+        assertEquals("ERR_REDELAY_CONNECTION", e.code)
+        assertThrows<RedelayException.Connection> { runBlocking { q.subscribe { } } }
+        assertTrue(client.isClosed)
     }
 }

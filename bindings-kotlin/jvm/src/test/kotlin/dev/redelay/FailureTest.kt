@@ -4,6 +4,7 @@ import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Test
+import java.time.Instant
 import kotlin.test.assertEquals
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
@@ -80,7 +81,8 @@ class FailureTest {
             val dead = q.deadLetters(limit = 10)
             assertEquals(setOf("d-a", "d-b"), dead.map { it.id }.toSet())
             assertTrue(dead.all { it.state == MessageState.Dead && it.lastError == "bad payload" })
-            assertTrue(dead.all { it.stateSinceOrUntil != null })
+            assertTrue(dead.all { it.diedAt != null && it.leaseDeadline == null })
+            assertTrue(dead.all { it.diedAt!! >= it.publishedAt && it.diedAt!! <= Instant.now().plusSeconds(60) })
             assertEquals(1, q.respawn(Select.Ids("d-a")))
             val back = q.peek("d-a")!!
             assertEquals(MessageState.Ready, back.state)

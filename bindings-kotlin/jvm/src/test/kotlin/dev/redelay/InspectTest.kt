@@ -43,7 +43,11 @@ class InspectTest {
             assertEquals("b", leased.single().id)
             assertThrows<RedelayException.InvalidArgument> { runBlocking { q.reschedule("b", 1.seconds) } }
             assertEquals(MessageState.Leased, q.peek("b")!!.state)
-            assertTrue(q.peek("b")!!.stateSinceOrUntil != null)
+            val info = q.peek("b")!!
+            assertEquals(null, info.diedAt)
+            // The lease deadline of the stored record is the fetched delivery's.
+            val gap = leased[0].leaseDeadline.toEpochMilli() - info.leaseDeadline!!.toEpochMilli()
+            assertTrue(kotlin.math.abs(gap) < 2000, "lease deadlines differ by $gap ms")
 
             assertTrue(q.cancel("a"))
             assertFalse(q.cancel("a"))

@@ -145,6 +145,30 @@ class LifecycleTest {
     }
 
     @Test
+    fun `closing the client drains its subscriptions, then later calls fail`() = runBlocking<Unit> {
+        val client = testClient("cdrain")
+        val q = client.queue(uniqueName("cdrain"))
+        val started = CompletableDeferred<Unit>()
+        val finished = AtomicBoolean(false)
+        val sub = q.subscribe(concurrency = 1, prefetch = 3) {
+            started.complete(Unit)
+            delay(300) // running when the client closes: it gets the drain timeout
+            finished.set(true)
+        }
+        q.publishBatch((1..3).map { Message("m$it".encodeToByteArray(), id = "c$it") })
+        withTimeout(10.seconds) { started.await() }
+        client.close()
+        assertTrue(finished.get(), "the running handler finished before close returned")
+        assertTrue(sub.isClosed)
+        assertFailsWith<RedelayException.Connection> { q.stats() }
+        testClient("cdrain2", ClientOptions(prefix = client.prefix)).use { other ->
+            val s = other.queue(q.name).stats()
+            assertEquals(0, s.leased, "prefetched messages were handed back")
+            assertEquals(2, s.total, "the running one was acked")
+        }
+    }
+
+    @Test
     fun `closing the client closes its subscriptions`() = runBlocking<Unit> {
         val client = testClient("cclose")
         val q = client.queue(uniqueName("cclose"))

@@ -1,0 +1,160 @@
+package dev.redelay
+
+import com.google.gson.JsonArray
+import com.google.gson.JsonElement
+import com.google.gson.JsonNull
+import com.google.gson.JsonObject
+import com.google.gson.JsonParser
+import com.google.gson.JsonPrimitive
+import kotlinx.coroutines.runBlocking
+import org.junit.jupiter.api.Test
+import java.io.File
+import java.time.Instant
+import kotlin.test.assertTrue
+import kotlin.test.fail
+import kotlin.time.Duration.Companion.milliseconds
+
+/** Runs every case of tests/conformance/cases.json through the Kotlin API (see its "about"). */
+class ConformanceTest {
+    private val table: JsonObject =
+        JsonParser.parseString(
+            File(System.getProperty("basedir") ?: ".", "../../tests/conformance/cases.json").readText(),
+        ).asJsonObject
+
+    private fun JsonObject.str(k: String) = get(k)?.takeUnless { it.isJsonNull }?.asString
+    private fun JsonObject.long(k: String) = get(k)?.takeUnless { it.isJsonNull }?.asLong
+    private fun JsonObject.ms(k: String) = long(k)?.milliseconds
+    private fun JsonObject.at(k: String) = long(k)?.let(Instant::ofEpochMilli)
+
+    private fun options(a: JsonObject) = PublishOptions(
+        delay = a.ms("delay_ms"),
+        at = a.at("at_ms"),
+        id = a.str("id"),
+        headers = a.getAsJsonObject("headers")?.entrySet()?.associate { it.key to it.value.asString } ?: emptyMap(),
+        maxAttempts = a.long("max_attempts")?.toInt(),
+        ttr = a.ms("ttr_ms"),
+    )
+
+    private fun select(a: JsonObject): Select = when {
+        a.has("ids") -> Select.Ids(a.getAsJsonArray("ids").map { it.asString })
+        a.has("oldest") -> Select.Oldest(a.long("oldest")!!)
+        else -> Select.All
+    }
+
+    private fun json(v: Any?): JsonElement = when (v) {
+        null, Unit -> JsonNull.INSTANCE
+        is Boolean -> JsonPrimitive(v)
+        is Number -> JsonPrimitive(v.toLong())
+        is String -> JsonPrimitive(v)
+        is List<*> -> JsonArray().apply { v.forEach { add(json(it)) } }
+        is Map<*, *> -> JsonObject().apply { v.forEach { (k, x) -> add(k as String, json(x)) } }
+        else -> error("no JSON for $v")
+    }
+
+    private suspend fun run(op: String, a: JsonObject, client: Client, q: Queue): Any? = when (op) {
+        "connect" -> {
+            val url = a.str("url")!!.replace("\$REDIS_URL", redisUrl)
+            val o =
+                ClientOptions(
+                    prefix = a.str("prefix"),
+                    maxBodyBytes = a.long("max_body_bytes"),
+                    defaultMaxAttempts = a.long("default_max_attempts")?.toInt(),
+                    defaultTtr = a.ms("default_ttr_ms"),
+                    connectTimeout = a.ms("connect_timeout_ms"),
+                )
+            Client.connect(url, o).shutdown()
+        }
+
+        "queue" -> client.queue(a.str("name")!!).let { }
+
+        "publish" -> q.publish(a.str("body")!!.encodeToByteArray(), options(a)).status.name.lowercase()
+
+        "publish_batch" ->
+            q.publishBatch(
+                a.getAsJsonArray("messages").map {
+                    Message(it.asJsonObject.str("body")!!, options(it.asJsonObject))
+                },
+            )
+                .map { it.status.name.lowercase() }
+
+        "fetch" -> q.fetch(a.long("max")?.toInt() ?: 1, a.ms("wait_ms") ?: 0.milliseconds).size
+
+        "ack" -> q.ack(a.str("id")!!, a.str("token")!!)
+
+        "nack" -> q.nack(a.str("id")!!, a.str("token")!!, a.ms("retry_in_ms"), a.str("reason") ?: "")
+
+        "extend" -> q.extend(a.str("id")!!, a.str("token")!!, a.ms("ttr_ms") ?: 0.milliseconds)
+
+        "cancel" -> q.cancel(a.str("id")!!)
+
+        "reschedule" -> q.reschedule(a.str("id")!!, a.ms("delay_ms"), a.at("at_ms")).let { }
+
+        "peek" -> q.peek(a.str("id")!!)?.id
+
+        "stats" -> q.stats().let {
+            mapOf(
+                "total" to it.total,
+                "scheduled" to it.scheduled,
+                "ready" to it.ready,
+                "leased" to it.leased,
+                "dead" to it.dead,
+            )
+        }
+
+        "verify" -> mapOf("problems" to q.verify().problems.size)
+
+        "dead_letters" -> q.deadLetters(limit = a.long("limit")?.toInt()).size
+
+        "respawn" -> q.respawn(select(a))
+
+        "purge_dead" -> q.purgeDead(select(a))
+
+        "subscribe" -> {
+            val o =
+                SubscribeOptions(
+                    a.long("concurrency")?.toInt(),
+                    a.long("prefetch")?.toInt(),
+                    a.ms("ttr_ms"),
+                    maxIdle = a.ms("max_idle_ms"),
+                )
+            q.subscribe(o) { }.shutdown()
+            "subscribed"
+        }
+
+        "destroy" -> q.destroy()
+
+        else -> fail("the Kotlin API has no operation \"$op\" of the conformance table")
+    }
+
+    @Test
+    fun `every case of the conformance table`() = runBlocking<Unit> {
+        val cases = table.getAsJsonArray("cases").map { it.asJsonObject }
+        val failures = mutableListOf<String>()
+        testClient("conf").use { client ->
+            for ((i, case) in cases.withIndex()) {
+                val op = case.str("op")!!
+                val q = client.queue(uniqueName("c$i"))
+                val got = runCatching { run(op, case.getAsJsonObject("args"), client, q) }
+                val expect = case.getAsJsonObject("expect")
+                val e = got.exceptionOrNull()
+                val ok =
+                    if (expect.has("error")) {
+                        e is RedelayException && e.kind.name == expect.str("error") &&
+                            expect.getAsJsonArray("message").all { e.message.contains(it.asString) }
+                    } else {
+                        e == null && json(got.getOrNull()) == expect.get("result")
+                    }
+                if (e is AssertionError) throw e
+                if (!ok) failures += "case $i $op ${case.get("args")}: got ${got.map(::json)}, expected $expect"
+                runCatching { q.destroy() }
+            }
+        }
+        for (op in table.getAsJsonArray("operations")) {
+            assertTrue(cases.any { it.str("op") == op.asString }, "no case for $op")
+        }
+        assertTrue(
+            failures.isEmpty(),
+            "${failures.size} of ${cases.size} cases failed:\n" + failures.joinToString("\n"),
+        )
+    }
+}
