@@ -48,12 +48,20 @@ class Message(val body: ByteArray, val options: PublishOptions = PublishOptions(
     /** A message with a UTF-8 text body. */
     constructor(text: String, options: PublishOptions = PublishOptions()) : this(text.encodeToByteArray(), options)
 
-    internal fun toNative() =
-        with(options) {
-            PublishConfig(
-                body, id, delay?.ms(), at, headers, maxAttempts?.toLong(), ttr?.ms(), backoff?.base?.ms(), backoff?.max?.ms(), replace,
-            )
-        }
+    internal fun toNative() = with(options) {
+        PublishConfig(
+            body,
+            id,
+            delay?.ms(),
+            at,
+            headers,
+            maxAttempts?.toLong(),
+            ttr?.ms(),
+            backoff?.base?.ms(),
+            backoff?.max?.ms(),
+            replace,
+        )
+    }
 }
 
 /** What happened to one published message: stored; a duplicate id, nothing changed; replaced. */
@@ -101,11 +109,20 @@ class MessageInfo internal constructor(
         "MessageInfo(id=$id, state=$state, attempts=$attempts/$maxAttempts, dueAt=$dueAt, lastError=$lastError)"
 
     internal companion object {
-        fun of(m: StoredMessage) =
-            MessageInfo(
-                m.id, MessageState.entries[m.state.ordinal], m.body, m.headers, m.attempts.toInt(), m.maxAttempts.toInt(),
-                m.ttrMs.milliseconds, m.publishedAt, m.dueAt, m.leaseDeadline, m.diedAt, m.lastError,
-            )
+        fun of(m: StoredMessage) = MessageInfo(
+            m.id,
+            MessageState.entries[m.state.ordinal],
+            m.body,
+            m.headers,
+            m.attempts.toInt(),
+            m.maxAttempts.toInt(),
+            m.ttrMs.milliseconds,
+            m.publishedAt,
+            m.dueAt,
+            m.leaseDeadline,
+            m.diedAt,
+            m.lastError,
+        )
     }
 }
 
@@ -126,8 +143,19 @@ data class Stats(
     val paused: Boolean = false,
 ) {
     internal companion object {
-        fun of(s: dev.redelay.ffi.Stats) =
-            s.run { Stats(now, total.toLong(), scheduled.toLong(), ready.toLong(), leased.toLong(), dead.toLong(), nextDue, oldestReadyDue, paused) }
+        fun of(s: dev.redelay.ffi.Stats) = s.run {
+            Stats(
+                now,
+                total.toLong(),
+                scheduled.toLong(),
+                ready.toLong(),
+                leased.toLong(),
+                dead.toLong(),
+                nextDue,
+                oldestReadyDue,
+                paused,
+            )
+        }
     }
 }
 

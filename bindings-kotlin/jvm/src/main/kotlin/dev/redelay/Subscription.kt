@@ -145,7 +145,8 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     /** The reason given by the previous failed attempt, if any. */
     val lastError: String? get() = d.lastError
 
-    /** When Redis stored the message, when it (or its retry) became due, when this delivery was leased (Redis clock). */
+    /** When Redis stored the message, when it (or its retry) became due, when this delivery was leased
+     * (Redis clock). */
     val publishedAt: Instant get() = d.publishedAt
     val dueAt: Instant get() = d.dueAt
     val deliveredAt: Instant get() = d.deliveredAt
