@@ -39,7 +39,9 @@ pub use base::limits;
 pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
 pub use base::url::redact;
+pub use base::wire;
 pub use client::{Client, ClientBuilder};
+pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
 pub use ops::delivery::Delivery;
 pub use ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,

@@ -2,98 +2,78 @@
 //! and Kotlin run the same table in their own suites.
 mod common;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, UNIX_EPOCH};
 
+use redelay::wire::from_json;
 use redelay::{
-    Client, ClientOptions, DeadLetterQuery, Due, Error, ErrorKind, Failure, PublishOptions, PublishStatus, Queue,
-    Select, SubscribeOptions,
+    BulkOptions, Client, ClientOptions, DeadLetterQuery, Due, Error, ErrorKind, Failure, PublishOptions, Queue, Queues,
+    Search, Select, State, Step, SubscribeOptions,
 };
 use serde_json::{json, Value};
-
-fn ms(v: &Value) -> Option<Duration> {
-    v.as_u64().map(Duration::from_millis)
-}
-
-fn at(v: &Value) -> Option<std::time::SystemTime> {
-    v.as_u64().map(|m| UNIX_EPOCH + Duration::from_millis(m))
-}
 
 fn s<'a>(a: &'a Value, k: &str) -> &'a str {
     a[k].as_str().unwrap_or_default()
 }
 
-fn publish_options(a: &Value) -> PublishOptions {
-    let headers: BTreeMap<String, String> = a["headers"]
-        .as_object()
-        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
-        .unwrap_or_default();
-    PublishOptions {
-        id: a["id"].as_str().map(str::to_string),
-        delay: ms(&a["delay_ms"]),
-        at: at(&a["at_ms"]),
-        headers,
-        max_attempts: a["max_attempts"].as_u64().map(|n| n as u32),
-        ttr: ms(&a["ttr_ms"]),
-        ..Default::default()
-    }
+fn ms(a: &Value, k: &str) -> Duration {
+    Duration::from_millis(a[k].as_u64().unwrap_or_default())
 }
 
-fn status(p: PublishStatus) -> &'static str {
-    p.as_str()
+fn at(a: &Value, k: &str) -> std::time::SystemTime {
+    UNIX_EPOCH + ms(a, k)
 }
 
-fn select(a: &Value) -> Result<Select, Error> {
-    let ids = a["ids"].as_array().map(|v| v.iter().map(|i| i.as_str().unwrap_or_default().to_string()).collect());
-    Select::from_parts(ids, a["oldest"].as_u64().map(|n| n as usize), a["all"].as_bool().unwrap_or(false))
+/// The case's arguments without `keys`, decoded as the core's wire form of `T`.
+fn options<T: serde::de::DeserializeOwned>(a: &Value, keys: &[&str]) -> Result<T, Error> {
+    let mut o = a.as_object().cloned().unwrap_or_default();
+    o.retain(|k, _| !keys.contains(&k.as_str()));
+    from_json(Value::Object(o))
+}
+
+fn publish_options(a: &Value) -> Result<PublishOptions, Error> {
+    options(a, &["body"])
 }
 
 /// Runs one operation; Ok is the case's result as JSON.
 async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, Error> {
+    let handler = |_d: redelay::Delivery| async { Ok::<(), Failure>(()) };
     Ok(match op {
         "connect" => {
             let url = s(a, "url").replace("$REDIS_URL", &common::url());
-            let d = ClientOptions::default();
-            let opts = ClientOptions {
-                prefix: a["prefix"].as_str().map_or(d.prefix.clone(), str::to_string),
-                max_body_bytes: a["max_body_bytes"].as_u64().map_or(d.max_body_bytes, |n| n as usize),
-                default_max_attempts: a["default_max_attempts"].as_u64().map_or(d.default_max_attempts, |n| n as u32),
-                default_ttr: ms(&a["default_ttr_ms"]).unwrap_or(d.default_ttr),
-                connect_timeout: ms(&a["connect_timeout_ms"]).unwrap_or(d.connect_timeout),
-                ..d
-            };
-            Client::connect_with(&url, opts).await?.close().await;
+            Client::connect_with(&url, options::<ClientOptions>(a, &["url"])?).await?.close().await;
             Value::Null
         }
         "queue" => {
             client.queue(s(a, "name"))?;
             Value::Null
         }
-        "publish" => json!(status(q.publish(publish_options(a).message(b"x".to_vec())?).await?.status)),
+        "publish" => json!(q.publish(publish_options(a)?.message(b"x".to_vec())?).await?.status.as_str()),
         "publish_batch" => {
             let items = a["messages"].as_array().unwrap().iter();
             let msgs = redelay::batch_messages(
-                items.map(|m| (s(m, "body").as_bytes().to_vec(), publish_options(m))).collect(),
+                items
+                    .map(|m| Ok((s(m, "body").as_bytes().to_vec(), publish_options(m)?)))
+                    .collect::<Result<_, Error>>()?,
             )?;
-            json!(q.publish_batch(msgs).await?.into_iter().map(|p| status(p.status)).collect::<Vec<_>>())
+            json!(q.publish_batch(msgs).await?.into_iter().map(|p| p.status.as_str()).collect::<Vec<_>>())
         }
-        "fetch" => {
-            let max = a["max"].as_u64().unwrap_or(1) as usize;
-            json!(q.fetch(max, ms(&a["wait_ms"]).unwrap_or_default()).await?.len())
-        }
+        "fetch" => json!(q.fetch(a["max"].as_u64().unwrap_or(1) as usize, ms(a, "wait_ms")).await?.len()),
         "ack" => {
             q.ack(s(a, "id"), s(a, "token")).await?;
             Value::Null
         }
-        "nack" => json!(q.nack(s(a, "id"), s(a, "token"), ms(&a["retry_in_ms"]), s(a, "reason")).await?),
+        "nack" => {
+            let retry_in = a["retry_in_ms"].as_u64().map(Duration::from_millis);
+            json!(q.nack(s(a, "id"), s(a, "token"), retry_in, s(a, "reason")).await?)
+        }
         "extend" => {
-            q.extend(s(a, "id"), s(a, "token"), ms(&a["ttr_ms"]).unwrap_or_default()).await?;
+            q.extend(s(a, "id"), s(a, "token"), ms(a, "ttr_ms")).await?;
             Value::Null
         }
         "cancel" => json!(q.cancel(s(a, "id")).await?),
         "reschedule" => {
-            let due = Due::from_parts(ms(&a["delay_ms"]), at(&a["at_ms"]))?;
-            q.reschedule(s(a, "id"), due).await?;
+            let o: PublishOptions = options(a, &["id"])?;
+            q.reschedule(s(a, "id"), Due::from_parts(o.delay, o.at)?).await?;
             Value::Null
         }
         "peek" => json!(q.peek(s(a, "id")).await?.map(|m| m.id)),
@@ -103,25 +83,55 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
         }
         "verify" => json!({"problems": q.verify().await?.problems.len()}),
         "dead_letters" => {
-            let d = DeadLetterQuery::default();
-            let query = DeadLetterQuery { offset: 0, limit: a["limit"].as_u64().map_or(d.limit, |n| n as usize) };
+            let query: DeadLetterQuery = options(a, &[])?;
             query.validate()?;
             json!(q.dead_letters(query.offset, query.limit).await?.len())
         }
-        "respawn" => json!(q.respawn(select(a)?).await?),
-        "purge_dead" => json!(q.purge_dead(select(a)?).await?),
+        "respawn" => json!(q.respawn(options::<Select>(a, &[])?).await?),
+        "purge_dead" => json!(q.purge_dead(options::<Select>(a, &[])?).await?),
         "subscribe" => {
-            let d = SubscribeOptions::default();
-            let opts = SubscribeOptions {
-                concurrency: a["concurrency"].as_u64().map_or(d.concurrency, |n| n as usize),
-                prefetch: a["prefetch"].as_u64().map(|n| n as usize),
-                ttr: ms(&a["ttr_ms"]),
-                max_idle: ms(&a["max_idle_ms"]).unwrap_or(d.max_idle),
-                ..d
-            };
-            let sub = q.subscribe(|_d: redelay::Delivery| async { Ok::<(), Failure>(()) }, opts).await?;
-            sub.close().await;
+            q.subscribe(handler, options(a, &[])?).await?.close().await;
             json!("subscribed")
+        }
+        "subscribe_many" => {
+            let names = a["queues"].as_array().unwrap().iter().map(|n| client.queue(n.as_str().unwrap()));
+            let queues = names.collect::<Result<Vec<_>, Error>>()?;
+            let queues = match a["weights"].as_array() {
+                None => Queues::priority(queues)?,
+                Some(w) => {
+                    Queues::weighted(queues.into_iter().zip(w.iter().map(|w| w.as_u64().unwrap() as u32)).collect())?
+                }
+            };
+            let opts: SubscribeOptions = options(a, &["queues", "weights"])?;
+            queues.subscribe(handler, opts).await?.close().await;
+            json!("subscribed")
+        }
+        "pause" => json!(q.pause().await?),
+        "resume" => json!(q.resume().await?),
+        "set_history" => json!(q.set_history(a["on"].as_bool().unwrap()).await?),
+        "history" => {
+            let step: Step = from_json(a["step"].clone())?;
+            json!(q.history(at(a, "since_ms"), at(a, "until_ms"), step).await?.len())
+        }
+        "upcoming" => {
+            let buckets = a["buckets"].as_u64().unwrap() as usize;
+            json!(q.upcoming(at(a, "from_ms"), ms(a, "width_ms"), buckets).await?.len())
+        }
+        "list" => {
+            let state: State = from_json(a["state"].clone())?;
+            let page = q
+                .list(state, a["offset"].as_u64().unwrap_or(0) as usize, a["limit"].as_u64().unwrap() as usize)
+                .await?;
+            json!({"total": page.total, "items": page.items.len()})
+        }
+        "search" => {
+            let what: Search = from_json(a["search"].clone())?;
+            let page = q.search(&what, a["cursor"].as_str()).await?;
+            json!({"items": page.items.len(), "done": page.cursor.is_none()})
+        }
+        "bulk" => {
+            let r = q.bulk(&options::<BulkOptions>(a, &[])?).await?;
+            json!({"matched": r.matched, "done": r.done})
         }
         "destroy" => {
             q.destroy().await?;

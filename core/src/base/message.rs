@@ -147,7 +147,8 @@ impl Message {
 }
 
 /// What happened to one published message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PublishStatus {
     /// Stored and scheduled.
     Stored,
@@ -169,7 +170,7 @@ impl PublishStatus {
 }
 
 /// The result of publishing one message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Published {
     /// The message id (generated when none was given).
     pub id: String,

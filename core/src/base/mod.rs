@@ -1,4 +1,4 @@
-//! Base layer: errors, limits, keys, the record codec, options, time. Touches no connection.
+//! Base layer: errors, limits, keys, the record codec, options, time, wire forms. Touches no connection.
 
 pub(crate) mod error;
 pub(crate) mod keys;
@@ -9,3 +9,4 @@ pub(crate) mod record;
 pub(crate) mod reply;
 pub(crate) mod time;
 pub(crate) mod url;
+pub mod wire;

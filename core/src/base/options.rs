@@ -8,30 +8,40 @@ use std::time::{Duration, SystemTime};
 use crate::base::error::{Error, Result};
 use crate::base::limits;
 use crate::base::message::{Due, Message};
+use crate::base::wire;
+use serde::{Deserialize, Serialize};
 
 /// How to publish one message. `Default` is "due now, the client's defaults for the rest".
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PublishOptions {
     /// Your own id, unique within the queue; None generates one (all digits).
     pub id: Option<String>,
     /// Due this long after Redis receives the publish. Excludes `at`.
+    #[serde(rename = "delay_ms", with = "wire::opt_ms")]
     pub delay: Option<Duration>,
     /// Due at this time (by the Redis clock). Excludes `delay`.
+    #[serde(rename = "at_ms", with = "wire::opt_time_ms")]
     pub at: Option<SystemTime>,
     pub headers: BTreeMap<String, String>,
     /// Deliveries allowed before the message goes to the dead letters (default: the client's).
     pub max_attempts: Option<u32>,
     /// Lease length of each delivery (default: the client's).
+    #[serde(rename = "ttr_ms", with = "wire::opt_ms")]
     pub ttr: Option<Duration>,
     /// First retry backoff (default: the client's); doubles at each failed attempt.
+    #[serde(rename = "backoff_base_ms", with = "wire::opt_ms")]
     pub backoff_base: Option<Duration>,
     /// Largest retry backoff (default: the client's).
+    #[serde(rename = "backoff_max_ms", with = "wire::opt_ms")]
     pub backoff_max: Option<Duration>,
     /// Replace an existing message with the same id instead of reporting a duplicate.
     pub replace: bool,
     /// Not delivered after this long from the publish. Excludes `expires_at`.
+    #[serde(rename = "expires_in_ms", with = "wire::opt_ms")]
     pub expires_in: Option<Duration>,
     /// Not delivered after this time. Excludes `expires_in`.
+    #[serde(rename = "expires_at_ms", with = "wire::opt_time_ms")]
     pub expires_at: Option<SystemTime>,
     /// On expiry, delete the message instead of keeping it as a dead letter ("expired").
     pub drop_on_expiry: bool,
@@ -102,7 +112,8 @@ pub fn batch_messages(items: Vec<(Vec<u8>, PublishOptions)>) -> Result<Vec<Messa
 }
 
 /// Options of a client. `Default` is redelay's defaults.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ClientOptions {
     /// Key prefix of every queue (default `redelay`).
     pub prefix: String,
@@ -110,15 +121,21 @@ pub struct ClientOptions {
     pub max_body_bytes: usize,
     /// Durability: a publish returns only after this many replicas have it, waiting at most
     /// this long (Redis WAIT); None = don't wait.
+    #[serde(with = "replicas")]
     pub wait_for_replicas: Option<(u32, Duration)>,
     /// How long to try to reach Redis before a Connection error (default 5 s).
+    #[serde(rename = "connect_timeout_ms", with = "wire::ms")]
     pub connect_timeout: Duration,
     /// How long to wait for any one answer from Redis before a Timeout error (default 10 s).
+    #[serde(rename = "response_timeout_ms", with = "wire::ms")]
     pub response_timeout: Duration,
     /// Defaults of messages that do not set their own.
     pub default_max_attempts: u32,
+    #[serde(rename = "default_ttr_ms", with = "wire::ms")]
     pub default_ttr: Duration,
+    #[serde(rename = "default_backoff_base_ms", with = "wire::ms")]
     pub default_backoff_base: Duration,
+    #[serde(rename = "default_backoff_max_ms", with = "wire::ms")]
     pub default_backoff_max: Duration,
 }
 
@@ -168,7 +185,8 @@ impl ClientOptions {
 
 /// Options of a subscription. `Default`: 10 handlers, as many prefetched, each message's own
 /// ttr, 30 s drain, 1 s longest idle sleep.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SubscribeOptions {
     /// Handlers running at once (default 10; 1 to 10,000).
     pub concurrency: usize,
@@ -176,12 +194,15 @@ pub struct SubscribeOptions {
     /// `concurrency`; 0 to 1,000). Their leases are kept alive too.
     pub prefetch: Option<usize>,
     /// Lease length of each delivery; None uses each message's own ttr.
+    #[serde(rename = "ttr_ms", with = "wire::opt_ms")]
     pub ttr: Option<Duration>,
     /// How long `close` waits for running handlers (default 30 s). Those still running then
     /// are abandoned; their messages are delivered again when their leases run out.
+    #[serde(rename = "drain_timeout_ms", with = "wire::ms")]
     pub drain_timeout: Duration,
     /// Longest idle sleep between fetches, in case a wake-up was lost (default 1 s; 10 ms to
     /// 60 s).
+    #[serde(rename = "max_idle_ms", with = "wire::ms")]
     pub max_idle: Duration,
 }
 
@@ -235,7 +256,8 @@ impl SubscribeOptions {
 }
 
 /// Which page of dead letters to list. `Default`: the oldest 100.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct DeadLetterQuery {
     pub offset: usize,
     /// 1 to 1,000 (default 100).
@@ -254,6 +276,29 @@ impl DeadLetterQuery {
             return Err(Error::invalid(format!("limit: must be 1 to {}, got {}", limits::MAX_FETCH, self.limit)));
         }
         Ok(())
+    }
+}
+
+/// `wait_for_replicas` as `{"replicas": n, "timeout_ms": ms}` or null.
+mod replicas {
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wire {
+        replicas: u32,
+        #[serde(with = "wire::ms")]
+        timeout_ms: Duration,
+    }
+
+    pub fn serialize<S: serde::Serializer>(v: &Option<(u32, Duration)>, s: S) -> std::result::Result<S::Ok, S::Error> {
+        v.map(|(replicas, timeout_ms)| Wire { replicas, timeout_ms }).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<Option<(u32, Duration)>, D::Error> {
+        Ok(Option::<Wire>::deserialize(d)?.map(|w| (w.replicas, w.timeout_ms)))
     }
 }
 

@@ -6,9 +6,12 @@ use std::time::{Duration, SystemTime};
 
 use crate::base::record::{self, Record};
 use crate::base::time::ms_to_time;
+use crate::base::wire;
+use serde::{Deserialize, Serialize};
 
 /// Where a message is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum State {
     /// Waiting for its due time.
     Scheduled,
@@ -33,23 +36,30 @@ impl State {
 }
 
 /// A stored message, as `peek` and `dead_letters` show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MessageInfo {
     pub id: String,
     pub state: State,
+    #[serde(with = "serde_bytes")]
     pub body: Vec<u8>,
     pub headers: BTreeMap<String, String>,
     /// Failed or expired attempts so far.
     pub attempts: u32,
     pub max_attempts: u32,
+    #[serde(rename = "ttr_ms", with = "wire::ms")]
     pub ttr: Duration,
+    #[serde(rename = "published_at_ms", with = "wire::time_ms")]
     pub published_at: SystemTime,
+    #[serde(rename = "due_at_ms", with = "wire::time_ms")]
     pub due_at: SystemTime,
     /// While leased: when the lease runs out.
+    #[serde(rename = "lease_deadline_ms", with = "wire::opt_time_ms")]
     pub lease_deadline: Option<SystemTime>,
     /// While dead: when it died.
+    #[serde(rename = "died_at_ms", with = "wire::opt_time_ms")]
     pub died_at: Option<SystemTime>,
     /// When it expires, if it does (see `Message::expires_in`).
+    #[serde(rename = "expires_at_ms", with = "wire::opt_time_ms")]
     pub expires_at: Option<SystemTime>,
     /// The reason of the last failure (for a dead letter: why it died).
     pub last_error: Option<String>,
@@ -112,9 +122,10 @@ impl MessageInfo {
 }
 
 /// Counts of one queue.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Stats {
     /// Redis time of the reading.
+    #[serde(rename = "now_ms", with = "wire::time_ms")]
     pub now: SystemTime,
     /// All stored messages (scheduled + ready + leased + dead).
     pub total: u64,
@@ -123,16 +134,18 @@ pub struct Stats {
     pub leased: u64,
     pub dead: u64,
     /// Due time of the next scheduled message.
+    #[serde(rename = "next_due_ms", with = "wire::opt_time_ms")]
     pub next_due: Option<SystemTime>,
     /// Due time of the oldest message still waiting in `scheduled` although due; its age is
     /// how far consumers lag behind.
+    #[serde(rename = "oldest_ready_due_ms", with = "wire::opt_time_ms")]
     pub oldest_ready_due: Option<SystemTime>,
     /// Consumers receive nothing until `resume` (`Queue::pause`).
     pub paused: bool,
 }
 
 /// Result of `verify`: the invariant of docs/architecture.md checked atomically.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct VerifyReport {
     /// Records checked.
     pub records: u64,
@@ -148,7 +161,8 @@ impl VerifyReport {
 }
 
 /// The step of a history: per minute (kept 2 days) or per hour (kept 90 days).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Step {
     Minute,
     Hour,
@@ -169,9 +183,10 @@ pub const LATENESS_BUCKETS_MS: [f64; 16] =
     [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, f64::INFINITY];
 
 /// One point of a queue's history (or its totals).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryPoint {
     /// Start of the minute or hour (for totals: when they were read).
+    #[serde(rename = "at_ms", with = "wire::time_ms")]
     pub at: SystemTime,
     pub published: u64,
     pub delivered: u64,
@@ -207,7 +222,7 @@ impl HistoryPoint {
 }
 
 /// A page of [`Queue::list`](crate::Queue::list).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ListPage {
     /// Messages in that state now.
     pub total: u64,
@@ -216,7 +231,8 @@ pub struct ListPage {
 }
 
 /// What [`Queue::search`](crate::Queue::search) looks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Search {
     /// Ids starting with this.
     IdPrefix(String),
@@ -224,13 +240,13 @@ pub enum Search {
     Header(String, String),
     /// Bodies containing these bytes (bodies kept apart from their record and longer than 64 KiB
     /// are not searched).
-    Body(Vec<u8>),
+    Body(#[serde(with = "serde_bytes")] Vec<u8>),
     /// Last errors containing this text.
     Error(String),
 }
 
 /// One step of [`Queue::search`](crate::Queue::search).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SearchPage {
     /// What matched in this step (a message may show up twice over a whole search, when the
     /// queue changes meanwhile).
@@ -255,7 +271,26 @@ impl Select {
 }
 
 /// Which dead letters to respawn or purge.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The wire form of a [`Select`]: exactly one of `ids`, `oldest`, `all`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SelectParts {
+    ids: Option<Vec<String>>,
+    oldest: Option<usize>,
+    #[serde(default)]
+    all: bool,
+}
+
+impl TryFrom<SelectParts> for Select {
+    type Error = crate::Error;
+
+    fn try_from(p: SelectParts) -> crate::Result<Select> {
+        Select::from_parts(p.ids, p.oldest, p.all)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "SelectParts")]
 pub enum Select {
     /// These ids (ids that are not dead are skipped).
     Ids(Vec<String>),

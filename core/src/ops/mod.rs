@@ -1,5 +1,6 @@
 //! Operations layer: a queue handle and its deliveries, over the storage layer.
 
+pub(crate) mod bulk;
 pub(crate) mod delivery;
 pub(crate) mod info;
 pub(crate) mod queue;

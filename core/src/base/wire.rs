@@ -1,0 +1,163 @@
+//! The serde forms of the options and results ("wire forms"), one for every binding and the HTTP
+//! gateway: snake_case field names, durations as `*_ms` numbers of milliseconds, times as `*_ms`
+//! milliseconds since the Unix epoch, bodies as bytes. Options refuse unknown fields, and
+//! [`decode`] turns any serde error into an `InvalidArgument` naming the field, e.g.
+//! `delay_ms: invalid value: integer -5, expected milliseconds, a number >= 0`. Decoding only
+//! checks types; each option struct's `validate()` then checks ranges and rules.
+//!
+//! The field names are those of `tests/conformance/cases.json`.
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::ser::Serializer;
+
+use crate::base::error::{Error, Result};
+use crate::base::time::{ms_to_time, time_to_ms};
+
+/// Decodes a `T` from any serde deserializer (a JSON value, a Python dict, a JS object). An
+/// error names the path of the field at fault.
+pub fn decode<'de, T: de::Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<T> {
+    serde_path_to_error::deserialize(d).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            Error::invalid(inner)
+        } else {
+            Error::invalid(format!("{path}: {inner}"))
+        }
+    })
+}
+
+/// [`decode`] from a JSON value.
+pub fn from_json<T: DeserializeOwned>(v: serde_json::Value) -> Result<T> {
+    decode(v)
+}
+
+/// The JSON form of a result.
+pub fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("redelay: wire forms always serialize")
+}
+
+/// Milliseconds from a JSON-ish number: integers or finite floats >= 0 (fractions are rounded
+/// down to whole microseconds).
+struct MsVisitor;
+
+impl<'de> Visitor<'de> for MsVisitor {
+    type Value = Duration;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("milliseconds, a number >= 0")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Duration, E> {
+        Ok(Duration::from_millis(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Duration, E> {
+        u64::try_from(v).map(Duration::from_millis).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Duration, E> {
+        if (0.0..1e15).contains(&v) {
+            Ok(Duration::from_micros((v * 1000.0) as u64))
+        } else {
+            Err(E::invalid_value(de::Unexpected::Float(v), &self))
+        }
+    }
+}
+
+/// A `Duration` as milliseconds.
+pub mod ms {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
+        d.deserialize_any(MsVisitor)
+    }
+}
+
+/// An `Option<Duration>` as milliseconds or null.
+pub mod opt_ms {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&(d.as_millis() as u64)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Duration>, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct W(#[serde(with = "super::ms")] Duration);
+        Ok(Option::<W>::deserialize(d)?.map(|w| w.0))
+    }
+
+    use serde::Deserialize;
+}
+
+/// A `SystemTime` as milliseconds since the Unix epoch.
+pub mod time_ms {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_i64(time_to_ms(*t))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<SystemTime, D::Error> {
+        let ms = d.deserialize_any(MsVisitor)?;
+        Ok(ms_to_time(ms.as_millis() as i64))
+    }
+}
+
+/// An `Option<SystemTime>` as milliseconds since the Unix epoch or null.
+pub mod opt_time_ms {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(t: &Option<SystemTime>, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_some(&time_to_ms(*t)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<SystemTime>, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct W(#[serde(with = "super::time_ms")] SystemTime);
+        Ok(Option::<W>::deserialize(d)?.map(|w| w.0))
+    }
+
+    use serde::Deserialize;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::options::{DeadLetterQuery, PublishOptions, SubscribeOptions};
+    use serde_json::json;
+
+    #[test]
+    fn options_decode_from_their_wire_form_and_errors_name_the_field() {
+        let o: PublishOptions = from_json(json!({"delay_ms": 1500, "id": "a", "headers": {"k": "v"}})).unwrap();
+        assert_eq!(o.delay, Some(Duration::from_millis(1500)));
+        assert_eq!(o.id.as_deref(), Some("a"));
+        let o: PublishOptions = from_json(json!({"ttr_ms": 0.5})).unwrap();
+        assert_eq!(o.ttr, Some(Duration::from_micros(500)));
+        let e = from_json::<PublishOptions>(json!({"delay_ms": -5})).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+        assert!(e.message().starts_with("delay_ms: "), "{}", e.message());
+        let e = from_json::<PublishOptions>(json!({"dealy_ms": 5})).unwrap_err();
+        assert!(e.message().contains("unknown field `dealy_ms`"), "{}", e.message());
+        let e = from_json::<SubscribeOptions>(json!({"concurrency": "ten"})).unwrap_err();
+        assert!(e.message().starts_with("concurrency: "), "{}", e.message());
+        let q: DeadLetterQuery = from_json(json!({"limit": 7})).unwrap();
+        assert_eq!((q.offset, q.limit), (0, 7));
+        let s: SubscribeOptions = from_json(json!({})).unwrap();
+        assert_eq!(s, SubscribeOptions::default());
+    }
+}

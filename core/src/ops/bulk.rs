@@ -1,0 +1,168 @@
+//! Bulk actions: cancel, reschedule, deliver now, respawn or purge many messages at once, named
+//! by a list of ids or by a search. Each Redis call stays bounded (one script per message, sent
+//! 64 at a time on the shared connection; a search in steps of ~500 records), so a bulk action
+//! over a million messages never stalls Redis — and is not atomic: messages published or
+//! changed meanwhile may or may not be included.
+
+use std::time::SystemTime;
+
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use serde::{Deserialize, Serialize};
+
+use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::limits;
+use crate::base::message::Due;
+use crate::base::wire;
+use crate::ops::info::{Search, Select};
+use crate::ops::queue::Queue;
+
+/// Most ids one bulk call takes by list (a search has no such bound).
+pub const MAX_BULK_IDS: usize = 10_000;
+
+/// Messages acted on at once (pipelined on the shared connection).
+const IN_FLIGHT: usize = 64;
+
+/// What a bulk call does to each message it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BulkAction {
+    /// Delete it, wherever it is (as `Queue::cancel`).
+    Cancel,
+    /// Give a waiting message the new due time `delay` / `at` (leased and dead ones are skipped).
+    Reschedule,
+    /// Make a waiting message due now (leased and dead ones are skipped).
+    DeliverNow,
+    /// Bring a dead letter back (others are skipped).
+    Respawn,
+    /// Delete a dead letter for good (others are skipped).
+    Purge,
+}
+
+/// A bulk call: the action, its due time (reschedule only), and exactly one of `ids` and
+/// `search`. Wire form: `{"action": "reschedule", "delay_ms": 60000, "ids": ["a", "b"]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkOptions {
+    pub action: BulkAction,
+    /// Reschedule: due this long from now. Excludes `at`.
+    #[serde(default, rename = "delay_ms", with = "wire::opt_ms")]
+    pub delay: Option<std::time::Duration>,
+    /// Reschedule: due at this time. Excludes `delay`.
+    #[serde(default, rename = "at_ms", with = "wire::opt_time_ms")]
+    pub at: Option<SystemTime>,
+    /// These messages (at most [`MAX_BULK_IDS`]).
+    #[serde(default)]
+    pub ids: Option<Vec<String>>,
+    /// Every message this search finds.
+    #[serde(default)]
+    pub search: Option<Search>,
+}
+
+impl BulkOptions {
+    /// `action` on these ids.
+    pub fn ids(action: BulkAction, ids: Vec<String>) -> Self {
+        BulkOptions { action, delay: None, at: None, ids: Some(ids), search: None }
+    }
+
+    /// `action` on what `search` finds.
+    pub fn search(action: BulkAction, search: Search) -> Self {
+        BulkOptions { action, delay: None, at: None, ids: None, search: Some(search) }
+    }
+
+    /// The reschedule's due time (`delay` or `at`).
+    pub fn due(mut self, due: Due) -> Self {
+        (self.delay, self.at) = match due {
+            Due::In(d) => (Some(d), None),
+            Due::At(t) => (None, Some(t)),
+        };
+        self
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        match (&self.ids, &self.search) {
+            (Some(ids), None) if ids.len() > MAX_BULK_IDS => {
+                return Err(Error::invalid(format!("ids: at most {MAX_BULK_IDS} per bulk call, got {}", ids.len())))
+            }
+            (Some(ids), None) => ids.iter().try_for_each(|id| limits::check_id_any(id))?,
+            (None, Some(_)) => {}
+            _ => return Err(Error::invalid("ids/search: give exactly one of them")),
+        }
+        let timed = self.delay.is_some() || self.at.is_some();
+        match self.action {
+            BulkAction::Reschedule if !timed => {
+                Err(Error::invalid("delay/at: reschedule needs a new due time (delay or at)"))
+            }
+            BulkAction::Reschedule => Due::from_parts(self.delay, self.at).map(|_| ()),
+            _ if timed => Err(Error::invalid("delay/at: only reschedule takes a due time")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What a bulk call did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct BulkReport {
+    /// Messages named (ids given, or search matches).
+    pub matched: u64,
+    /// Messages the action was applied to.
+    pub done: u64,
+    /// Records a search looked at (0 for a list of ids).
+    pub scanned: u64,
+}
+
+impl Queue {
+    /// Applies one action to many messages (see [`BulkOptions`]); messages the action does not
+    /// apply to (gone, leased, not dead…) are skipped and not counted in `done`.
+    pub async fn bulk(&self, opts: &BulkOptions) -> Result<BulkReport> {
+        opts.validate()?;
+        let due = match opts.action {
+            BulkAction::Reschedule => Some(Due::from_parts(opts.delay, opts.at)?),
+            BulkAction::DeliverNow => Some(Due::In(std::time::Duration::ZERO)),
+            _ => None,
+        };
+        let mut report = BulkReport::default();
+        if let Some(ids) = &opts.ids {
+            report.matched = ids.len() as u64;
+            report.done = self.apply(opts.action, due, ids.clone()).await?;
+            return Ok(report);
+        }
+        let search = opts.search.as_ref().expect("validated: ids or search");
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.search(search, cursor.as_deref()).await?;
+            report.scanned += page.scanned;
+            report.matched += page.items.len() as u64;
+            let ids = page.items.into_iter().map(|m| m.id).collect();
+            report.done += self.apply(opts.action, due, ids).await?;
+            match page.cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(report),
+            }
+        }
+    }
+
+    async fn apply(&self, action: BulkAction, due: Option<Due>, ids: Vec<String>) -> Result<u64> {
+        let sel = || Select::Ids(ids.clone());
+        match action {
+            BulkAction::Respawn => return self.respawn(sel()).await,
+            BulkAction::Purge => return self.purge_dead(sel()).await,
+            _ => {}
+        }
+        stream::iter(ids)
+            .map(|id| async move {
+                let done = match due {
+                    None => self.cancel(&id).await,
+                    Some(due) => match self.reschedule(&id, due).await {
+                        Ok(_) => Ok(true),
+                        // gone, leased or dead meanwhile: skipped
+                        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidArgument) => Ok(false),
+                        Err(e) => Err(e),
+                    },
+                };
+                done.map(u64::from)
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .try_fold(0u64, |n, d| async move { Ok(n + d) })
+            .await
+    }
+}

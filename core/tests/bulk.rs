@@ -1,0 +1,115 @@
+//! Bulk actions on a list of ids or on what a search finds: each action applied to the messages
+//! it fits, the others skipped, bad requests refused before anything is changed.
+mod common;
+
+use std::time::Duration;
+
+use redelay::{BulkAction, BulkOptions, Due, ErrorKind, Message, Search, State};
+
+/// A queue with waiting `w0..w4` (due in an hour, header kind=w), dead `d0..d2` (error "boom"),
+/// and one leased `l0`.
+async fn mixed(name: &str) -> (redelay::Client, redelay::Queue) {
+    let (c, q) = common::queue(name).await;
+    for i in 0..3 {
+        q.publish(Message::new(b"dead soon".to_vec()).id(format!("d{i}")).max_attempts(1)).await.unwrap();
+    }
+    for d in q.fetch(3, Duration::ZERO).await.unwrap() {
+        d.nack(None, "boom").await.unwrap();
+    }
+    q.publish(Message::new(b"leased".to_vec()).id("l0")).await.unwrap();
+    let held = q.fetch(1, Duration::ZERO).await.unwrap();
+    assert_eq!(held.len(), 1);
+    let later = (0..5)
+        .map(|i| {
+            Message::new(b"waiting".to_vec()).id(format!("w{i}")).header("kind", "w").delay(Duration::from_secs(3600))
+        })
+        .collect();
+    q.publish_batch(later).await.unwrap();
+    (c, q)
+}
+
+fn ids(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test]
+async fn each_action_applies_to_the_messages_it_fits_and_skips_the_rest() {
+    // (action, named ids, done, the states of the named ids afterwards: None = gone)
+    let all = ["w0", "w1", "d0", "l0", "nope"];
+    let table: Vec<(BulkAction, u64, Vec<Option<State>>)> = vec![
+        (BulkAction::Cancel, 4, vec![None, None, None, None, None]),
+        (
+            BulkAction::DeliverNow,
+            2,
+            vec![Some(State::Ready), Some(State::Ready), Some(State::Dead), Some(State::Leased), None],
+        ),
+        (
+            BulkAction::Respawn,
+            1,
+            vec![Some(State::Scheduled), Some(State::Scheduled), Some(State::Ready), Some(State::Leased), None],
+        ),
+        (BulkAction::Purge, 1, vec![Some(State::Scheduled), Some(State::Scheduled), None, Some(State::Leased), None]),
+    ];
+    for (action, done, states) in table {
+        let (_c, q) = mixed(&format!("bulk-{action:?}")).await;
+        let r = q.bulk(&BulkOptions::ids(action, ids(&all))).await.unwrap();
+        assert_eq!((r.matched, r.done), (5, done), "{action:?}");
+        for (id, want) in all.iter().zip(states) {
+            assert_eq!(q.peek(id).await.unwrap().map(|m| m.state), want, "{action:?} {id}");
+        }
+        common::assert_verified(&q).await;
+        q.destroy().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn reschedule_by_search_moves_every_match_in_bounded_steps() {
+    let (_c, q) = mixed("bulk-search").await;
+    // more than one search step (~500 records) of matches
+    let many =
+        (0..1200).map(|i| Message::new(b"x".to_vec()).id(format!("m{i}")).delay(Duration::from_secs(7200))).collect();
+    q.publish_batch(many).await.unwrap();
+    let opts = BulkOptions::search(BulkAction::Reschedule, Search::IdPrefix("m".into())).due(Due::In(Duration::ZERO));
+    let r = q.bulk(&opts).await.unwrap();
+    assert_eq!((r.matched, r.done), (1200, 1200));
+    assert!(r.scanned >= 1200, "{r:?}");
+    assert_eq!(q.stats().await.unwrap().ready, 1200);
+    // by header: the five waiting ones, cancelled
+    let r = q.bulk(&BulkOptions::search(BulkAction::Cancel, Search::Header("kind".into(), "w".into()))).await.unwrap();
+    assert_eq!((r.matched, r.done), (5, 5));
+    // by last error: the dead ones, respawned
+    let r = q.bulk(&BulkOptions::search(BulkAction::Respawn, Search::Error("boom".into()))).await.unwrap();
+    assert_eq!(r.done, 3);
+    assert_eq!(q.stats().await.unwrap().dead, 0);
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_bulk_requests_are_refused_before_anything_changes() {
+    let (_c, q) = mixed("bulk-bad").await;
+    let too_many = vec!["a".to_string(); redelay::MAX_BULK_IDS + 1];
+    let both = BulkOptions {
+        search: Some(Search::IdPrefix("w".into())),
+        ..BulkOptions::ids(BulkAction::Cancel, ids(&["w0"]))
+    };
+    let table: Vec<(BulkOptions, &str)> = vec![
+        (BulkOptions::ids(BulkAction::Cancel, too_many), "ids: at most 10000"),
+        (both, "ids/search"),
+        (BulkOptions { ids: None, ..BulkOptions::ids(BulkAction::Cancel, vec![]) }, "ids/search"),
+        (BulkOptions::ids(BulkAction::Reschedule, ids(&["w0"])), "delay/at"),
+        (BulkOptions::ids(BulkAction::Cancel, ids(&["w0"])).due(Due::In(Duration::ZERO)), "delay/at"),
+        (BulkOptions::ids(BulkAction::Cancel, ids(&["w0", ""])), "id:"),
+    ];
+    for (opts, words) in table {
+        let e = q.bulk(&opts).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{opts:?}");
+        assert!(e.message().starts_with(words), "{:?} should start with {words:?}", e.message());
+    }
+    assert_eq!(q.stats().await.unwrap().total, 9, "nothing was changed");
+    // the wire form decodes to the same options
+    let wire: BulkOptions =
+        redelay::wire::from_json(serde_json::json!({"action": "deliver_now", "ids": ["w0"]})).unwrap();
+    assert_eq!(wire, BulkOptions::ids(BulkAction::DeliverNow, ids(&["w0"])));
+    q.destroy().await.unwrap();
+}
