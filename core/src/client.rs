@@ -151,6 +151,11 @@ impl Client {
         &self.inner.prefix
     }
 
+    /// The largest body publish accepts (`ClientBuilder::max_body_bytes`).
+    pub fn max_body_bytes(&self) -> usize {
+        self.inner.max_body_bytes
+    }
+
     /// Names of the queues published to under this prefix (a best-effort registry).
     pub async fn queues(&self) -> Result<Vec<String>> {
         self.inner.check_open()?;
