@@ -79,6 +79,7 @@ pub fn check_name(what: &str, s: &str) -> Result<(), String> {
 pub struct TokenStore {
     conn: redis::aio::ConnectionManager,
     key: String,
+    prefix: String,
 }
 
 fn store_err(e: redis::RedisError) -> redelay::Error {
@@ -96,7 +97,17 @@ impl TokenStore {
         let client = redis::Client::open(url)
             .map_err(|e| redelay::Error::invalid(format!("url: {}: {e}", redelay::redact(url))))?;
         let conn = client.get_connection_manager().await.map_err(store_err)?;
-        Ok(TokenStore { conn, key: format!("{prefix}:tokens") })
+        Ok(TokenStore { conn, key: format!("{prefix}:tokens"), prefix: prefix.to_string() })
+    }
+
+    /// The connection, for the server's other settings (webhooks).
+    pub fn redis(&self) -> redis::aio::ConnectionManager {
+        self.conn.clone()
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// Creates a token for `namespace` (a random one unless `token` is given, at least 20

@@ -14,6 +14,7 @@ pub mod routes_lmstfy;
 pub mod routes_v1;
 pub mod state;
 pub mod webhook;
+pub mod wire;
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;

@@ -14,7 +14,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
-use base64::Engine as _;
 use redelay::{Delivery, MessageInfo, PublishOptions, Queue, Select, State as MsgState};
 use serde_json::{json, Value};
 
@@ -104,10 +103,6 @@ fn seconds(q: &Params, name: &str, default: u64) -> ApiResult<u64> {
     }
 }
 
-fn b64(b: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(b)
-}
-
 fn ms_between(a: SystemTime, b: SystemTime) -> i64 {
     match b.duration_since(a) {
         Ok(d) => d.as_millis() as i64,
@@ -126,7 +121,7 @@ fn job_json(ns: &str, queue: &str, id: &str, body: &[u8], ttl: u64, elapsed_ms: 
         "namespace": ns,
         "queue": queue,
         "job_id": id,
-        "data": b64(body),
+        "data": crate::wire::b64(body),
         "ttl": ttl,
         "elapsed_ms": elapsed_ms,
         "remain_tries": remain,
