@@ -254,8 +254,7 @@ async fn consume(r: Write) -> ApiResult<Response> {
         return Err(ApiError::invalid("timeout must be provided to consume multiple queues", S));
     }
     let max = if names.len() == 1 { count as usize } else { 1 };
-    let got =
-        Queue::fetch_first(&handles, max, Duration::from_secs(timeout), Some(Duration::from_secs(ttr))).await.api(S)?;
+    let got = r.st.fetch(handles, max, Duration::from_secs(timeout), Some(Duration::from_secs(ttr)), S).await?;
     if got.is_empty() {
         return Ok((StatusCode::NOT_FOUND, Json(json!({ "msg": "no job available" }))).into_response());
     }

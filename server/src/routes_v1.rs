@@ -197,15 +197,9 @@ struct FetchRequest {
     ttr_ms: Option<u64>,
 }
 
-async fn fetch_from(qs: &[Queue], f: &FetchRequest) -> ApiResult<Response> {
-    let got = Queue::fetch_first(
-        qs,
-        f.max.unwrap_or(1),
-        Duration::from_millis(f.wait_ms.unwrap_or(0)),
-        f.ttr_ms.map(Duration::from_millis),
-    )
-    .await
-    .api(S)?;
+async fn fetch_from(st: &AppState, qs: Vec<Queue>, f: &FetchRequest) -> ApiResult<Response> {
+    let wait = Duration::from_millis(f.wait_ms.unwrap_or(0));
+    let got = st.fetch(qs, f.max.unwrap_or(1), wait, f.ttr_ms.map(Duration::from_millis), S).await?;
     ok(json!({ "messages": got.iter().map(wire::delivery).collect::<Vec<_>>() }))
 }
 
@@ -216,7 +210,7 @@ async fn fetch(r: Write, body: Bytes) -> ApiResult<Response> {
     if !f.queues.is_empty() {
         return Err(ApiError::invalid("queues: only for /v1/fetch", S));
     }
-    fetch_from(std::slice::from_ref(&r.queue), &f).await
+    fetch_from(&r.a.st, vec![r.queue.clone()], &f).await
 }
 
 /// `POST /v1/fetch` `{queues, max, wait_ms, ttr_ms}`: from the first of the queues with due
@@ -224,7 +218,7 @@ async fn fetch(r: Write, body: Bytes) -> ApiResult<Response> {
 async fn fetch_many(a: Auth, body: Bytes) -> ApiResult<Response> {
     let f: FetchRequest = parse(&body)?;
     let qs = f.queues.iter().map(|n| a.open(n, true)).collect::<ApiResult<Vec<_>>>()?;
-    fetch_from(&qs, &f).await
+    fetch_from(&a.st, qs, &f).await
 }
 
 #[derive(Default, Deserialize)]

@@ -84,6 +84,33 @@ impl AppState {
         }
     }
 
+    /// `Queue::fetch_first` in a task of its own: a client that goes away during a long-poll
+    /// drops the request, not the fetch; what the fetch leased after the client left is
+    /// released (back at its due time, no attempt counted) instead of waiting out its lease.
+    pub async fn fetch(
+        &self,
+        queues: Vec<Queue>,
+        max: usize,
+        wait: std::time::Duration,
+        ttr: Option<std::time::Duration>,
+        style: Style,
+    ) -> Result<Vec<redelay::Delivery>, ApiError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let r = Queue::fetch_first(&queues, max, wait, ttr).await;
+            if let Err(Ok(got)) = tx.send(r) {
+                for d in got {
+                    let _ = d.release().await;
+                }
+            }
+        });
+        rx.await
+            .map_err(|_| {
+                ApiError::core(redelay::Error::new(redelay::ErrorKind::Connection, "fetch: task ended"), style)
+            })?
+            .api(style)
+    }
+
     pub fn client_max_body(&self) -> usize {
         self.client.max_body_bytes()
     }

@@ -332,3 +332,25 @@ async fn the_openapi_document_lists_exactly_the_routes() {
     let r = s.http.patch(s.url("/v1/queues/app:q/stats")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 405);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_whose_client_left_gives_its_message_back() {
+    let s = common::start().await;
+    // This client gives up after 300 ms of a 20 s wait.
+    let gone = s
+        .http
+        .post(s.url("/v1/queues/left/fetch"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"wait_ms": 20000, "ttr_ms": 60000}))
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(gone.is_err());
+    let (st, _) = call(&s, "POST", "/v1/queues/left/messages", Some(json!({"body": "x", "id": "k"}))).await;
+    assert_eq!(st, 201);
+    // Whoever fetches next gets it at once, first attempt: the abandoned fetch did not keep it
+    // for its 60 s lease.
+    let (st, v) = call(&s, "POST", "/v1/queues/left/fetch", Some(json!({"wait_ms": 20000}))).await;
+    assert_eq!(st, 200);
+    assert_eq!((v["messages"][0]["id"].as_str(), v["messages"][0]["attempt"].as_u64()), (Some("k"), Some(1)), "{v}");
+}
