@@ -354,3 +354,15 @@ async fn a_long_poll_whose_client_left_gives_its_message_back() {
     assert_eq!(st, 200);
     assert_eq!((v["messages"][0]["id"].as_str(), v["messages"][0]["attempt"].as_u64()), (Some("k"), Some(1)), "{v}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_when_enabled_need_no_token() {
+    let s = common::start_with(|c| c.metrics = true).await;
+    assert_eq!(call(&s, "GET", "/v1/queues", None).await.0, 200);
+    assert_eq!(call_as(&s, "nope", "GET", "/v1/queues", None).await.0, 401);
+    let r = s.http.get(s.url("/metrics")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"2xx\"} 1\n"), "{text}");
+    assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"4xx\"} 1\n"), "{text}");
+}
