@@ -98,5 +98,6 @@ async fn delete_token(
 ) -> ApiResult<Response> {
     admin(&st, &h).await?;
     st.tokens.revoke(&ns, &token).await.api(S)?;
+    st.forget(&token);
     Ok(StatusCode::NO_CONTENT.into_response())
 }

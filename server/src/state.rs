@@ -11,6 +11,12 @@ use crate::auth::{self, Access, TokenStore};
 use crate::config::ServerConfig;
 use crate::error::{ApiError, CoreExt, Style};
 
+/// How long a token looked up in Redis is trusted without asking again: a revocation holds
+/// on every server within this time.
+const TOKEN_CACHE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Tokens cached at most; past that the cache starts over.
+const MAX_CACHED_TOKENS: usize = 10_000;
+
 /// Queue handles kept at most (each has a settler task); past that the cache starts over.
 const MAX_CACHED_QUEUES: usize = 10_000;
 
@@ -24,6 +30,8 @@ pub struct Inner {
     pub config: ServerConfig,
     admin_hash: Option<String>,
     queues: Mutex<HashMap<String, Queue>>,
+    /// Token hash → (what it allows, when it was read).
+    known: Mutex<HashMap<String, (Access, std::time::Instant)>>,
     /// Answers by API and status class: `[api][class]`, api 0 = lmstfy, 1 = v1, 2 = admin;
     /// class 0..5 = 1xx..5xx.
     pub answers: [[AtomicU64; 5]; 3],
@@ -46,6 +54,7 @@ impl AppState {
             config,
             admin_hash,
             queues: Mutex::new(HashMap::new()),
+            known: Mutex::new(HashMap::new()),
             answers: Default::default(),
             webhooks: Default::default(),
         }))
@@ -74,14 +83,35 @@ impl AppState {
         self.access_of(&token, style).await
     }
 
+    /// What `token` allows. lmstfy's `POOL:TOKEN` form is accepted for its default pool.
     pub async fn access_of(&self, token: &str, style: Style) -> Result<Access, ApiError> {
-        if self.admin_hash.as_deref() == Some(auth::hash(token).as_str()) {
+        let token = token.strip_prefix("default:").unwrap_or(token);
+        let h = auth::hash(token);
+        if self.admin_hash.as_deref() == Some(h.as_str()) {
             return Ok(Access::admin());
         }
-        match self.tokens.lookup(token).await.api(style)? {
-            Some(i) => Ok(Access { admin: false, namespace: Some(i.namespace), read_only: i.read_only }),
-            None => Err(auth::unauthorized("invalid token", style)),
+        if let Some((a, at)) = self.known.lock().unwrap().get(&h) {
+            if at.elapsed() < TOKEN_CACHE {
+                return Ok(a.clone());
+            }
         }
+        let a = match self.tokens.lookup(token).await.api(style)? {
+            Some(i) => Access { admin: false, namespace: Some(i.namespace), read_only: i.read_only },
+            None => return Err(auth::unauthorized("invalid token", style)),
+        };
+        let mut known = self.known.lock().unwrap();
+        if known.len() >= MAX_CACHED_TOKENS {
+            known.clear();
+        }
+        known.insert(h, (a.clone(), std::time::Instant::now()));
+        Ok(a)
+    }
+
+    /// Drops a revoked token (given as itself or its hash) from this server's cache.
+    pub fn forget(&self, token_or_hash: &str) {
+        let mut known = self.known.lock().unwrap();
+        known.remove(token_or_hash);
+        known.remove(&auth::hash(token_or_hash));
     }
 
     /// `Queue::fetch_first` in a task of its own: a client that goes away during a long-poll

@@ -175,6 +175,8 @@ async fn tokens_401_403_read_only_and_the_admin_routes() {
     let (st, v) = json(put(Some(&ro), "/api/ns/q").await.unwrap()).await;
     assert_eq!((st, v), (403, json!({"error": "token is read-only"})));
     assert_eq!(put(Some(&rw), "/api/ns/q").await.unwrap().status().as_u16(), 201);
+    let pooled = format!("default:{rw}");
+    assert_eq!(put(Some(&pooled), "/api/ns/q").await.unwrap().status().as_u16(), 201, "lmstfy's POOL:TOKEN form");
     assert_eq!(put(Some(ADMIN), "/api/any/q").await.unwrap().status().as_u16(), 201);
     let r = http.get(s.url("/api/ns/q/size")).header("X-Token", &ro).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
