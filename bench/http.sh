@@ -35,7 +35,6 @@ rport=$(free_port); lport=$(free_port); laport=$(free_port); sport=$(free_port);
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  [ -f "$dir/lmstfy.pid" ] && kill "$(cat "$dir/lmstfy.pid")" 2>/dev/null || true
   redis-cli -p "$rport" shutdown nosave >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
@@ -60,14 +59,20 @@ wait_port "$sport"
 
 echo "redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') (appendonly yes, fsync everysec), $n jobs, $clients clients, $rounds rounds" >&2
 out="$dir/results.jsonl"
-run() { # system base token queue
+spid=${pids[1]}; lpid=$(cat "$dir/lmstfy.pid" 2>/dev/null || echo "${pids[0]}"); rpid=$(cat "$dir/redis.pid")
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, clock ticks
+hz=$(getconf CLK_TCK)
+run() { # system base token queue server-pid: both phases, then the CPU time of the server and Redis
+  local s0 r0; s0=$(cpu "$5"); r0=$(cpu "$rpid")
   "$root/target/http-bench" -system "$1" -base "$2" -token "$3" -queue "$4" -n "$n" -c "$clients" | tee -a "$out"
+  python3 -c "import json,sys; print(json.dumps({'system': sys.argv[1], 'phase': 'cpu', 'server_us_per_job': (int(sys.argv[2]) - int(sys.argv[3])) * 1e6 / int(sys.argv[6]) / int(sys.argv[7]), 'redis_us_per_job': (int(sys.argv[4]) - int(sys.argv[5])) * 1e6 / int(sys.argv[6]) / int(sys.argv[7])}))" \
+    "$1" "$(cpu "$5")" "$s0" "$(cpu "$rpid")" "$r0" "$hz" "$n" | tee -a "$out"
 }
 for r in $(seq 1 "$rounds"); do
   if [ $((r % 2)) -eq 1 ]; then order="redelay lmstfy"; else order="lmstfy redelay"; fi
   for s in $order; do
-    if [ "$s" = redelay ]; then run redelay "http://127.0.0.1:$sport" "$stoken" "r$r"
-    else run lmstfy "http://127.0.0.1:$lport" "$ltoken" "r$r"; fi
+    if [ "$s" = redelay ]; then run redelay "http://127.0.0.1:$sport" "$stoken" "r$r" "$spid"
+    else run lmstfy "http://127.0.0.1:$lport" "$ltoken" "r$r" "$lpid"; fi
   done
 done
 python3 - "$out" <<'PY'
@@ -82,4 +87,10 @@ for phase in ("publish", "consume+delete"):
             continue
         med = lambda k: statistics.median(r[k] for r in rs)
         print(f"| {system} | {phase} | {med('per_second'):,.0f} | {med('p50_ms'):.2f} | {med('p99_ms'):.2f} | {sum(r['errors'] for r in rs)} |")
+print("\n| system | server CPU µs per job (publish + consume + delete, median) | Redis CPU µs per job |")
+print("|---|---|---|")
+for system in ("redelay", "lmstfy"):
+    rs = [r for r in rows if r["system"] == system and r["phase"] == "cpu"]
+    if rs:
+        print(f"| {system} | {statistics.median(r['server_us_per_job'] for r in rs):.0f} | {statistics.median(r['redis_us_per_job'] for r in rs):.0f} |")
 PY
