@@ -75,7 +75,9 @@ for r in $(seq 1 "$rounds"); do
     else run lmstfy "http://127.0.0.1:$lport" "$ltoken" "r$r" "$lpid"; fi
   done
 done
-python3 - "$out" <<'PY'
+keep="$root/bench/results/http-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$keep"; cp "$out" "$keep/results.jsonl"
+python3 - "$out" <<'PY' | tee "$keep/summary.md"
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print("\n| system | phase | jobs/s (median) | p50 ms | p99 ms | errors |")
