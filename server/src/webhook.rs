@@ -152,8 +152,9 @@ async fn push(http: &reqwest::Client, url: &str, d: &Delivery) {
 }
 
 fn check_url(url: &str) -> ApiResult<()> {
-    if !url.starts_with("http://") {
-        return Err(ApiError::invalid(format!("url: an http:// URL (https is not supported yet), got {url:?}"), S));
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || reqwest::Url::parse(url).is_err() {
+        return Err(ApiError::invalid(format!("url: an http:// or https:// URL, got {url:?}"), S));
     }
     if url.len() > 2048 {
         return Err(ApiError::invalid(format!("url: at most 2048 bytes, got {}", url.len()), S));
