@@ -116,7 +116,12 @@ pub fn admin_router(st: AppState) -> Router {
         .with_state(st)
 }
 
-/// Serves on already bound listeners until `shutdown` resolves; starts the webhooks.
+/// How long requests in flight (long-polls) may finish after a shutdown is asked for.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serves on already bound listeners until `shutdown` resolves; starts the webhooks. After
+/// `shutdown`, requests in flight get [`SHUTDOWN_GRACE`] to finish; long-polls still waiting
+/// then are cut (what they lease later is released).
 pub async fn run(
     st: AppState,
     data: tokio::net::TcpListener,
@@ -134,12 +139,23 @@ pub async fn run(
         shutdown.await;
         let _ = tx.send(true);
     });
-    match admin_srv {
-        Some(a) => {
-            let (x, y) = tokio::join!(async { data_srv.await }, async { a.await });
-            x.and(y)
+    let servers = async {
+        match admin_srv {
+            Some(a) => {
+                let (x, y) = tokio::join!(async { data_srv.await }, async { a.await });
+                x.and(y)
+            }
+            None => data_srv.await,
         }
-        None => data_srv.await,
+    };
+    let mut rx = rx;
+    let grace_over = async move {
+        let _ = rx.wait_for(|v| *v).await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        r = servers => r,
+        _ = grace_over => Ok(()),
     }
 }
 
@@ -164,10 +180,12 @@ pub async fn serve(client: redelay::Client, url: &str, config: ServerConfig) -> 
     if config.admin_token.is_none() {
         eprintln!("redelay serve: no admin token: create namespace tokens with `redelay token create NAMESPACE`");
     }
-    let st = AppState::new(client, tokens, config);
-    run(st, data, admin, async {
+    let st = AppState::new(client.clone(), tokens, config);
+    let r = run(st, data, admin, async {
         let _ = tokio::signal::ctrl_c().await;
+        eprintln!("redelay serve: stopping (requests in flight get {} s)", SHUTDOWN_GRACE.as_secs());
     })
-    .await
-    .map_err(|e| redelay::Error::new(redelay::ErrorKind::Connection, format!("serve: {e}")))
+    .await;
+    client.close().await;
+    r.map_err(|e| redelay::Error::new(redelay::ErrorKind::Connection, format!("serve: {e}")))
 }

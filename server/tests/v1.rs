@@ -366,3 +366,16 @@ async fn metrics_when_enabled_need_no_token() {
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"2xx\"} 1\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"4xx\"} 1\n"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_cuts_a_long_poll_after_the_grace() {
+    let mut s = common::start().await;
+    let poll = tokio::spawn({
+        let (http, u) = (s.http.clone(), s.url("/v1/queues/idle/fetch"));
+        async move { http.post(u).bearer_auth(ADMIN).json(&json!({"wait_ms": 600000})).send().await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A ten-minute long-poll does not hold the server: run returns after the grace.
+    tokio::time::timeout(Duration::from_secs(120), s.shutdown()).await.expect("run returned").unwrap();
+    assert!(!poll.is_finished(), "the poll was still waiting: the grace ended it, not the poll");
+}

@@ -24,6 +24,7 @@ pub struct Srv {
     pub client: Client,
     pub http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
 
 impl Drop for Srv {
@@ -56,13 +57,19 @@ pub async fn start_with(f: impl FnOnce(&mut ServerConfig)) -> Srv {
     f(&mut config);
     let st = AppState::new(client.clone(), tokens, config);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(redelay_server::run(st.clone(), data, Some(admin), async move {
+    let served = tokio::spawn(redelay_server::run(st.clone(), data, Some(admin), async move {
         let _ = rx.await;
     }));
-    Srv { base, admin: admin_base, st, client, http: reqwest::Client::new(), stop: Some(tx) }
+    Srv { base, admin: admin_base, st, client, http: reqwest::Client::new(), stop: Some(tx), served: Some(served) }
 }
 
 impl Srv {
+    /// Asks the server to stop and waits until `run` returns.
+    pub async fn shutdown(&mut self) -> std::io::Result<()> {
+        let _ = self.stop.take().unwrap().send(());
+        self.served.take().unwrap().await.unwrap()
+    }
+
     /// A new token of `ns`.
     pub async fn token(&self, ns: &str, read_only: bool) -> String {
         self.st.tokens.create(ns, read_only, "test", None).await.unwrap()
