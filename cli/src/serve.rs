@@ -57,12 +57,13 @@ pub async fn serve(url: &str, prefix: &str, a: ServeArgs) -> Result<ExitCode> {
         metrics: a.metrics,
         ..Default::default()
     };
-    redelay_server::serve(client, url, config).await?;
+    redelay_server::serve(client, config).await?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub async fn token(url: &str, prefix: &str, cmd: TokenCmd) -> Result<ExitCode> {
-    let store = TokenStore::connect(url, prefix).await?;
+    let client = redelay::Client::builder(url).prefix(prefix).connect().await?;
+    let store = TokenStore::new(&client)?;
     match cmd {
         TokenCmd::Create { namespace, read_only, description } => {
             println!("{}", store.create(&namespace, read_only, &description, None).await?);

@@ -146,6 +146,12 @@ impl Client {
         Queue::new(self.inner.clone(), name)
     }
 
+    /// The small hash of strings `<prefix>:<name>` (see [`Settings`](crate::Settings)).
+    pub fn settings(&self, name: &str) -> Result<crate::ops::settings::Settings> {
+        self.inner.check_open()?;
+        crate::ops::settings::Settings::new(self.inner.clone(), name)
+    }
+
     /// The key prefix.
     pub fn prefix(&self) -> &str {
         &self.inner.prefix

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use axum::http::{HeaderMap, StatusCode};
 use rand::RngCore;
-use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -73,41 +72,17 @@ pub fn check_name(what: &str, s: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The tokens of one prefix, in the Redis hash `<prefix>:tokens` (SHA-256 hex → [`TokenInfo`]
-/// as JSON): a token is found in O(1) from any request.
+/// The tokens of one prefix, in the hash `<prefix>:tokens` (SHA-256 hex → [`TokenInfo`] as
+/// JSON; the core's [`redelay::Settings`], so on every topology the client reaches): a token is
+/// found in O(1) from any request.
 #[derive(Clone)]
 pub struct TokenStore {
-    conn: redis::aio::ConnectionManager,
-    key: String,
-    prefix: String,
-}
-
-fn store_err(e: redis::RedisError) -> redelay::Error {
-    redelay::Error::from(e)
+    hash: redelay::Settings,
 }
 
 impl TokenStore {
-    /// Connects to the Redis at `url` (`redis://`, `rediss://` or `unix://`).
-    pub async fn connect(url: &str, prefix: &str) -> redelay::Result<TokenStore> {
-        if url.starts_with("redis+") {
-            return Err(redelay::Error::invalid(
-                "url: redelay serve keeps its tokens on a redis://, rediss:// or unix:// URL (cluster and sentinel URLs are not supported yet)",
-            ));
-        }
-        let client = redis::Client::open(url)
-            .map_err(|e| redelay::Error::invalid(format!("url: {}: {e}", redelay::redact(url))))?;
-        let conn = client.get_connection_manager().await.map_err(store_err)?;
-        Ok(TokenStore { conn, key: format!("{prefix}:tokens"), prefix: prefix.to_string() })
-    }
-
-    /// The connection, for the server's other settings (webhooks).
-    pub fn redis(&self) -> redis::aio::ConnectionManager {
-        self.conn.clone()
-    }
-
-    /// The key prefix.
-    pub fn prefix(&self) -> &str {
-        &self.prefix
+    pub fn new(client: &redelay::Client) -> redelay::Result<TokenStore> {
+        Ok(TokenStore { hash: client.settings("tokens")? })
     }
 
     /// Creates a token for `namespace` (a random one unless `token` is given, at least 20
@@ -138,10 +113,7 @@ impl TokenStore {
             description: description.to_string(),
             created_at_ms: now.as_millis() as i64,
         };
-        let mut c = self.conn.clone();
-        let added: bool =
-            c.hset_nx(&self.key, hash(&token), serde_json::to_string(&info).unwrap()).await.map_err(store_err)?;
-        if !added {
+        if !self.hash.set_new(&hash(&token), &serde_json::to_string(&info).unwrap()).await? {
             return Err(redelay::Error::invalid("token: that token exists already"));
         }
         Ok(token)
@@ -149,16 +121,15 @@ impl TokenStore {
 
     /// What `token` allows, or None for an unknown token.
     pub async fn lookup(&self, token: &str) -> redelay::Result<Option<TokenInfo>> {
-        let mut c = self.conn.clone();
-        let v: Option<String> = c.hget(&self.key, hash(token)).await.map_err(store_err)?;
-        Ok(v.and_then(|s| serde_json::from_str(&s).ok()))
+        Ok(self.hash.get(&hash(token)).await?.and_then(|s| serde_json::from_str(&s).ok()))
     }
 
     /// The tokens of `namespace`: hash → info.
     pub async fn list(&self, namespace: &str) -> redelay::Result<BTreeMap<String, TokenInfo>> {
-        let mut c = self.conn.clone();
-        let all: BTreeMap<String, String> = c.hgetall(&self.key).await.map_err(store_err)?;
-        Ok(all
+        Ok(self
+            .hash
+            .all()
+            .await?
             .into_iter()
             .filter_map(|(h, s)| serde_json::from_str::<TokenInfo>(&s).ok().map(|i| (h, i)))
             .filter(|(_, i)| i.namespace == namespace)
@@ -173,9 +144,7 @@ impl TokenStore {
         if !mine.contains_key(&h) {
             return Ok(false);
         }
-        let mut c = self.conn.clone();
-        let n: i64 = c.hdel(&self.key, h).await.map_err(store_err)?;
-        Ok(n == 1)
+        self.hash.delete(&h).await
     }
 }
 

@@ -160,8 +160,8 @@ pub async fn run(
 }
 
 /// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C.
-pub async fn serve(client: redelay::Client, url: &str, config: ServerConfig) -> redelay::Result<()> {
-    let tokens = auth::TokenStore::connect(url, client.prefix()).await?;
+pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Result<()> {
+    let tokens = auth::TokenStore::new(&client)?;
     let bind = |a| async move {
         tokio::net::TcpListener::bind(a)
             .await

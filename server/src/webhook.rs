@@ -14,11 +14,10 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::response::{IntoResponse, Response};
 use redelay::{Delivery, Queue};
-use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::error::{ApiError, ApiResult, Style};
+use crate::error::{ApiError, ApiResult, CoreExt, Style};
 use crate::routes_v1::{parse, Read, Write};
 use crate::state::AppState;
 use crate::wire;
@@ -47,16 +46,13 @@ pub struct Webhooks {
     running: Mutex<HashMap<String, Running>>,
 }
 
-fn key(st: &AppState) -> String {
-    format!("{}:webhooks", st.tokens.prefix())
-}
-
-fn store_err(e: redis::RedisError) -> ApiError {
-    ApiError::core(redelay::Error::from(e), S)
+/// The stored webhooks: the core's settings hash `<prefix>:webhooks`, queue → [`Hook`] as JSON.
+fn stored(st: &AppState) -> Result<redelay::Settings, ApiError> {
+    st.client.settings("webhooks").api(S)
 }
 
 async fn load(st: &AppState) -> Result<HashMap<String, Hook>, ApiError> {
-    let all: HashMap<String, String> = st.tokens.redis().hgetall(key(st)).await.map_err(store_err)?;
+    let all = stored(st)?.all().await.api(S)?;
     Ok(all.into_iter().filter_map(|(q, v)| serde_json::from_str(&v).ok().map(|h| (q, h))).collect())
 }
 
@@ -167,8 +163,7 @@ pub async fn put_hook(r: Write, body: Bytes) -> ApiResult<Response> {
     let h: Hook = parse(&body)?;
     check_url(&h.url)?;
     let st = &r.a.st;
-    let _: () =
-        st.tokens.redis().hset(key(st), r.queue.name(), serde_json::to_string(&h).unwrap()).await.map_err(store_err)?;
+    stored(st)?.set(r.queue.name(), &serde_json::to_string(&h).unwrap()).await.api(S)?;
     sync(st).await;
     Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response())
 }
@@ -187,7 +182,7 @@ pub async fn get_hook(r: Read) -> ApiResult<Response> {
 /// `DELETE /v1/queues/{queue}/webhook`: `{"deleted": bool}`.
 pub async fn delete_hook(r: Write) -> ApiResult<Response> {
     let st = &r.a.st;
-    let n: i64 = st.tokens.redis().hdel(key(st), r.queue.name()).await.map_err(store_err)?;
+    let deleted = stored(st)?.delete(r.queue.name()).await.api(S)?;
     sync(st).await;
-    Ok(axum::Json(json!({ "deleted": n == 1 })).into_response())
+    Ok(axum::Json(json!({ "deleted": deleted })).into_response())
 }

@@ -48,7 +48,7 @@ pub async fn start() -> Srv {
 pub async fn start_with(f: impl FnOnce(&mut ServerConfig)) -> Srv {
     let prefix = unique("gw");
     let client = Client::builder(&url()).prefix(&prefix).max_body_bytes(MAX_BODY).connect().await.unwrap();
-    let tokens = TokenStore::connect(&url(), &prefix).await.unwrap();
+    let tokens = TokenStore::new(&client).unwrap();
     let data = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let admin = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (base, admin_base) =
