@@ -84,6 +84,19 @@ async fn publish_consume_delete_peek_size_as_the_doc_shows() {
     let (_, v) = json(http.get(s.url("/api/ns/q2")).header("X-Token", &t).send().await.unwrap()).await;
     assert_eq!(v["data"], b64(r#"{"a":1}"#));
 
+    // PUT .../job/:id replaces a job: the old one is gone, the body is a new job.
+    let r = http.put(s.url("/api/ns/q4?delay=600")).header("X-Token", &t).body("v1").send().await.unwrap();
+    let old = json(r).await.1["job_id"].as_str().unwrap().to_string();
+    let r = http.put(s.url(&format!("/api/ns/q4/job/{old}"))).header("X-Token", &t).body("v2").send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201);
+    assert_ne!(v["job_id"].as_str(), Some(old.as_str()));
+    let (st, _) =
+        json(http.get(s.url(&format!("/api/ns/q4/job/{old}"))).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 404);
+    let (_, v) = json(http.get(s.url("/api/ns/q4")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v["data"], b64("v2"));
+
     // DELETE /api/:ns/:queue deletes the ready jobs only.
     let r = http.put(s.url("/api/ns/q3?delay=600")).header("X-Token", &t).body("later").send().await.unwrap();
     assert_eq!(r.status().as_u16(), 201);
