@@ -46,6 +46,17 @@ fn api_of(path: &str) -> usize {
 async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let api = api_of(req.uri().path());
     let mut res = next.run(req).await;
+    // A body over the request limit is refused by axum in plain text: answer in the API's shape.
+    let json = res.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if res.status() == StatusCode::PAYLOAD_TOO_LARGE && !json {
+        res = if api == 1 {
+            let msg = format!("request body: more than the limit of {} bytes", body_limit(&st));
+            error::ApiError::too_large(msg, error::Style::V1)
+        } else {
+            error::ApiError::too_large("body too large", error::Style::Lmstfy)
+        }
+        .into_response();
+    }
     let mut b = [0u8; 8];
     rand::rng().fill_bytes(&mut b);
     let id: String = b.iter().map(|x| format!("{x:02x}")).collect();

@@ -269,6 +269,9 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
     )
     .await;
     assert_eq!((st, v), (413, json!({"error": "body too large"})));
+    let (st, v) =
+        json(http.put(s.url("/api/ns/q")).header("X-Token", &t).body(vec![b'x'; 2 << 20]).send().await.unwrap()).await;
+    assert_eq!((st, v), (413, json!({"error": "body too large"})), "over the request limit too");
     let (st, v) = json(http.put(s.url("/api/ns/q/bulk")).header("X-Token", &t).body("{}").send().await.unwrap()).await;
     assert_eq!((st, v), (400, json!({"error": "request body should be an array of objects"})));
     let (st, v) = json(http.get(s.url("/nothing/here")).send().await.unwrap()).await;

@@ -241,6 +241,9 @@ async fn dead_letters_several_queues_and_bad_input() {
     let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({ "body": big }))).await;
     assert_eq!(st, 400);
     assert!(v["error"]["message"].as_str().unwrap().starts_with("body:"), "{v}");
+    let huge = "x".repeat(2 << 20);
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({ "body": huge }))).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (413, Some("ERR_REDELAY_TOO_LARGE")), "{v}");
     let (st, v) = call(&s, "GET", "/v1/nothing", None).await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NO_ROUTE")));
 }
