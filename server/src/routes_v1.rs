@@ -33,6 +33,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/openapi.json", get(openapi))
         .route("/v1/queues", get(queues))
+        .route("/v1/overview", get(overview))
         .route("/v1/fetch", post(fetch_many))
         .route("/v1/queues/{queue}/messages", post(publish).get(list))
         .route("/v1/queues/{queue}/messages/batch", post(publish_batch))
@@ -138,17 +139,60 @@ async fn openapi(_a: Auth) -> Response {
     ([("content-type", "application/json")], OPENAPI).into_response()
 }
 
+/// The queues published to that the token may see, by name.
+async fn visible(a: &Auth) -> ApiResult<Vec<String>> {
+    let all = a.st.client.queues().await.api(S)?;
+    Ok(all.into_iter().filter(|n| a.access.check(namespace_of(n), false, S).is_ok()).collect())
+}
+
 /// `GET /v1/queues`: the queues published to that the token may see.
 async fn queues(a: Auth) -> ApiResult<Response> {
-    let names: Vec<String> =
-        a.st.client
-            .queues()
-            .await
-            .api(S)?
-            .into_iter()
-            .filter(|n| a.access.check(namespace_of(n), false, S).is_ok())
-            .collect();
+    let names = visible(&a).await?;
     ok(json!({ "queues": names }))
+}
+
+/// `GET /v1/overview?offset=&limit=`: a page (default 100, at most 1000) of the queues the
+/// token may see, each with its stats and its last hour: counts, deliveries in the last
+/// minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview shows,
+/// in one request.
+async fn overview(a: Auth) -> ApiResult<Response> {
+    let offset = a.num::<usize>("offset")?.unwrap_or(0);
+    let limit = a.num::<usize>("limit")?.unwrap_or(100);
+    if limit == 0 || limit > 1000 {
+        return Err(ApiError::invalid(format!("limit: must be 1 to 1000, got {limit}"), S));
+    }
+    let names = visible(&a).await?;
+    let total = names.len();
+    let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
+    let a = &a;
+    let rows = futures_util::future::try_join_all(page.into_iter().map(|n| async move {
+        let q = a.open(n, false)?;
+        let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
+            let now = std::time::SystemTime::now();
+            q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
+        })?;
+        let last_minute = hour.last().map_or(0, |p| p.delivered);
+        let sum = hour.iter().skip(1).fold(hour.first().cloned(), |acc, p| {
+            acc.map(|mut a| {
+                a.add(p);
+                a
+            })
+        });
+        let bound = |q: f64| {
+            sum.as_ref()
+                .and_then(|s| s.lateness_bound_ms(q))
+                .map(|b| if b.is_finite() { json!(b) } else { json!("inf") })
+        };
+        let mut row = json!({ "queue": n });
+        row["stats"] = wire::stats(&stats);
+        row["last_hour"] = sum.as_ref().map_or(Value::Null, wire::history);
+        row["delivered_last_minute"] = json!(last_minute);
+        row["lateness_p50_below_ms"] = bound(0.5).unwrap_or(Value::Null);
+        row["lateness_p99_below_ms"] = bound(0.99).unwrap_or(Value::Null);
+        Ok::<_, ApiError>(row)
+    }))
+    .await?;
+    ok(json!({ "total": total, "queues": rows }))
 }
 
 /// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.

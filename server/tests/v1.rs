@@ -159,6 +159,16 @@ async fn publish_fetch_settle_and_inspect() {
     assert_eq!((v["ok"].as_bool(), v["records"].as_u64()), (Some(true), Some(2)));
     let (_, v) = call(&s, "GET", "/v1/queues", None).await;
     assert_eq!(v, json!({"queues": ["app:orders"]}));
+
+    // The overview: every queue's stats and last hour in one request.
+    let (st, v) = call(&s, "GET", "/v1/overview", None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
+    let row = &v["queues"][0];
+    assert_eq!((row["queue"].as_str(), row["stats"]["scheduled"].as_u64()), (Some("app:orders"), Some(2)));
+    assert_eq!((row["last_hour"]["delivered"].as_u64(), row["last_hour"]["published"].as_u64()), (Some(2), Some(4)));
+    assert!(row["lateness_p99_below_ms"].is_number() || row["lateness_p99_below_ms"] == "inf", "{row}");
+    let (st, _) = call(&s, "GET", "/v1/overview?limit=0", None).await;
+    assert_eq!(st, 400);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
