@@ -35,7 +35,7 @@ suite() {
 
 # Linters and format checks (scripts/lint.sh): one count per check, a finding fails CI.
 suite lint scripts/lint.sh
-suite rust cargo test -p redelay -p redelay-cli
+suite rust cargo test -p redelay -p redelay-cli -p redelay-server
 for b in python node kotlin; do
   if [ -x "bindings-$b/ci.sh" ]; then
     suite "$b" "bindings-$b/ci.sh"

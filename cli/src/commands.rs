@@ -598,26 +598,17 @@ pub async fn history(client: &Client, a: HistoryArgs) -> Result<ExitCode> {
             p.retried,
             p.dead,
             p.expired,
-            p99_bucket(&p.lateness)
+            p99_bucket(p)
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// The lateness bucket holding the 99th percentile, as `< 4 ms`, or `-` with no delivery.
-fn p99_bucket(l: &[u64; 16]) -> String {
-    let n: u64 = l.iter().sum();
-    if n == 0 {
-        return "-".into();
+fn p99_bucket(p: &redelay::HistoryPoint) -> String {
+    match p.lateness_bound_ms(0.99) {
+        None => "-".into(),
+        Some(ub) if ub.is_finite() => format!("< {ub} ms"),
+        Some(_) => ">= 16 s".into(),
     }
-    let target = (n as f64 * 0.99).ceil() as u64;
-    let mut seen = 0;
-    for (i, c) in l.iter().enumerate() {
-        seen += c;
-        if seen >= target {
-            let ub = redelay::LATENESS_BUCKETS_MS[i];
-            return if ub.is_finite() { format!("< {ub} ms") } else { ">= 16 s".into() };
-        }
-    }
-    "-".into()
 }

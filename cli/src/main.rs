@@ -3,6 +3,7 @@
 mod bench;
 mod commands;
 mod demo;
+mod serve;
 mod units;
 
 use std::process::ExitCode;
@@ -62,6 +63,13 @@ enum Cmd {
     Verify { queue: String },
     /// Measure publish, deliver+ack, lateness, burst drain and memory (see BENCHMARKS.md)
     Bench(bench::BenchArgs),
+    /// HTTP gateway: lmstfy-compatible /api, native /v1 JSON API, webhooks (docs/server.md)
+    Serve(serve::ServeArgs),
+    /// Tokens of the HTTP gateway: create, list, revoke
+    Token {
+        #[command(subcommand)]
+        cmd: serve::TokenCmd,
+    },
 }
 
 #[tokio::main]
@@ -70,6 +78,8 @@ async fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(&cli.url, &cli.prefix, a).await,
         Cmd::Bench(a) => bench::run(&cli.url, a).await,
+        Cmd::Serve(a) => serve::serve(&cli.url, &cli.prefix, a).await,
+        Cmd::Token { cmd } => serve::token(&cli.url, &cli.prefix, cmd).await,
         cmd => {
             let client = match commands::connect(&cli.url, &cli.prefix).await {
                 Ok(c) => c,
@@ -92,7 +102,7 @@ async fn main() -> ExitCode {
                 Cmd::List(a) => commands::list(&client, a).await,
                 Cmd::Search(a) => commands::search(&client, a).await,
                 Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,
-                Cmd::Demo(_) | Cmd::Bench(_) => unreachable!(),
+                Cmd::Demo(_) | Cmd::Bench(_) | Cmd::Serve(_) | Cmd::Token { .. } => unreachable!(),
             }
         }
     };

@@ -176,3 +176,57 @@ fn history_as_a_table_json_and_prometheus_counters() {
         redelay(&prefix, &["cancel", "h", &format!("h{i}")]);
     }
 }
+
+/// One HTTP/1.1 request over a plain socket: (status, body).
+fn http(port: u16, method: &str, path: &str, token: &str, body: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nX-Token: {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let status = out.split(' ').nth(1)?.parse().ok()?;
+    Some((status, out.split("\r\n\r\n").nth(1).unwrap_or("").to_string()))
+}
+
+#[test]
+fn tokens_and_serve_from_the_command_line() {
+    let prefix = format!("clisrv{}", std::process::id());
+    let o = redelay(&prefix, &["token", "create", "shop", "--description", "ci"]);
+    assert!(o.status.success(), "{o:?}");
+    let token = text(&o).trim().to_string();
+    assert_eq!(token.len(), 32);
+    let list = text(&redelay(&prefix, &["token", "list", "shop"]));
+    assert!(list.contains("read-write  ci"), "{list}");
+    assert!(!list.contains(&token), "only the hash is stored: {list}");
+
+    let port = common::free_port();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &redis_url(), "--prefix", &prefix, "serve", "--no-admin", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .spawn()
+        .expect("redelay serve");
+    let t = std::time::Instant::now();
+    while http(port, "GET", "/healthz", "", "").is_none() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "serve never answered");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let published = http(port, "PUT", "/api/shop/orders", &token, "hello");
+    let refused = http(port, "PUT", "/api/other/orders", &token, "hello");
+    assert!(redelay(&prefix, &["token", "revoke", "shop", &token]).status.success());
+    assert_eq!(redelay(&prefix, &["token", "revoke", "shop", &token]).status.code(), Some(1));
+    std::thread::sleep(std::time::Duration::from_millis(1100)); // the server trusts a token for 1 s
+    let revoked = http(port, "PUT", "/api/shop/orders", &token, "hello");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let (st, body) = published.unwrap();
+    assert_eq!(st, 201, "{body}");
+    assert!(body.contains("\"msg\":\"published\""), "{body}");
+    assert_eq!(refused.unwrap().0, 403);
+    assert_eq!(revoked.unwrap().0, 401);
+    let stats = text(&redelay(&prefix, &["stats", "shop:orders", "--json"]));
+    assert!(stats.contains("\"ready\":1") || stats.contains("\"ready\": 1"), "{stats}");
+}

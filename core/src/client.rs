@@ -146,9 +146,20 @@ impl Client {
         Queue::new(self.inner.clone(), name)
     }
 
+    /// The small hash of strings `<prefix>:<name>` (see [`Settings`](crate::Settings)).
+    pub fn settings(&self, name: &str) -> Result<crate::ops::settings::Settings> {
+        self.inner.check_open()?;
+        crate::ops::settings::Settings::new(self.inner.clone(), name)
+    }
+
     /// The key prefix.
     pub fn prefix(&self) -> &str {
         &self.inner.prefix
+    }
+
+    /// The largest body publish accepts (`ClientBuilder::max_body_bytes`).
+    pub fn max_body_bytes(&self) -> usize {
+        self.inner.max_body_bytes
     }
 
     /// Names of the queues published to under this prefix (a best-effort registry).

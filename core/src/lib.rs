@@ -48,6 +48,7 @@ pub use ops::info::{
     LATENESS_BUCKETS_MS,
 };
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
+pub use ops::settings::Settings;
 pub use runtime::bridge::Wake;
 pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};
 pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture, Order};

@@ -118,3 +118,26 @@ async fn search_finds_by_id_header_body_and_error_in_bounded_steps() {
     );
     q.destroy().await.unwrap();
 }
+
+#[tokio::test]
+async fn settings_hashes_under_the_prefix() {
+    let (c, _q) = common::queue("settings").await;
+    let s = c.settings("tokens").unwrap();
+    assert_eq!(s.key(), format!("{}:tokens", c.prefix()));
+    assert_eq!(s.get("a").await.unwrap(), None);
+    assert!(s.set_new("a", "1").await.unwrap());
+    assert!(!s.set_new("a", "2").await.unwrap());
+    s.set("b", "x").await.unwrap();
+    assert_eq!(s.get("a").await.unwrap().as_deref(), Some("1"));
+    assert_eq!(
+        s.all().await.unwrap().into_iter().collect::<Vec<_>>(),
+        vec![("a".into(), "1".into()), ("b".into(), "x".into())]
+    );
+    assert!(s.delete("a").await.unwrap());
+    assert!(!s.delete("a").await.unwrap());
+    for bad in ["queues", "", "a b"] {
+        let e = c.settings(bad).err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().starts_with("settings name"), "{}", e.message());
+    }
+}

@@ -110,3 +110,42 @@ async fn bad_queue_lists_are_refused() {
     assert_eq!(x.kind(), ErrorKind::InvalidArgument);
     drop(c);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_first_takes_the_first_queue_with_due_messages_and_waits_for_any() {
+    let (c, _) = common::queue("ff").await;
+    let (urgent, default, bulk) = three(&c).await;
+    let qs = [urgent.clone(), default.clone(), bulk.clone()];
+    fill(&bulk, 1).await;
+    fill(&default, 2).await;
+    let got = redelay::Queue::fetch_first(&qs, 10, Duration::ZERO, None).await.unwrap();
+    assert_eq!(got.iter().map(|d| d.queue()).collect::<Vec<_>>(), vec![default.name(); 2]);
+    for d in &got {
+        d.ack().await.unwrap();
+    }
+    let got = redelay::Queue::fetch_first(&qs, 1, Duration::ZERO, None).await.unwrap();
+    assert_eq!(got[0].queue(), bulk.name());
+    got[0].ack().await.unwrap();
+
+    // Nothing due in any queue: a long wait is ended by a publish to the last queue, which is
+    // delivered no earlier than its due time.
+    let waiter = tokio::spawn({
+        let qs = qs.clone();
+        async move { redelay::Queue::fetch_first(&qs, 1, Duration::from_secs(20), None).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let sent = std::time::SystemTime::now();
+    bulk.publish(Message::new(b"late".to_vec()).delay(Duration::from_millis(200))).await.unwrap();
+    let got = waiter.await.unwrap().unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body(), b"late");
+    assert!(got[0].delivered_at() >= got[0].due_at());
+    assert!(std::time::SystemTime::now().duration_since(sent).unwrap() < Duration::from_secs(15));
+
+    // A short wait with nothing due ends empty; bad input names the field.
+    let none = redelay::Queue::fetch_first(&qs, 1, Duration::from_millis(50), None).await.unwrap();
+    assert!(none.is_empty());
+    let e = redelay::Queue::fetch_first(&[], 1, Duration::ZERO, None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().starts_with("queues:"), "{}", e.message());
+}

@@ -37,6 +37,8 @@ pub const MAX_BATCH: usize = 100_000;
 pub const PUBLISH_CHUNK: usize = 100;
 /// Most messages in one fetch: 1000.
 pub const MAX_FETCH: usize = 1000;
+/// At most this many queues in one subscription or one `Queue::fetch_first`.
+pub const MAX_QUEUES: usize = 100;
 /// Longest nack reason kept with the message (longer ones are cut): 4000 bytes.
 pub const MAX_REASON_BYTES: usize = 4000;
 

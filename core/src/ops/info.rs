@@ -204,6 +204,38 @@ pub struct HistoryPoint {
 }
 
 impl HistoryPoint {
+    /// The upper bound (ms, exclusive; infinite for the last bucket) of the lateness bucket
+    /// holding the quantile `q` (0 to 1) of the deliveries; None without deliveries.
+    pub fn lateness_bound_ms(&self, q: f64) -> Option<f64> {
+        let n: u64 = self.lateness.iter().sum();
+        if n == 0 {
+            return None;
+        }
+        let target = ((n as f64 * q.clamp(0.0, 1.0)).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, c) in self.lateness.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                return Some(LATENESS_BUCKETS_MS[i]);
+            }
+        }
+        Some(f64::INFINITY)
+    }
+
+    /// Adds `other`'s counts to this point's (its time is kept): several minutes as one.
+    pub fn add(&mut self, other: &HistoryPoint) {
+        self.published += other.published;
+        self.delivered += other.delivered;
+        self.acked += other.acked;
+        self.retried += other.retried;
+        self.dead += other.dead;
+        self.expired += other.expired;
+        for (a, b) in self.lateness.iter_mut().zip(other.lateness) {
+            *a += b;
+        }
+        self.lateness_sum_ms += other.lateness_sum_ms;
+    }
+
     pub(crate) fn from_counts(at: SystemTime, c: &[u64]) -> HistoryPoint {
         let mut lateness = [0u64; 16];
         lateness.copy_from_slice(&c[6..22]);
@@ -298,4 +330,25 @@ pub enum Select {
     Oldest(usize),
     /// All of them (done in bounded steps of 1000).
     All,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_bounds_and_adding_points() {
+        let mut p = HistoryPoint::from_counts(SystemTime::UNIX_EPOCH, &[0; 23]);
+        assert_eq!(p.lateness_bound_ms(0.99), None);
+        p.lateness[0] = 98; // under 1 ms
+        p.lateness[3] = 1; // under 8 ms
+        p.lateness[15] = 1; // 16 s and more
+        p.delivered = 100;
+        assert_eq!(p.lateness_bound_ms(0.5), Some(1.0));
+        assert_eq!(p.lateness_bound_ms(0.99), Some(8.0));
+        assert_eq!(p.lateness_bound_ms(1.0), Some(f64::INFINITY));
+        let q = p.clone();
+        p.add(&q);
+        assert_eq!((p.delivered, p.lateness[0], p.lateness_bound_ms(0.99)), (200, 196, Some(8.0)));
+    }
 }

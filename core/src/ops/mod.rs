@@ -4,3 +4,4 @@ pub(crate) mod bulk;
 pub(crate) mod delivery;
 pub(crate) mod info;
 pub(crate) mod queue;
+pub(crate) mod settings;

@@ -424,34 +424,61 @@ impl Queue {
     /// While waiting it sleeps until the next due time, woken early by a publish; each sleep is
     /// capped at one second, in case a wake-up is lost.
     pub async fn fetch_leasing(&self, max: usize, wait: Duration, ttr: Option<Duration>) -> Result<Vec<Delivery>> {
+        Queue::fetch_first(std::slice::from_ref(self), max, wait, ttr).await
+    }
+
+    /// Pulls up to `max` due messages from the first of `queues` (1 to
+    /// [`MAX_QUEUES`](limits::MAX_QUEUES), in priority order) that has any, waiting up to `wait`
+    /// for the first one: each round looks at every queue in order, then sleeps until the
+    /// earliest next due time of any of them, woken early by a publish to any of them (each
+    /// sleep capped at one second, in case a wake-up is lost). All deliveries of one call come
+    /// from one queue; each names it. `ttr` as in [`fetch_leasing`](Queue::fetch_leasing).
+    pub async fn fetch_first(
+        queues: &[Queue],
+        max: usize,
+        wait: Duration,
+        ttr: Option<Duration>,
+    ) -> Result<Vec<Delivery>> {
         const MAX_IDLE: Duration = Duration::from_secs(1);
+        if queues.is_empty() || queues.len() > limits::MAX_QUEUES {
+            return Err(Error::invalid(format!("queues: must be 1 to {}, got {}", limits::MAX_QUEUES, queues.len())));
+        }
         limits::check_fetch_max(max)?;
         limits::check_delay("wait", wait)?;
         if let Some(t) = ttr {
             limits::check_ttr("ttr", t)?;
         }
         let deadline = Instant::now() + wait;
-        let mut listener = None;
-        loop {
-            let f = self.fetch_once(max, ttr).await?;
-            if !f.deliveries.is_empty() || Instant::now() >= deadline {
-                return Ok(f.deliveries);
+        let mut listeners: Vec<Option<crate::storage::wake::Listener>> = queues.iter().map(|_| None).collect();
+        'round: loop {
+            let mut seen = Vec::with_capacity(queues.len());
+            for q in queues {
+                let f = q.fetch_once(max, ttr).await?;
+                if !f.deliveries.is_empty() {
+                    return Ok(f.deliveries);
+                }
+                if f.more && Instant::now() < deadline {
+                    continue 'round;
+                }
+                seen.push(f);
             }
-            if f.more {
-                continue;
+            if Instant::now() >= deadline {
+                return Ok(Vec::new());
             }
-            // The listener signals "look now" once its subscription is in place, so a publish
-            // between this fetch and the subscription is not missed.
-            let l = listener.get_or_insert_with(|| self.inner.ctx.wake.listen(self.inner.keys.wake()));
+            // A listener signals "look now" once its subscription is in place, so a publish
+            // between this round's fetch and the subscription is not missed.
+            for (l, q) in listeners.iter_mut().zip(queues) {
+                l.get_or_insert_with(|| q.inner.ctx.wake.listen(q.inner.keys.wake()));
+            }
             let cap = (Instant::now() + MAX_IDLE).min(deadline);
-            let until = f.next_wake().map_or(cap, |t| t.min(cap));
-            let slot = l.slot.clone();
+            let until = seen.iter().filter_map(Fetched::next_wake).fold(cap, Instant::min);
+            let slots: Vec<_> = listeners.iter().flatten().map(|l| l.slot.clone()).collect();
+            let woken = futures_util::future::select_all(slots.iter().map(|s| Box::pin(s.notify.notified())));
             tokio::select! {
                 _ = sleep_precise(until) => {}
-                _ = slot.notify.notified() => {
-                    if let Some(due) = slot.take() {
-                        let t = f.local_instant(due).min(cap);
-                        sleep_precise(t).await;
+                (_, i, _) = woken => {
+                    if let Some(due) = slots[i].take() {
+                        sleep_precise(seen[i].local_instant(due).min(cap)).await;
                     }
                 }
             }

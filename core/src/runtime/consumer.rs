@@ -84,8 +84,7 @@ pub struct Queues {
     order: Order,
 }
 
-/// At most this many queues in one subscription.
-pub const MAX_QUEUES: usize = 100;
+pub use crate::base::limits::MAX_QUEUES;
 
 impl Queues {
     /// Strict priority: always the first queue (in this order) that has a due message.

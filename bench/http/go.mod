@@ -1,0 +1,3 @@
+module redelay.dev/bench/http
+
+go 1.22

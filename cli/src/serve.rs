@@ -1,0 +1,85 @@
+//! `redelay serve` and `redelay token`: the HTTP gateway (crate redelay-server) and its tokens.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use redelay::Result;
+use redelay_server::auth::TokenStore;
+use redelay_server::ServerConfig;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Data listener: lmstfy's /api and the native /v1 API
+    #[arg(long, default_value = "127.0.0.1:7777")]
+    listen: SocketAddr,
+    /// Admin listener: lmstfy's token routes (admin token only)
+    #[arg(long, default_value = "127.0.0.1:7778")]
+    admin_listen: SocketAddr,
+    /// Do not start the admin listener
+    #[arg(long)]
+    no_admin: bool,
+    /// Name of the environment variable holding the admin token (unset: no admin token)
+    #[arg(long, default_value = "REDELAY_ADMIN_TOKEN")]
+    admin_token_env: String,
+    /// Serve Prometheus metrics at /metrics (without a token)
+    #[arg(long)]
+    metrics: bool,
+    /// Largest message body, bytes
+    #[arg(long, default_value_t = redelay::limits::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+}
+
+#[derive(Subcommand)]
+pub enum TokenCmd {
+    /// Create a token for a namespace; prints it (only its SHA-256 is stored)
+    Create {
+        namespace: String,
+        /// Reads only: no publish, consume or changes
+        #[arg(long)]
+        read_only: bool,
+        #[arg(long, default_value = "created by redelay token create")]
+        description: String,
+    },
+    /// List a namespace's tokens by id (their SHA-256)
+    List { namespace: String },
+    /// Revoke a token (the token or its id)
+    Revoke { namespace: String, token: String },
+}
+
+pub async fn serve(url: &str, prefix: &str, a: ServeArgs) -> Result<ExitCode> {
+    let client = redelay::Client::builder(url).prefix(prefix).max_body_bytes(a.max_body_bytes).connect().await?;
+    let admin_token = std::env::var(&a.admin_token_env).ok().filter(|t| !t.is_empty());
+    let config = ServerConfig {
+        listen: a.listen,
+        admin_listen: (!a.no_admin).then_some(a.admin_listen),
+        admin_token,
+        metrics: a.metrics,
+        ..Default::default()
+    };
+    redelay_server::serve(client, config).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn token(url: &str, prefix: &str, cmd: TokenCmd) -> Result<ExitCode> {
+    let client = redelay::Client::builder(url).prefix(prefix).connect().await?;
+    let store = TokenStore::new(&client)?;
+    match cmd {
+        TokenCmd::Create { namespace, read_only, description } => {
+            println!("{}", store.create(&namespace, read_only, &description, None).await?);
+        }
+        TokenCmd::List { namespace } => {
+            for (id, i) in store.list(&namespace).await? {
+                let mode = if i.read_only { "read-only" } else { "read-write" };
+                println!("{id}  {mode}  {}", i.description);
+            }
+        }
+        TokenCmd::Revoke { namespace, token } => {
+            if !store.revoke(&namespace, &token).await? {
+                eprintln!("redelay: no such token in namespace {namespace:?}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

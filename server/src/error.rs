@@ -1,0 +1,108 @@
+//! One mapping from the core's [`redelay::ErrorKind`] to an HTTP status, and the two error body
+//! shapes: lmstfy's `{"error": "..."}` and the native API's
+//! `{"error": {"code": "ERR_REDELAY_...", "message": "..."}}`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use redelay::ErrorKind;
+use serde_json::json;
+
+/// Which API an error is answered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Lmstfy,
+    V1,
+}
+
+/// The HTTP status of each core error kind.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::InvalidArgument => StatusCode::BAD_REQUEST,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::LeaseLost => StatusCode::CONFLICT,
+        ErrorKind::Connection => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Timeout => StatusCode::GATEWAY_TIMEOUT,
+        ErrorKind::Redis | ErrorKind::Handler => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// An error answer: a status, a stable code and a message, in one API's shape.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    /// `ERR_REDELAY_...`: the core's code, or one of the gateway's own (unauthorized,
+    /// forbidden, too large, no such route).
+    pub code: &'static str,
+    pub message: String,
+    pub style: Style,
+}
+
+pub const UNAUTHORIZED: &str = "ERR_REDELAY_UNAUTHORIZED";
+pub const FORBIDDEN: &str = "ERR_REDELAY_FORBIDDEN";
+pub const TOO_LARGE: &str = "ERR_REDELAY_TOO_LARGE";
+pub const NO_ROUTE: &str = "ERR_REDELAY_NO_ROUTE";
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>, style: Style) -> Self {
+        ApiError { status, code, message: message.into(), style }
+    }
+
+    /// Bad input found by the gateway itself (a malformed parameter or body): 400.
+    pub fn invalid(message: impl Into<String>, style: Style) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, ErrorKind::InvalidArgument.code(), message, style)
+    }
+
+    /// A core error, with the status of its kind.
+    pub fn core(e: redelay::Error, style: Style) -> Self {
+        let status = status_of(e.kind());
+        if status == StatusCode::INTERNAL_SERVER_ERROR || status == StatusCode::SERVICE_UNAVAILABLE {
+            tracing::warn!(target: "redelay::server", "{}: {}", e.kind().name(), e.message());
+        }
+        Self::new(status, e.kind().code(), e.message(), style)
+    }
+
+    pub fn too_large(message: impl Into<String>, style: Style) -> Self {
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE, message, style)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = match self.style {
+            Style::Lmstfy => json!({ "error": self.message }),
+            Style::V1 => json!({ "error": { "code": self.code, "message": self.message } }),
+        };
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// `Result` of a handler.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// Turns a core result into an API result in one style.
+pub trait CoreExt<T> {
+    fn api(self, style: Style) -> ApiResult<T>;
+}
+
+impl<T> CoreExt<T> for redelay::Result<T> {
+    fn api(self, style: Style) -> ApiResult<T> {
+        self.map_err(|e| ApiError::core(e, style))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_status_and_keeps_its_code() {
+        for k in ErrorKind::ALL {
+            let e = ApiError::core(redelay::Error::new(k, "m"), Style::V1);
+            assert_eq!(e.code, k.code());
+            assert!(e.status.is_client_error() || e.status.is_server_error());
+        }
+        assert_eq!(status_of(ErrorKind::InvalidArgument), StatusCode::BAD_REQUEST);
+        assert_eq!(status_of(ErrorKind::LeaseLost), StatusCode::CONFLICT);
+    }
+}

@@ -1,0 +1,202 @@
+//! `redelay serve`: an HTTP gateway over the redelay core.
+//!
+//! - the data listener: lmstfy's API (`/api/...`, [`routes_lmstfy`]) and the native JSON API
+//!   (`/v1/...`, [`routes_v1`]), `/healthz`, and `/metrics` when enabled;
+//! - the admin listener: lmstfy's token routes ([`routes_admin`]).
+//!
+//! Every route but `/healthz` and `/metrics` needs a token ([`auth`]).
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod routes_admin;
+pub mod routes_lmstfy;
+pub mod routes_v1;
+pub mod state;
+pub mod webhook;
+pub mod wire;
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use rand::RngCore;
+use serde_json::json;
+
+pub use config::{LmstfyDefaults, ServerConfig};
+pub use state::AppState;
+
+/// Index of an API in the answer counters.
+fn api_of(path: &str) -> usize {
+    if path.starts_with("/v1") {
+        1
+    } else if path.starts_with("/token") {
+        2
+    } else {
+        0
+    }
+}
+
+/// Every answer gets an `X-Request-ID` (as lmstfy's do) and is counted for `/metrics`.
+async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let api = api_of(req.uri().path());
+    let mut res = next.run(req).await;
+    // A body over the request limit is refused by axum in plain text: answer in the API's shape.
+    let json = res.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if res.status() == StatusCode::PAYLOAD_TOO_LARGE && !json {
+        res = if api == 1 {
+            let msg = format!("request body: more than the limit of {} bytes", body_limit(&st));
+            error::ApiError::too_large(msg, error::Style::V1)
+        } else {
+            error::ApiError::too_large("body too large", error::Style::Lmstfy)
+        }
+        .into_response();
+    }
+    let mut b = [0u8; 8];
+    rand::rng().fill_bytes(&mut b);
+    let id: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        res.headers_mut().insert("x-request-id", v);
+    }
+    st.count(api, res.status().as_u16());
+    res
+}
+
+async fn healthz(State(st): State<AppState>) -> Response {
+    match st.client.ping().await {
+        Ok(()) => Json(json!({ "status": "ok" })).into_response(),
+        Err(e) => {
+            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({ "status": "down", "error": e.message() }))).into_response()
+        }
+    }
+}
+
+async fn metrics(State(st): State<AppState>) -> Response {
+    let mut out = String::from(
+        "# HELP redelay_http_answers_total HTTP answers of redelay serve by API and status class.\n# TYPE redelay_http_answers_total counter\n",
+    );
+    for (api, name) in ["lmstfy", "v1", "admin"].iter().enumerate() {
+        for class in 0..5 {
+            let n = st.answers[api][class].load(Ordering::Relaxed);
+            let _ = writeln!(out, "redelay_http_answers_total{{api=\"{name}\",code=\"{}xx\"}} {n}", class + 1);
+        }
+    }
+    ([("content-type", "text/plain; version=0.0.4")], out).into_response()
+}
+
+async fn fallback(req: Request) -> Response {
+    if req.uri().path().starts_with("/v1") {
+        error::ApiError::new(StatusCode::NOT_FOUND, error::NO_ROUTE, "no such route", error::Style::V1).into_response()
+    } else {
+        routes_lmstfy::no_route().await
+    }
+}
+
+/// Largest request body: a body of the client's limit as base64 in JSON, and room for headers.
+fn body_limit(st: &AppState) -> usize {
+    st.client_max_body() / 3 * 4 + (1 << 20)
+}
+
+/// The data listener's routes.
+pub fn data_router(st: AppState) -> Router {
+    let mut r = Router::new()
+        .route("/healthz", get(healthz))
+        .merge(routes_lmstfy::router())
+        .merge(routes_v1::router())
+        .fallback(fallback);
+    if st.config.metrics {
+        r = r.route("/metrics", get(metrics));
+    }
+    r.layer(DefaultBodyLimit::max(body_limit(&st)))
+        .layer(middleware::from_fn_with_state(st.clone(), stamp))
+        .with_state(st)
+}
+
+/// The admin listener's routes.
+pub fn admin_router(st: AppState) -> Router {
+    routes_admin::router()
+        .route("/healthz", get(healthz))
+        .fallback(routes_lmstfy::no_route)
+        .layer(DefaultBodyLimit::max(1 << 16))
+        .layer(middleware::from_fn_with_state(st.clone(), stamp))
+        .with_state(st)
+}
+
+/// How long requests in flight (long-polls) may finish after a shutdown is asked for.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serves on already bound listeners until `shutdown` resolves; starts the webhooks. After
+/// `shutdown`, requests in flight get [`SHUTDOWN_GRACE`] to finish; long-polls still waiting
+/// then are cut (what they lease later is released).
+pub async fn run(
+    st: AppState,
+    data: tokio::net::TcpListener,
+    admin: Option<tokio::net::TcpListener>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|v| *v).await;
+    };
+    webhook::start(&st, rx.clone());
+    let data_srv = axum::serve(data, data_router(st.clone())).with_graceful_shutdown(wait(rx.clone()));
+    let admin_srv = admin.map(|l| axum::serve(l, admin_router(st.clone())).with_graceful_shutdown(wait(rx.clone())));
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = tx.send(true);
+    });
+    let servers = async {
+        match admin_srv {
+            Some(a) => {
+                let (x, y) = tokio::join!(async { data_srv.await }, async { a.await });
+                x.and(y)
+            }
+            None => data_srv.await,
+        }
+    };
+    let mut rx = rx;
+    let grace_over = async move {
+        let _ = rx.wait_for(|v| *v).await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        r = servers => r,
+        _ = grace_over => Ok(()),
+    }
+}
+
+/// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C.
+pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Result<()> {
+    let tokens = auth::TokenStore::new(&client)?;
+    let bind = |a| async move {
+        tokio::net::TcpListener::bind(a)
+            .await
+            .map_err(|e| redelay::Error::invalid(format!("listen: cannot bind {a}: {e}")))
+    };
+    let data = bind(config.listen).await?;
+    let admin = match config.admin_listen {
+        Some(a) => Some(bind(a).await?),
+        None => None,
+    };
+    eprintln!(
+        "redelay serve: data API on http://{} (lmstfy /api, native /v1){}",
+        config.listen,
+        config.admin_listen.map(|a| format!(", admin (tokens) on http://{a}")).unwrap_or_default()
+    );
+    if config.admin_token.is_none() {
+        eprintln!("redelay serve: no admin token: create namespace tokens with `redelay token create NAMESPACE`");
+    }
+    let st = AppState::new(client.clone(), tokens, config);
+    let r = run(st, data, admin, async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("redelay serve: stopping (requests in flight get {} s)", SHUTDOWN_GRACE.as_secs());
+    })
+    .await;
+    client.close().await;
+    r.map_err(|e| redelay::Error::new(redelay::ErrorKind::Connection, format!("serve: {e}")))
+}

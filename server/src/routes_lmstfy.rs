@@ -1,0 +1,369 @@
+//! lmstfy's data API (`/api/...`), with its routes, status codes and JSON shapes: times in
+//! seconds, job bodies base64 in JSON. Namespace `ns` and queue `q` are the redelay queue
+//! `ns:q` (lmstfy's names cannot contain `:`). Where lmstfy is imprecise redelay is not: a
+//! delay counts from the moment Redis receives the publish, in milliseconds, and nothing is
+//! delivered before its due time.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
+
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, put};
+use axum::{Json, Router};
+use redelay::{Delivery, MessageInfo, PublishOptions, Queue, Select, State as MsgState};
+use serde_json::{json, Value};
+
+use crate::auth;
+use crate::error::{ApiError, ApiResult, CoreExt, Style};
+use crate::state::AppState;
+
+const S: Style = Style::Lmstfy;
+/// lmstfy's limits: 100 jobs per consume, 64 per bulk publish.
+const MAX_CONSUME: u64 = 100;
+const MAX_BULK: usize = 64;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/{ns}/{queue}", put(publish).get(consume).delete(destroy))
+        .route("/api/{ns}/{queue}/bulk", put(publish_bulk))
+        .route("/api/{ns}/{queue}/job/{job_id}", put(republish).get(peek_job).delete(delete_job))
+        .route("/api/{ns}/{queue}/peek", get(peek_queue))
+        .route("/api/{ns}/{queue}/size", get(size))
+        .route("/api/{ns}/{queue}/deadletter", get(peek_dead).put(respawn_dead).delete(delete_dead))
+        .route("/api/{ns}/{queue}/deadletter/size", get(dead_size))
+}
+
+/// The redelay queue of lmstfy's namespace and queue.
+pub fn queue_name(ns: &str, q: &str) -> String {
+    format!("{ns}:{q}")
+}
+
+type Params = HashMap<String, String>;
+
+/// One lmstfy request: authenticated (401), inside its token's namespace and, for `WRITE`, not
+/// read-only (403), with its path and query parameters.
+pub struct Req<const WRITE: bool> {
+    st: AppState,
+    ns: String,
+    queue: String,
+    job_id: String,
+    q: Params,
+}
+
+type Read = Req<false>;
+type Write = Req<true>;
+
+impl<const WRITE: bool> FromRequestParts<AppState> for Req<WRITE> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> ApiResult<Self> {
+        let Query(q) =
+            Query::<Params>::from_request_parts(parts, st).await.map_err(|_| ApiError::invalid("invalid query", S))?;
+        let Path(mut p) =
+            Path::<Params>::from_request_parts(parts, st).await.map_err(|_| ApiError::invalid("invalid path", S))?;
+        let token = auth::request_token(&parts.headers, None, false)
+            .or_else(|| q.get("token").filter(|t| !t.is_empty()).cloned());
+        let access = match token {
+            Some(t) => st.access_of(&t, S).await?,
+            None => return Err(auth::unauthorized("token not found", S)),
+        };
+        let ns = p.remove("ns").unwrap_or_default();
+        auth::check_name("namespace", &ns).map_err(|m| ApiError::invalid(m, S))?;
+        access.check(Some(&ns), WRITE, S)?;
+        let queue = p.remove("queue").unwrap_or_default();
+        let job_id = p.remove("job_id").unwrap_or_default();
+        Ok(Req { st: st.clone(), ns, queue, job_id, q })
+    }
+}
+
+impl<const WRITE: bool> Req<WRITE> {
+    /// The handle of the redelay queue of a queue name from the path.
+    fn open(&self, queue: &str) -> ApiResult<Queue> {
+        auth::check_name("queue", queue).map_err(|m| ApiError::invalid(m, S))?;
+        if queue.starts_with('_') {
+            return Err(ApiError::invalid("queue name contains forbidden characters", S));
+        }
+        self.st.queue(&queue_name(&self.ns, queue), S)
+    }
+
+    fn queue(&self) -> ApiResult<Queue> {
+        self.open(&self.queue)
+    }
+}
+
+/// A whole number of seconds (lmstfy: up to u32::MAX) from the query, or its default.
+fn seconds(q: &Params, name: &str, default: u64) -> ApiResult<u64> {
+    match q.get(name) {
+        None => Ok(default),
+        Some(v) => v.parse::<u32>().map(u64::from).map_err(|_| ApiError::invalid(format!("invalid {name}"), S)),
+    }
+}
+
+fn ms_between(a: SystemTime, b: SystemTime) -> i64 {
+    match b.duration_since(a) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    }
+}
+
+/// Seconds of life left (rounded up, so a job that has not expired never shows 0, which
+/// means "forever"), or 0 for a job that never expires.
+fn ttl_left(expires_at: Option<SystemTime>, now: SystemTime) -> u64 {
+    expires_at.map_or(0, |t| (ms_between(now, t).max(1) as u64).div_ceil(1000))
+}
+
+fn job_json(ns: &str, queue: &str, id: &str, body: &[u8], ttl: u64, elapsed_ms: i64, remain: u32) -> Value {
+    json!({
+        "namespace": ns,
+        "queue": queue,
+        "job_id": id,
+        "data": crate::wire::b64(body),
+        "ttl": ttl,
+        "elapsed_ms": elapsed_ms,
+        "remain_tries": remain,
+    })
+}
+
+fn delivered_json(ns: &str, d: &Delivery) -> Value {
+    let queue = d.queue().strip_prefix(&format!("{ns}:")).unwrap_or(d.queue());
+    let mut v = job_json(
+        ns,
+        queue,
+        d.id(),
+        d.body(),
+        ttl_left(d.expires_at(), d.delivered_at()),
+        ms_between(d.published_at(), d.delivered_at()),
+        d.max_attempts().saturating_sub(d.attempt()),
+    );
+    v["msg"] = json!("new job");
+    v
+}
+
+fn info_json(ns: &str, queue: &str, m: &MessageInfo) -> Value {
+    let now = SystemTime::now();
+    job_json(
+        ns,
+        queue,
+        &m.id,
+        &m.body,
+        ttl_left(m.expires_at, now),
+        ms_between(m.published_at, now),
+        m.max_attempts.saturating_sub(m.attempts),
+    )
+}
+
+/// delay, ttl and tries of a publish, checked as lmstfy checks them, as redelay options: the
+/// ttl (from the publish) is the expiry, and an expired job is dropped, as in lmstfy.
+fn publish_options(st: &AppState, q: &Params) -> ApiResult<PublishOptions> {
+    let d = st.config.lmstfy;
+    let delay = seconds(q, "delay", 0)?;
+    let ttl = seconds(q, "ttl", d.ttl_s)?;
+    if ttl > 0 && ttl < delay {
+        return Err(ApiError::invalid("ttl is shorter than delay", S));
+    }
+    let tries = match q.get("tries") {
+        None => d.tries,
+        Some(v) => v.parse::<u16>().map(u32::from).map_err(|_| ApiError::invalid("invalid tries", S))?,
+    };
+    if tries == 0 {
+        return Err(ApiError::invalid("tries shouldn't be zero", S));
+    }
+    Ok(PublishOptions {
+        delay: Some(Duration::from_secs(delay)),
+        expires_in: (ttl > 0).then(|| Duration::from_secs(ttl)),
+        drop_on_expiry: true,
+        max_attempts: Some(tries),
+        ..Default::default()
+    })
+}
+
+fn check_body(st: &AppState, len: usize, what: &str) -> ApiResult<()> {
+    let max = st.client_max_body();
+    if len > max {
+        return Err(ApiError::too_large(format!("{what} too large"), S));
+    }
+    Ok(())
+}
+
+async fn publish_one(st: &AppState, queue: &Queue, q: &Params, body: Bytes) -> ApiResult<Response> {
+    check_body(st, body.len(), "body")?;
+    let m = publish_options(st, q)?.message(body.to_vec()).api(S)?;
+    let p = queue.publish(m).await.api(S)?;
+    Ok((StatusCode::CREATED, Json(json!({ "msg": "published", "job_id": p.id }))).into_response())
+}
+
+/// `PUT /api/:ns/:queue` — publish; `delay`, `ttl` (0 = forever), `tries`; the raw body.
+async fn publish(r: Write, body: Bytes) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    publish_one(&r.st, &qu, &r.q, body).await
+}
+
+/// `PUT /api/:ns/:queue/job/:job_id` — delete the job, then publish the body as a new one.
+async fn republish(r: Write, body: Bytes) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    qu.cancel(&r.job_id).await.api(S)?;
+    publish_one(&r.st, &qu, &r.q, body).await
+}
+
+/// `PUT /api/:ns/:queue/bulk` — a JSON array of up to 64 jobs (each element's JSON text is a
+/// job body); 201 `{"msg":"published","job_ids":[...]}`. All are stored or none.
+async fn publish_bulk(r: Write, body: Bytes) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    let opts = publish_options(&r.st, &r.q)?;
+    let jobs: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(&body)
+        .map_err(|_| ApiError::invalid("request body should be an array of objects", S))?;
+    if jobs.is_empty() {
+        return Err(ApiError::invalid("no jobs", S));
+    }
+    if jobs.len() > MAX_BULK {
+        return Err(ApiError::invalid("too many jobs", S));
+    }
+    for j in &jobs {
+        check_body(&r.st, j.get().len(), "job")?;
+    }
+    let items = jobs.into_iter().map(|j| (j.get().as_bytes().to_vec(), opts.clone())).collect();
+    let msgs = redelay::batch_messages(items).api(S)?;
+    let ids: Vec<String> = qu.publish_batch(msgs).await.api(S)?.into_iter().map(|p| p.id).collect();
+    Ok((StatusCode::CREATED, Json(json!({ "msg": "published", "job_ids": ids }))).into_response())
+}
+
+/// `GET /api/:ns/:q1,:q2,...` — consume: `ttr`, `timeout` (long-poll, woken by a publish),
+/// `count` (one queue only); several queues in priority order (then `timeout` is required).
+async fn consume(r: Write) -> ApiResult<Response> {
+    let (d, q, ns) = (r.st.config.lmstfy, &r.q, &r.ns);
+    let names: Vec<&str> = r.queue.split(',').filter(|s| !s.is_empty()).collect();
+    if names.is_empty() {
+        return Err(ApiError::invalid("invalid queue name(s)", S));
+    }
+    let mut handles = Vec::with_capacity(names.len());
+    for n in &names {
+        handles.push(r.open(n)?);
+    }
+    let ttr = seconds(q, "ttr", d.ttr_s)?;
+    let timeout = seconds(q, "timeout", d.timeout_s)?;
+    let count = match q.get("count") {
+        None => Some(1),
+        Some(v) => v.parse::<u64>().ok().filter(|c| (1..=MAX_CONSUME).contains(c)),
+    }
+    .ok_or_else(|| ApiError::invalid("invalid count", S))?;
+    if names.len() > 1 && timeout == 0 {
+        return Err(ApiError::invalid("timeout must be provided to consume multiple queues", S));
+    }
+    let max = if names.len() == 1 { count as usize } else { 1 };
+    let got = r.st.fetch(handles, max, Duration::from_secs(timeout), Some(Duration::from_secs(ttr)), S).await?;
+    if got.is_empty() {
+        return Ok((StatusCode::NOT_FOUND, Json(json!({ "msg": "no job available" }))).into_response());
+    }
+    if names.len() == 1 && count > 1 {
+        let v: Vec<Value> = got.iter().map(|d| delivered_json(ns, d)).collect();
+        return Ok(Json(Value::Array(v)).into_response());
+    }
+    Ok(Json(delivered_json(ns, &got[0])).into_response())
+}
+
+/// `DELETE /api/:ns/:queue/job/:job_id` — the job is never delivered again, whatever its
+/// state: 204.
+async fn delete_job(r: Write) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    qu.cancel(&r.job_id).await.api(S)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+fn not_found(msg: &str) -> Response {
+    (StatusCode::NOT_FOUND, Json(json!({ "error": msg }))).into_response()
+}
+
+/// `GET /api/:ns/:queue/job/:job_id` — the job without consuming it.
+async fn peek_job(r: Read) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    Ok(match qu.peek(&r.job_id).await.api(S)? {
+        Some(m) => Json(info_json(&r.ns, &r.queue, &m)).into_response(),
+        None => not_found("job not found"),
+    })
+}
+
+/// `GET /api/:ns/:queue/peek` — the next ready job, without consuming it.
+async fn peek_queue(r: Read) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    let page = qu.list(MsgState::Ready, 0, 1).await.api(S)?;
+    Ok(match page.items.first() {
+        Some(m) => Json(info_json(&r.ns, &r.queue, m)).into_response(),
+        None => not_found("the queue is empty"),
+    })
+}
+
+fn size_json(ns: &str, queue: &str, size: u64) -> Response {
+    Json(json!({ "namespace": ns, "queue": queue, "size": size })).into_response()
+}
+
+/// `GET /api/:ns/:queue/size` — jobs ready to be consumed.
+async fn size(r: Read) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    Ok(size_json(&r.ns, &r.queue, qu.stats().await.api(S)?.ready))
+}
+
+/// `GET /api/:ns/:queue/deadletter/size`.
+async fn dead_size(r: Read) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    Ok(size_json(&r.ns, &r.queue, qu.stats().await.api(S)?.dead))
+}
+
+/// `DELETE /api/:ns/:queue` — deletes the jobs that are ready (not the delayed or leased
+/// ones), as lmstfy does: 204.
+async fn destroy(r: Write) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    // Bounded: at most 1000 pages of 1000 per call.
+    for _ in 0..1000 {
+        let page = qu.list(MsgState::Ready, 0, 1000).await.api(S)?;
+        if page.items.is_empty() {
+            break;
+        }
+        for m in &page.items {
+            qu.cancel(&m.id).await.api(S)?;
+        }
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `GET /api/:ns/:queue/deadletter` — how many, and the id of the first to have died.
+async fn peek_dead(r: Read) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    let size = qu.stats().await.api(S)?.dead;
+    let head = qu.dead_letters(0, 1).await.api(S)?.into_iter().next().map(|m| m.id).unwrap_or_default();
+    Ok(Json(json!({ "namespace": r.ns, "queue": r.queue, "deadletter_size": size, "deadletter_head": head }))
+        .into_response())
+}
+
+fn limit(q: &Params) -> ApiResult<usize> {
+    match q.get("limit") {
+        None => Ok(1),
+        Some(v) => v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| ApiError::invalid("invalid limit", S)),
+    }
+}
+
+/// `PUT /api/:ns/:queue/deadletter` — respawn the `limit` (default 1) oldest dead jobs:
+/// 200 `{"msg":"respawned","count":n}`. (`ttl` is checked but respawned jobs keep their own
+/// settings.)
+async fn respawn_dead(r: Write) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    let n = limit(&r.q)?;
+    seconds(&r.q, "ttl", 0)?;
+    let count = qu.respawn(Select::Oldest(n)).await.api(S)?;
+    Ok(Json(json!({ "msg": "respawned", "count": count })).into_response())
+}
+
+/// `DELETE /api/:ns/:queue/deadletter` — delete the `limit` (default 1) oldest dead jobs: 204.
+async fn delete_dead(r: Write) -> ApiResult<Response> {
+    let qu = r.queue()?;
+    qu.purge_dead(Select::Oldest(limit(&r.q)?)).await.api(S)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// lmstfy's answer for an unknown route.
+pub async fn no_route() -> Response {
+    (StatusCode::NOT_FOUND, Json(json!({ "error": "api not found" }))).into_response()
+}

@@ -1,0 +1,452 @@
+//! The native JSON API, `/v1/...`: everything redelay has, in milliseconds, with ids, headers
+//! and lease tokens. Queues are named as in the core; a namespace token covers the queues
+//! `NAMESPACE:...` (those the lmstfy API makes), the admin token every queue. Errors are
+//! `{"error": {"code": "ERR_REDELAY_...", "message": ...}}` with the status of the core's kind
+//! (`error::status_of`). The routes are listed in `openapi.json`, served at `/v1/openapi.json`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequestParts, Path, Query};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use redelay::{Due, Queue, Search, Select, State as MsgState, Step};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::auth::Access;
+use crate::error::{ApiError, ApiResult, CoreExt, Style};
+use crate::state::AppState;
+use crate::wire;
+
+const S: Style = Style::V1;
+
+/// The OpenAPI 3.1 document of this API.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/openapi.json", get(openapi))
+        .route("/v1/queues", get(queues))
+        .route("/v1/overview", get(overview))
+        .route("/v1/fetch", post(fetch_many))
+        .route("/v1/queues/{queue}/messages", post(publish).get(list))
+        .route("/v1/queues/{queue}/messages/batch", post(publish_batch))
+        .route("/v1/queues/{queue}/messages/{id}", get(peek).delete(cancel))
+        .route("/v1/queues/{queue}/messages/{id}/ack", post(ack))
+        .route("/v1/queues/{queue}/messages/{id}/nack", post(nack))
+        .route("/v1/queues/{queue}/messages/{id}/extend", post(extend))
+        .route("/v1/queues/{queue}/messages/{id}/reschedule", post(reschedule))
+        .route("/v1/queues/{queue}/fetch", post(fetch))
+        .route("/v1/queues/{queue}/stats", get(stats))
+        .route("/v1/queues/{queue}/verify", post(verify))
+        .route("/v1/queues/{queue}/pause", post(pause))
+        .route("/v1/queues/{queue}/resume", post(resume))
+        .route("/v1/queues/{queue}/history", get(history))
+        .route("/v1/queues/{queue}/history/totals", get(history_totals))
+        .route("/v1/queues/{queue}/upcoming", get(upcoming))
+        .route("/v1/queues/{queue}/search", get(search))
+        .route("/v1/queues/{queue}/dead", get(dead))
+        .route("/v1/queues/{queue}/dead/respawn", post(respawn))
+        .route("/v1/queues/{queue}/dead/purge", post(purge))
+        .route(
+            "/v1/queues/{queue}/webhook",
+            get(crate::webhook::get_hook).put(crate::webhook::put_hook).delete(crate::webhook::delete_hook),
+        )
+}
+
+/// The namespace of a queue: what comes before its first `:` (None without one).
+pub fn namespace_of(queue: &str) -> Option<&str> {
+    queue.split_once(':').map(|(ns, _)| ns)
+}
+
+/// An authenticated request (401 otherwise) and what its token allows.
+pub struct Auth {
+    pub st: AppState,
+    pub access: Access,
+    pub q: HashMap<String, String>,
+}
+
+impl FromRequestParts<AppState> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> ApiResult<Self> {
+        let access = st.access(&parts.headers, parts.uri.query(), S).await?;
+        let Query(q) = Query::<HashMap<String, String>>::from_request_parts(parts, st)
+            .await
+            .map_err(|e| ApiError::invalid(format!("query: {e}"), S))?;
+        Ok(Auth { st: st.clone(), access, q })
+    }
+}
+
+impl Auth {
+    /// The handle of `name` if the token may act on it (403 otherwise).
+    pub fn open(&self, name: &str, write: bool) -> ApiResult<Queue> {
+        self.access.check(namespace_of(name), write, S)?;
+        self.st.queue(name, S)
+    }
+
+    fn num<T: std::str::FromStr>(&self, name: &str) -> ApiResult<Option<T>> {
+        match self.q.get(name) {
+            None => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| ApiError::invalid(format!("{name}: not a number: {v:?}"), S)),
+        }
+    }
+}
+
+/// A request on one queue (and maybe one message id): authenticated, and allowed on that
+/// queue's namespace — for `WRITE`, by a token that is not read-only.
+pub struct On<const WRITE: bool> {
+    pub a: Auth,
+    pub queue: Queue,
+    pub id: String,
+}
+
+impl<const WRITE: bool> FromRequestParts<AppState> for On<WRITE> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> ApiResult<Self> {
+        let a = Auth::from_request_parts(parts, st).await?;
+        let Path(mut p) = Path::<HashMap<String, String>>::from_request_parts(parts, st)
+            .await
+            .map_err(|e| ApiError::invalid(format!("path: {e}"), S))?;
+        let queue = a.open(&p.remove("queue").unwrap_or_default(), WRITE)?;
+        Ok(On { a, queue, id: p.remove("id").unwrap_or_default() })
+    }
+}
+
+pub type Read = On<false>;
+pub type Write = On<true>;
+
+/// A JSON body; an empty body is the type's default.
+pub fn parse<T: DeserializeOwned + Default>(body: &Bytes) -> ApiResult<T> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("body: {e}"), S))
+}
+
+fn ok(v: Value) -> ApiResult<Response> {
+    Ok(Json(v).into_response())
+}
+
+async fn openapi(_a: Auth) -> Response {
+    ([("content-type", "application/json")], OPENAPI).into_response()
+}
+
+/// The queues published to that the token may see, by name.
+async fn visible(a: &Auth) -> ApiResult<Vec<String>> {
+    let all = a.st.client.queues().await.api(S)?;
+    Ok(all.into_iter().filter(|n| a.access.check(namespace_of(n), false, S).is_ok()).collect())
+}
+
+/// `GET /v1/queues`: the queues published to that the token may see.
+async fn queues(a: Auth) -> ApiResult<Response> {
+    let names = visible(&a).await?;
+    ok(json!({ "queues": names }))
+}
+
+/// `GET /v1/overview?offset=&limit=`: a page (default 100, at most 1000) of the queues the
+/// token may see, each with its stats and its last hour: counts, deliveries in the last
+/// minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview shows,
+/// in one request.
+async fn overview(a: Auth) -> ApiResult<Response> {
+    let offset = a.num::<usize>("offset")?.unwrap_or(0);
+    let limit = a.num::<usize>("limit")?.unwrap_or(100);
+    if limit == 0 || limit > 1000 {
+        return Err(ApiError::invalid(format!("limit: must be 1 to 1000, got {limit}"), S));
+    }
+    let names = visible(&a).await?;
+    let total = names.len();
+    let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
+    let a = &a;
+    let rows = futures_util::future::try_join_all(page.into_iter().map(|n| async move {
+        let q = a.open(n, false)?;
+        let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
+            let now = std::time::SystemTime::now();
+            q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
+        })?;
+        let last_minute = hour.last().map_or(0, |p| p.delivered);
+        let sum = hour.iter().skip(1).fold(hour.first().cloned(), |acc, p| {
+            acc.map(|mut a| {
+                a.add(p);
+                a
+            })
+        });
+        let bound = |q: f64| {
+            sum.as_ref()
+                .and_then(|s| s.lateness_bound_ms(q))
+                .map(|b| if b.is_finite() { json!(b) } else { json!("inf") })
+        };
+        let mut row = json!({ "queue": n });
+        row["stats"] = wire::stats(&stats);
+        row["last_hour"] = sum.as_ref().map_or(Value::Null, wire::history);
+        row["delivered_last_minute"] = json!(last_minute);
+        row["lateness_p50_below_ms"] = bound(0.5).unwrap_or(Value::Null);
+        row["lateness_p99_below_ms"] = bound(0.99).unwrap_or(Value::Null);
+        Ok::<_, ApiError>(row)
+    }))
+    .await?;
+    ok(json!({ "total": total, "queues": rows }))
+}
+
+/// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.
+async fn publish(r: Write, body: Bytes) -> ApiResult<Response> {
+    let req: wire::PublishRequest = parse(&body)?;
+    let (b, o) = req.into_parts().map_err(|m| ApiError::invalid(m, S))?;
+    let p = r.queue.publish(o.message(b).api(S)?).await.api(S)?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": p.id, "status": p.status.as_str() }))).into_response())
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Batch {
+    messages: Vec<wire::PublishRequest>,
+}
+
+/// `POST /v1/queues/{queue}/messages/batch`: all stored, or none (an error names the message).
+async fn publish_batch(r: Write, body: Bytes) -> ApiResult<Response> {
+    let b: Batch = parse(&body)?;
+    let items = b
+        .messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| m.into_parts().map_err(|e| ApiError::invalid(format!("message {i}: {e}"), S)))
+        .collect::<ApiResult<Vec<_>>>()?;
+    let msgs = redelay::batch_messages(items).api(S)?;
+    let res: Vec<Value> = r
+        .queue
+        .publish_batch(msgs)
+        .await
+        .api(S)?
+        .into_iter()
+        .map(|p| json!({ "id": p.id, "status": p.status.as_str() }))
+        .collect();
+    Ok((StatusCode::CREATED, Json(json!({ "results": res }))).into_response())
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchRequest {
+    /// Several queues, in priority order (`/v1/fetch` only).
+    #[serde(default)]
+    queues: Vec<String>,
+    max: Option<usize>,
+    wait_ms: Option<u64>,
+    ttr_ms: Option<u64>,
+}
+
+async fn fetch_from(st: &AppState, qs: Vec<Queue>, f: &FetchRequest) -> ApiResult<Response> {
+    let wait = Duration::from_millis(f.wait_ms.unwrap_or(0));
+    let got = st.fetch(qs, f.max.unwrap_or(1), wait, f.ttr_ms.map(Duration::from_millis), S).await?;
+    ok(json!({ "messages": got.iter().map(wire::delivery).collect::<Vec<_>>() }))
+}
+
+/// `POST /v1/queues/{queue}/fetch` `{max, wait_ms, ttr_ms}`: leased messages, each with its
+/// lease token (ack, nack or extend it before its `lease_deadline_ms`).
+async fn fetch(r: Write, body: Bytes) -> ApiResult<Response> {
+    let f: FetchRequest = parse(&body)?;
+    if !f.queues.is_empty() {
+        return Err(ApiError::invalid("queues: only for /v1/fetch", S));
+    }
+    fetch_from(&r.a.st, vec![r.queue.clone()], &f).await
+}
+
+/// `POST /v1/fetch` `{queues, max, wait_ms, ttr_ms}`: from the first of the queues with due
+/// messages, in priority order; the wait ends at a publish to any of them.
+async fn fetch_many(a: Auth, body: Bytes) -> ApiResult<Response> {
+    let f: FetchRequest = parse(&body)?;
+    let qs = f.queues.iter().map(|n| a.open(n, true)).collect::<ApiResult<Vec<_>>>()?;
+    fetch_from(&a.st, qs, &f).await
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settle {
+    #[serde(default)]
+    token: String,
+    delay_ms: Option<u64>,
+    #[serde(default)]
+    reason: String,
+    ttr_ms: Option<u64>,
+}
+
+/// `POST .../messages/{id}/ack` `{token}`.
+async fn ack(r: Write, body: Bytes) -> ApiResult<Response> {
+    let s: Settle = parse(&body)?;
+    r.queue.ack(&r.id, &s.token).await.api(S)?;
+    ok(json!({ "acked": true }))
+}
+
+/// `POST .../messages/{id}/nack` `{token, delay_ms?, reason?}`: retried after `delay_ms` (or the
+/// message's backoff), or dead at its last attempt: `{"dead": bool}`.
+async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
+    let s: Settle = parse(&body)?;
+    let dead = r.queue.nack(&r.id, &s.token, s.delay_ms.map(Duration::from_millis), &s.reason).await.api(S)?;
+    ok(json!({ "dead": dead }))
+}
+
+/// `POST .../messages/{id}/extend` `{token, ttr_ms}`: the lease runs `ttr_ms` from now.
+async fn extend(r: Write, body: Bytes) -> ApiResult<Response> {
+    let s: Settle = parse(&body)?;
+    let ttr = s.ttr_ms.ok_or_else(|| ApiError::invalid("ttr_ms: required", S))?;
+    r.queue.extend(&r.id, &s.token, Duration::from_millis(ttr)).await.api(S)?;
+    ok(json!({ "extended": true }))
+}
+
+/// `DELETE .../messages/{id}`: deleted wherever it is; 404 when there is no such id.
+async fn cancel(r: Write) -> ApiResult<Response> {
+    if !r.queue.cancel(&r.id).await.api(S)? {
+        return Err(ApiError::core(
+            redelay::Error::new(redelay::ErrorKind::NotFound, format!("no message with id {:?}", r.id)),
+            S,
+        ));
+    }
+    ok(json!({ "cancelled": true }))
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct When {
+    delay_ms: Option<u64>,
+    at_ms: Option<i64>,
+}
+
+/// `POST .../messages/{id}/reschedule` `{delay_ms | at_ms}`: `{"due_at_ms"}`.
+async fn reschedule(r: Write, body: Bytes) -> ApiResult<Response> {
+    let w: When = parse(&body)?;
+    let due = Due::from_parts(w.delay_ms.map(Duration::from_millis), w.at_ms.map(wire::time)).api(S)?;
+    let at = r.queue.reschedule(&r.id, due).await.api(S)?;
+    ok(json!({ "due_at_ms": wire::ms(at) }))
+}
+
+/// `GET .../messages/{id}`: the message, whatever its state; 404 when there is none.
+async fn peek(r: Read) -> ApiResult<Response> {
+    match r.queue.peek(&r.id).await.api(S)? {
+        Some(m) => ok(wire::message(&m)),
+        None => Err(ApiError::core(
+            redelay::Error::new(redelay::ErrorKind::NotFound, format!("no message with id {:?}", r.id)),
+            S,
+        )),
+    }
+}
+
+fn state_of(s: &str) -> ApiResult<MsgState> {
+    Ok(match s {
+        "scheduled" => MsgState::Scheduled,
+        "ready" => MsgState::Ready,
+        "leased" => MsgState::Leased,
+        "dead" => MsgState::Dead,
+        _ => return Err(ApiError::invalid(format!("state: one of scheduled, ready, leased, dead; got {s:?}"), S)),
+    })
+}
+
+/// `GET /v1/queues/{queue}/messages?state=&offset=&limit=`: a page of one state, in order.
+async fn list(r: Read) -> ApiResult<Response> {
+    let state = state_of(r.a.q.get("state").map_or("ready", String::as_str))?;
+    let page = r.queue.list(state, r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
+    ok(json!({ "total": page.total, "items": page.items.iter().map(wire::message).collect::<Vec<_>>() }))
+}
+
+async fn stats(r: Read) -> ApiResult<Response> {
+    ok(wire::stats(&r.queue.stats().await.api(S)?))
+}
+
+/// `POST .../verify`: the invariant, checked atomically (O(n)).
+async fn verify(r: Read) -> ApiResult<Response> {
+    let v = r.queue.verify().await.api(S)?;
+    ok(json!({ "ok": v.is_ok(), "records": v.records, "problems": v.problems }))
+}
+
+async fn pause(r: Write) -> ApiResult<Response> {
+    ok(json!({ "changed": r.queue.pause().await.api(S)? }))
+}
+
+async fn resume(r: Write) -> ApiResult<Response> {
+    ok(json!({ "changed": r.queue.resume().await.api(S)? }))
+}
+
+/// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute).
+async fn history(r: Read) -> ApiResult<Response> {
+    let step = match r.a.q.get("step").map_or("minute", String::as_str) {
+        "minute" => Step::Minute,
+        "hour" => Step::Hour,
+        s => return Err(ApiError::invalid(format!("step: minute or hour, got {s:?}"), S)),
+    };
+    let now = wire::ms(std::time::SystemTime::now());
+    let until = r.a.num::<i64>("until_ms")?.unwrap_or(now);
+    let since = r.a.num::<i64>("since_ms")?.unwrap_or(until - 3_600_000);
+    let pts = r.queue.history(wire::time(since), wire::time(until), step).await.api(S)?;
+    ok(json!({ "points": pts.iter().map(wire::history).collect::<Vec<_>>() }))
+}
+
+async fn history_totals(r: Read) -> ApiResult<Response> {
+    ok(wire::history(&r.queue.history_totals().await.api(S)?))
+}
+
+/// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute).
+async fn upcoming(r: Read) -> ApiResult<Response> {
+    let from = r.a.num::<i64>("from_ms")?.unwrap_or_else(|| wire::ms(std::time::SystemTime::now()));
+    let width = r.a.num::<u64>("width_ms")?.unwrap_or(60_000);
+    let n = r.a.num::<usize>("buckets")?.unwrap_or(60);
+    let b = r.queue.upcoming(wire::time(from), Duration::from_millis(width), n).await.api(S)?;
+    let v: Vec<Value> = b.iter().map(|(t, c)| json!({ "at_ms": wire::ms(*t), "count": c })).collect();
+    ok(json!({ "buckets": v }))
+}
+
+/// `GET .../search?id_prefix= | header=NAME:VALUE | body= | error=` and `cursor=`: one bounded
+/// step; call again with the returned cursor until it is null.
+async fn search(r: Read) -> ApiResult<Response> {
+    let q = &r.a.q;
+    let what = match (q.get("id_prefix"), q.get("header"), q.get("body"), q.get("error")) {
+        (Some(p), None, None, None) => Search::IdPrefix(p.clone()),
+        (None, Some(h), None, None) => {
+            let (k, v) = h.split_once(':').ok_or_else(|| ApiError::invalid("header: NAME:VALUE", S))?;
+            Search::Header(k.to_string(), v.to_string())
+        }
+        (None, None, Some(b), None) => Search::Body(b.clone().into_bytes()),
+        (None, None, None, Some(e)) => Search::Error(e.clone()),
+        _ => return Err(ApiError::invalid("id_prefix/header/body/error: give exactly one of them", S)),
+    };
+    let page = r.queue.search(&what, q.get("cursor").map(String::as_str)).await.api(S)?;
+    ok(json!({
+        "items": page.items.iter().map(wire::message).collect::<Vec<_>>(),
+        "scanned": page.scanned,
+        "cursor": page.cursor,
+    }))
+}
+
+/// `GET .../dead?offset=&limit=`: dead letters, the first to die first.
+async fn dead(r: Read) -> ApiResult<Response> {
+    let items = r.queue.dead_letters(r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
+    ok(json!({ "items": items.iter().map(wire::message).collect::<Vec<_>>() }))
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Which {
+    ids: Option<Vec<String>>,
+    oldest: Option<usize>,
+    #[serde(default)]
+    all: bool,
+}
+
+fn select(body: &Bytes) -> ApiResult<Select> {
+    let w: Which = parse(body)?;
+    Select::from_parts(w.ids, w.oldest, w.all).api(S)
+}
+
+/// `POST .../dead/respawn` `{ids | oldest | all}`: `{"count"}`.
+async fn respawn(r: Write, body: Bytes) -> ApiResult<Response> {
+    ok(json!({ "count": r.queue.respawn(select(&body)?).await.api(S)? }))
+}
+
+/// `POST .../dead/purge` `{ids | oldest | all}`: `{"count"}`.
+async fn purge(r: Write, body: Bytes) -> ApiResult<Response> {
+    ok(json!({ "count": r.queue.purge_dead(select(&body)?).await.api(S)? }))
+}

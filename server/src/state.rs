@@ -1,0 +1,152 @@
+//! What every handler shares: the client, its queue handles, the token store, counters.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::http::HeaderMap;
+use redelay::{Client, Queue};
+
+use crate::auth::{self, Access, TokenStore};
+use crate::config::ServerConfig;
+use crate::error::{ApiError, CoreExt, Style};
+
+/// How long a token looked up in Redis is trusted without asking again: a revocation holds
+/// on every server within this time.
+const TOKEN_CACHE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Tokens cached at most; past that the cache starts over.
+const MAX_CACHED_TOKENS: usize = 10_000;
+
+/// Queue handles kept at most (each has a settler task); past that the cache starts over.
+const MAX_CACHED_QUEUES: usize = 10_000;
+
+/// Shared by every handler. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState(pub Arc<Inner>);
+
+pub struct Inner {
+    pub client: Client,
+    pub tokens: TokenStore,
+    pub config: ServerConfig,
+    admin_hash: Option<String>,
+    queues: Mutex<HashMap<String, Queue>>,
+    /// Token hash → (what it allows, when it was read).
+    known: Mutex<HashMap<String, (Access, std::time::Instant)>>,
+    /// Answers by API and status class: `[api][class]`, api 0 = lmstfy, 1 = v1, 2 = admin;
+    /// class 0..5 = 1xx..5xx.
+    pub answers: [[AtomicU64; 5]; 3],
+    pub webhooks: crate::webhook::Webhooks,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(client: Client, tokens: TokenStore, config: ServerConfig) -> AppState {
+        let admin_hash = config.admin_token.as_deref().map(auth::hash);
+        AppState(Arc::new(Inner {
+            client,
+            tokens,
+            config,
+            admin_hash,
+            queues: Mutex::new(HashMap::new()),
+            known: Mutex::new(HashMap::new()),
+            answers: Default::default(),
+            webhooks: Default::default(),
+        }))
+    }
+
+    /// The handle of queue `name` (kept, so that each queue has one settler and its fetch
+    /// replay keys are cleaned up by its next fetch).
+    pub fn queue(&self, name: &str, style: Style) -> Result<Queue, ApiError> {
+        let mut m = self.queues.lock().unwrap();
+        if let Some(q) = m.get(name) {
+            return Ok(q.clone());
+        }
+        let q = self.client.queue(name).api(style)?;
+        if m.len() >= MAX_CACHED_QUEUES {
+            m.clear();
+        }
+        m.insert(name.to_string(), q.clone());
+        Ok(q)
+    }
+
+    /// What the request's token allows: 401 without a token or with an unknown one.
+    pub async fn access(&self, headers: &HeaderMap, query: Option<&str>, style: Style) -> Result<Access, ApiError> {
+        let Some(token) = auth::request_token(headers, query, true) else {
+            return Err(auth::unauthorized("token not found", style));
+        };
+        self.access_of(&token, style).await
+    }
+
+    /// What `token` allows. lmstfy's `POOL:TOKEN` form is accepted for its default pool.
+    pub async fn access_of(&self, token: &str, style: Style) -> Result<Access, ApiError> {
+        let token = token.strip_prefix("default:").unwrap_or(token);
+        let h = auth::hash(token);
+        if self.admin_hash.as_deref() == Some(h.as_str()) {
+            return Ok(Access::admin());
+        }
+        if let Some((a, at)) = self.known.lock().unwrap().get(&h) {
+            if at.elapsed() < TOKEN_CACHE {
+                return Ok(a.clone());
+            }
+        }
+        let a = match self.tokens.lookup(token).await.api(style)? {
+            Some(i) => Access { admin: false, namespace: Some(i.namespace), read_only: i.read_only },
+            None => return Err(auth::unauthorized("invalid token", style)),
+        };
+        let mut known = self.known.lock().unwrap();
+        if known.len() >= MAX_CACHED_TOKENS {
+            known.clear();
+        }
+        known.insert(h, (a.clone(), std::time::Instant::now()));
+        Ok(a)
+    }
+
+    /// Drops a revoked token (given as itself or its hash) from this server's cache.
+    pub fn forget(&self, token_or_hash: &str) {
+        let mut known = self.known.lock().unwrap();
+        known.remove(token_or_hash);
+        known.remove(&auth::hash(token_or_hash));
+    }
+
+    /// `Queue::fetch_first` in a task of its own: a client that goes away during a long-poll
+    /// drops the request, not the fetch; what the fetch leased after the client left is
+    /// released (back at its due time, no attempt counted) instead of waiting out its lease.
+    pub async fn fetch(
+        &self,
+        queues: Vec<Queue>,
+        max: usize,
+        wait: std::time::Duration,
+        ttr: Option<std::time::Duration>,
+        style: Style,
+    ) -> Result<Vec<redelay::Delivery>, ApiError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let r = Queue::fetch_first(&queues, max, wait, ttr).await;
+            if let Err(Ok(got)) = tx.send(r) {
+                for d in got {
+                    let _ = d.release().await;
+                }
+            }
+        });
+        rx.await
+            .map_err(|_| {
+                ApiError::core(redelay::Error::new(redelay::ErrorKind::Connection, "fetch: task ended"), style)
+            })?
+            .api(style)
+    }
+
+    pub fn client_max_body(&self) -> usize {
+        self.client.max_body_bytes()
+    }
+
+    pub fn count(&self, api: usize, status: u16) {
+        let class = (status / 100).clamp(1, 5) as usize - 1;
+        self.answers[api][class].fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,188 @@
+//! Push delivery: a queue with a webhook (`PUT /v1/queues/{queue}/webhook {"url": ...}`, kept
+//! in the Redis hash `<prefix>:webhooks`) has its due messages POSTed by the server to the URL
+//! as JSON (`id`, `queue`, `body` (text, when UTF-8), `body_base64`, `headers`, `attempt`,
+//! `max_attempts`, `published_at_ms`, `due_at_ms`): a 2xx answer acks the message, anything
+//! else (or no answer within its lease) nacks it, so it is retried after the message's backoff
+//! and ends in the dead letters at its last attempt. Every server with the same prefix runs the
+//! webhooks it finds there (re-read every few seconds); each message goes to one of them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::response::{IntoResponse, Response};
+use redelay::{Delivery, Queue};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::error::{ApiError, ApiResult, CoreExt, Style};
+use crate::routes_v1::{parse, Read, Write};
+use crate::state::AppState;
+use crate::wire;
+
+const S: Style = Style::V1;
+/// Messages leased per fetch of one webhook worker (POSTed concurrently).
+const BATCH: usize = 16;
+/// How often a server re-reads the webhooks (those set through another server).
+const RELOAD: Duration = Duration::from_secs(5);
+
+/// A queue's webhook, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hook {
+    pub url: String,
+}
+
+struct Running {
+    hook: Hook,
+    stop: Arc<AtomicBool>,
+}
+
+/// The webhook workers of this server, by queue.
+#[derive(Default)]
+pub struct Webhooks {
+    running: Mutex<HashMap<String, Running>>,
+}
+
+/// The stored webhooks: the core's settings hash `<prefix>:webhooks`, queue → [`Hook`] as JSON.
+fn stored(st: &AppState) -> Result<redelay::Settings, ApiError> {
+    st.client.settings("webhooks").api(S)
+}
+
+async fn load(st: &AppState) -> Result<HashMap<String, Hook>, ApiError> {
+    let all = stored(st)?.all().await.api(S)?;
+    Ok(all.into_iter().filter_map(|(q, v)| serde_json::from_str(&v).ok().map(|h| (q, h))).collect())
+}
+
+/// Starts and stops workers so that they match the webhooks stored in Redis.
+async fn sync(st: &AppState) {
+    let want = match load(st).await {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!(target: "redelay::server", "webhooks: {}", e.message);
+            return;
+        }
+    };
+    let mut run = st.webhooks.running.lock().unwrap();
+    run.retain(|q, r| {
+        let keep = want.get(q) == Some(&r.hook);
+        if !keep {
+            r.stop.store(true, Ordering::Release);
+        }
+        keep
+    });
+    for (q, hook) in want {
+        if run.contains_key(&q) {
+            continue;
+        }
+        let Ok(queue) = st.queue(&q, S) else { continue };
+        let stop = Arc::new(AtomicBool::new(false));
+        tokio::spawn(worker(queue, hook.url.clone(), stop.clone()));
+        run.insert(q, Running { hook, stop });
+    }
+}
+
+/// Starts the webhooks found in Redis, and re-reads them every few seconds until `stop`.
+pub fn start(st: &AppState, mut stop: tokio::sync::watch::Receiver<bool>) {
+    let st = st.clone();
+    tokio::spawn(async move {
+        loop {
+            sync(&st).await;
+            tokio::select! {
+                _ = tokio::time::sleep(RELOAD) => {}
+                _ = stop.wait_for(|v| *v) => break,
+            }
+        }
+        for r in st.webhooks.running.lock().unwrap().values() {
+            r.stop.store(true, Ordering::Release);
+        }
+    });
+}
+
+/// One queue's loop: lease due messages, POST each, ack on 2xx, nack otherwise. It stops
+/// between fetches (never in the middle of one, so no lease is dropped unanswered).
+async fn worker(queue: Queue, url: String, stop: Arc<AtomicBool>) {
+    let http = reqwest::Client::new();
+    while !stop.load(Ordering::Acquire) {
+        match queue.fetch(BATCH, Duration::from_secs(1)).await {
+            Ok(ds) => {
+                futures_util::future::join_all(ds.iter().map(|d| push(&http, &url, d))).await;
+            }
+            Err(e) => {
+                tracing::warn!(target: "redelay::server", "webhook of {}: fetch: {}", queue.name(), e.message());
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+async fn push(http: &reqwest::Client, url: &str, d: &Delivery) {
+    let mut v = json!({
+        "id": d.id(),
+        "queue": d.queue(),
+        "headers": d.headers(),
+        "attempt": d.attempt(),
+        "max_attempts": d.max_attempts(),
+        "published_at_ms": wire::ms(d.published_at()),
+        "due_at_ms": wire::ms(d.due_at()),
+    });
+    v["body"] = std::str::from_utf8(d.body()).map_or(serde_json::Value::Null, |s| json!(s));
+    v["body_base64"] = json!(wire::b64(d.body()));
+    // Answer before the lease runs out, so that a slow receiver is a nack, not a redelivery.
+    let left = d.lease_deadline().duration_since(std::time::SystemTime::now()).unwrap_or_default();
+    let timeout = left.saturating_sub(Duration::from_millis(50)).max(Duration::from_millis(50));
+    let outcome = match http.post(url).json(&v).timeout(timeout).send().await {
+        Ok(r) if r.status().is_success() => Ok(()),
+        Ok(r) => Err(format!("webhook: HTTP {} from {url}", r.status().as_u16())),
+        Err(e) => Err(format!("webhook: {url}: {e}")),
+    };
+    let settled = match outcome {
+        Ok(()) => d.ack().await,
+        Err(reason) => d.nack(None, &reason).await.map(|_| ()),
+    };
+    if let Err(e) = settled {
+        tracing::warn!(target: "redelay::server", "webhook of {}: settle {}: {}", d.queue(), d.id(), e.message());
+    }
+}
+
+fn check_url(url: &str) -> ApiResult<()> {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || reqwest::Url::parse(url).is_err() {
+        return Err(ApiError::invalid(format!("url: an http:// or https:// URL, got {url:?}"), S));
+    }
+    if url.len() > 2048 {
+        return Err(ApiError::invalid(format!("url: at most 2048 bytes, got {}", url.len()), S));
+    }
+    Ok(())
+}
+
+/// `PUT /v1/queues/{queue}/webhook` `{"url": "http://..."}`.
+pub async fn put_hook(r: Write, body: Bytes) -> ApiResult<Response> {
+    let h: Hook = parse(&body)?;
+    check_url(&h.url)?;
+    let st = &r.a.st;
+    stored(st)?.set(r.queue.name(), &serde_json::to_string(&h).unwrap()).await.api(S)?;
+    sync(st).await;
+    Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response())
+}
+
+/// `GET /v1/queues/{queue}/webhook`: 404 when the queue has none.
+pub async fn get_hook(r: Read) -> ApiResult<Response> {
+    match load(&r.a.st).await?.remove(r.queue.name()) {
+        Some(h) => Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response()),
+        None => Err(ApiError::core(
+            redelay::Error::new(redelay::ErrorKind::NotFound, format!("queue {:?} has no webhook", r.queue.name())),
+            S,
+        )),
+    }
+}
+
+/// `DELETE /v1/queues/{queue}/webhook`: `{"deleted": bool}`.
+pub async fn delete_hook(r: Write) -> ApiResult<Response> {
+    let st = &r.a.st;
+    let deleted = stored(st)?.delete(r.queue.name()).await.api(S)?;
+    sync(st).await;
+    Ok(axum::Json(json!({ "deleted": deleted })).into_response())
+}

@@ -1,0 +1,279 @@
+//! The lmstfy-compatible API over real HTTP and a real Redis, driven with the requests of
+//! lmstfy's doc/API.md: status codes, shapes, seconds, base64, auth, bad input, long-poll.
+mod common;
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use common::{json, ADMIN};
+use serde_json::json;
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_consume_delete_peek_size_as_the_doc_shows() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+
+    // PUT /api/:namespace/:queue — 201 {"msg":"published","job_id"}; the X-Request-ID header.
+    let r =
+        http.put(s.url("/api/ns/q1?delay=1&ttl=60&tries=3")).header("X-Token", &t).body("hello").send().await.unwrap();
+    assert!(r.headers().get("x-request-id").is_some());
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["msg"], "published");
+    let id = v["job_id"].as_str().unwrap().to_string();
+
+    // Not due yet: a consume without timeout finds nothing (404 {"msg":"no job available"}).
+    let (st, v) = json(http.get(s.url("/api/ns/q1")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!((st, v), (404, json!({"msg": "no job available"})));
+
+    // Long-poll: delivered once due, never before (elapsed_ms counts from the publish).
+    let (st, v) = json(http.get(s.url(&format!("/api/ns/q1?timeout=10&ttr=30&token={t}"))).send().await.unwrap()).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["msg"], "new job");
+    assert_eq!((v["namespace"].as_str(), v["queue"].as_str()), (Some("ns"), Some("q1")));
+    assert_eq!(v["job_id"], id.as_str());
+    assert_eq!(v["data"], b64("hello"));
+    assert!(v["elapsed_ms"].as_i64().unwrap() >= 1000, "{v}");
+    assert_eq!(v["remain_tries"], 2);
+    let ttl = v["ttl"].as_u64().unwrap();
+    assert!(ttl > 0 && ttl <= 60, "{v}");
+
+    // GET .../job/:id while leased; DELETE (ack) 204 with no body; then 404 "job not found".
+    let (st, v) =
+        json(http.get(s.url(&format!("/api/ns/q1/job/{id}"))).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 200);
+    assert_eq!((v["job_id"].as_str(), v["data"].as_str()), (Some(id.as_str()), Some(b64("hello").as_str())));
+    let r = http.delete(s.url(&format!("/api/ns/q1/job/{id}"))).header("X-Token", &t).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    assert!(r.text().await.unwrap().is_empty());
+    let (st, v) =
+        json(http.get(s.url(&format!("/api/ns/q1/job/{id}"))).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!((st, v), (404, json!({"error": "job not found"})));
+
+    // Size counts ready jobs; peek shows the next ready one without consuming it.
+    for body in ["a", "b"] {
+        let r = http.put(s.url("/api/ns/q1")).header("X-Token", &t).body(body).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 201);
+    }
+    let (st, v) = json(http.get(s.url("/api/ns/q1/size")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!((st, v), (200, json!({"namespace": "ns", "queue": "q1", "size": 2})));
+    let (st, v) = json(http.get(s.url("/api/ns/q1/peek")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 200);
+    assert_eq!(v["data"], b64("a"));
+    assert_eq!(v["remain_tries"], 1);
+
+    // count=2: an array of jobs.
+    let (st, v) = json(http.get(s.url("/api/ns/q1?count=2")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 200);
+    let datas: Vec<_> = v.as_array().unwrap().iter().map(|j| j["data"].as_str().unwrap().to_string()).collect();
+    assert_eq!(datas, vec![b64("a"), b64("b")]);
+    let (_, v) = json(http.get(s.url("/api/ns/q1/peek")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v["error"], "the queue is empty");
+
+    // Bulk: a JSON array, each element a job.
+    let r = http.put(s.url("/api/ns/q2/bulk")).header("X-Token", &t).body(r#"[{"a":1},"two",3]"#).send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["msg"], "published");
+    assert_eq!(v["job_ids"].as_array().unwrap().len(), 3);
+    let (_, v) = json(http.get(s.url("/api/ns/q2")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v["data"], b64(r#"{"a":1}"#));
+
+    // PUT .../job/:id replaces a job: the old one is gone, the body is a new job.
+    let r = http.put(s.url("/api/ns/q4?delay=600")).header("X-Token", &t).body("v1").send().await.unwrap();
+    let old = json(r).await.1["job_id"].as_str().unwrap().to_string();
+    let r = http.put(s.url(&format!("/api/ns/q4/job/{old}"))).header("X-Token", &t).body("v2").send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201);
+    assert_ne!(v["job_id"].as_str(), Some(old.as_str()));
+    let (st, _) =
+        json(http.get(s.url(&format!("/api/ns/q4/job/{old}"))).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 404);
+    let (_, v) = json(http.get(s.url("/api/ns/q4")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v["data"], b64("v2"));
+
+    // DELETE /api/:ns/:queue deletes the ready jobs only.
+    let r = http.put(s.url("/api/ns/q3?delay=600")).header("X-Token", &t).body("later").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let r = http.put(s.url("/api/ns/q3")).header("X-Token", &t).body("now").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let r = http.delete(s.url("/api/ns/q3")).header("X-Token", &t).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    let stats = s.client.queue("ns:q3").unwrap().stats().await.unwrap();
+    assert_eq!((stats.ready, stats.scheduled), (0, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_respawn_and_delete() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    let r = http.put(s.url("/api/ns/dl?tries=1")).header("X-Token", &t).body("x").send().await.unwrap();
+    let (_, v) = json(r).await;
+    let id = v["job_id"].as_str().unwrap().to_string();
+    // Consumed with a 1 s ttr and never deleted: out of tries, a dead letter once reclaimed.
+    let (st, _) = json(http.get(s.url("/api/ns/dl?ttr=1")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 200);
+    let (st, v) = json(http.get(s.url("/api/ns/dl?timeout=3")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 404, "{v}");
+    let (st, v) = json(http.get(s.url("/api/ns/dl/deadletter")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!((st, v), (200, json!({"namespace": "ns", "queue": "dl", "deadletter_size": 1, "deadletter_head": id})));
+    let (_, v) = json(http.get(s.url("/api/ns/dl/deadletter/size")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v["size"], 1);
+    let (st, v) =
+        json(http.put(s.url("/api/ns/dl/deadletter?limit=5")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!((st, v), (200, json!({"msg": "respawned", "count": 1})));
+    let (st, v) = json(http.get(s.url("/api/ns/dl?ttr=1")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!((st, v["job_id"].as_str()), (200, Some(id.as_str())));
+    // Dead again (no tries left), then deleted from the dead letters.
+    let (st, _) = json(http.get(s.url("/api/ns/dl?timeout=3")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 404);
+    let (_, v) = json(http.get(s.url("/api/ns/dl/deadletter")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v["deadletter_size"], 1);
+    let r = http.delete(s.url("/api/ns/dl/deadletter?limit=1")).header("X-Token", &t).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    let (_, v) = json(http.get(s.url("/api/ns/dl/deadletter")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(v, json!({"namespace": "ns", "queue": "dl", "deadletter_size": 0, "deadletter_head": ""}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_queues_in_priority_order_and_a_long_poll_woken_by_a_publish() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = s.http.clone();
+    for q in ["low", "high"] {
+        let r = http.put(s.url(&format!("/api/ns/{q}"))).header("X-Token", &t).body(q).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 201);
+    }
+    for want in ["high", "low"] {
+        let (st, v) =
+            json(http.get(s.url("/api/ns/high,low?timeout=1")).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((st, v["queue"].as_str()), (200, Some(want)), "{v}");
+    }
+    // Nothing anywhere: the long-poll waits, and a publish to the second queue ends it.
+    let waiter = tokio::spawn({
+        let (u, t, http) = (s.url("/api/ns/high,low?timeout=20"), t.clone(), http.clone());
+        async move { json(http.get(u).header("X-Token", t).send().await.unwrap()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = http.put(s.url("/api/ns/low")).header("X-Token", &t).body("wake").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let (st, v) = waiter.await.unwrap();
+    assert_eq!((st, v["queue"].as_str(), v["data"].as_str()), (200, Some("low"), Some(b64("wake").as_str())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_401_403_read_only_and_the_admin_routes() {
+    let s = common::start().await;
+    let http = &s.http;
+    let rw = s.token("ns", false).await;
+    let ro = s.token("ns", true).await;
+    let put = |tok: Option<&str>, path: &str| {
+        let mut r = http.put(s.url(path)).body("b");
+        if let Some(t) = tok {
+            r = r.header("X-Token", t);
+        }
+        r.send()
+    };
+    let (st, v) = json(put(None, "/api/ns/q").await.unwrap()).await;
+    assert_eq!((st, v), (401, json!({"error": "token not found"})));
+    let (st, v) = json(put(Some("nope"), "/api/ns/q").await.unwrap()).await;
+    assert_eq!((st, v), (401, json!({"error": "invalid token"})));
+    assert_eq!(put(Some(&rw), "/api/other/q").await.unwrap().status().as_u16(), 403);
+    let (st, v) = json(put(Some(&ro), "/api/ns/q").await.unwrap()).await;
+    assert_eq!((st, v), (403, json!({"error": "token is read-only"})));
+    assert_eq!(put(Some(&rw), "/api/ns/q").await.unwrap().status().as_u16(), 201);
+    let pooled = format!("default:{rw}");
+    assert_eq!(put(Some(&pooled), "/api/ns/q").await.unwrap().status().as_u16(), 201, "lmstfy's POOL:TOKEN form");
+    assert_eq!(put(Some(ADMIN), "/api/any/q").await.unwrap().status().as_u16(), 201);
+    let r = http.get(s.url("/api/ns/q/size")).header("X-Token", &ro).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let r = http.get(s.url("/api/ns/q")).header("X-Token", &ro).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 403, "a read-only token cannot consume");
+    // The size routes, public in lmstfy, need a token here too; /healthz does not.
+    assert_eq!(http.get(s.url("/api/ns/q/size")).send().await.unwrap().status().as_u16(), 401);
+    assert_eq!(http.get(s.url("/healthz")).send().await.unwrap().status().as_u16(), 200);
+    assert_eq!(http.get(s.url("/metrics")).send().await.unwrap().status().as_u16(), 404);
+
+    // Admin listener: the admin token only; create (201 {"token"}), list by id, revoke (204).
+    let admin = |path: &str| format!("{}{path}", s.admin);
+    let r = http.post(admin("/token/ns2?description=ci")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    let r = http.post(admin("/token/ns2?description=ci")).header("X-Token", &rw).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let (st, v) = json(http.post(admin("/token/ns2")).header("X-Token", ADMIN).send().await.unwrap()).await;
+    assert_eq!((st, v), (400, json!({"error": "invalid description"})));
+    let r = http
+        .post(admin("/token/ns2"))
+        .basic_auth("admin", Some(ADMIN))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("description=from%20ci")
+        .send()
+        .await
+        .unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    let new = v["token"].as_str().unwrap().to_string();
+    assert_eq!(put(Some(&new), "/api/ns2/q").await.unwrap().status().as_u16(), 201);
+    let (st, v) = json(http.get(admin("/token/ns2")).header("X-Token", ADMIN).send().await.unwrap()).await;
+    assert_eq!((st, v), (200, json!({"tokens": {redelay_server::auth::hash(&new): "from ci"}})));
+    let r = http.delete(admin(&format!("/token/ns2/{new}"))).header("X-Token", ADMIN).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    assert_eq!(put(Some(&new), "/api/ns2/q").await.unwrap().status().as_u16(), 401);
+    // Stored hashed: the token itself is nowhere in Redis.
+    let mut c = redis::Client::open(common::url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let dump: Vec<String> =
+        redis::cmd("HKEYS").arg(format!("{}:tokens", s.client.prefix())).query_async(&mut c).await.unwrap();
+    assert!(dump.contains(&redelay_server::auth::hash(&rw)) && !dump.contains(&rw));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_with_lmstfy_messages() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    for (path, msg) in [
+        ("/api/ns/q?delay=abc", "invalid delay"),
+        ("/api/ns/q?delay=-1", "invalid delay"),
+        ("/api/ns/q?ttl=5&delay=10", "ttl is shorter than delay"),
+        ("/api/ns/q?tries=0", "tries shouldn't be zero"),
+        ("/api/ns/q?tries=99999999", "invalid tries"),
+    ] {
+        let (st, v) = json(http.put(s.url(path)).header("X-Token", &t).body("x").send().await.unwrap()).await;
+        assert_eq!((st, v), (400, json!({"error": msg})), "{path}");
+    }
+    // The core's own limits, with its message naming the field.
+    let (st, v) =
+        json(http.put(s.url("/api/ns/q?tries=2000")).header("X-Token", &t).body("x").send().await.unwrap()).await;
+    assert_eq!(st, 400);
+    assert!(v["error"].as_str().unwrap().starts_with("max_attempts"), "{v}");
+    for (path, msg) in [
+        ("/api/ns/q?count=0", "invalid count"),
+        ("/api/ns/q?count=101", "invalid count"),
+        ("/api/ns/q1,q2", "timeout must be provided to consume multiple queues"),
+        ("/api/ns/q?ttr=x", "invalid ttr"),
+    ] {
+        let (st, v) = json(http.get(s.url(path)).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((st, v), (400, json!({"error": msg})), "{path}");
+    }
+    let (st, v) = json(http.get(s.url("/api/ns/q.x/size")).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 400);
+    assert!(v["error"].as_str().unwrap().contains("forbidden characters"), "{v}");
+    let (st, v) = json(
+        http.put(s.url("/api/ns/q")).header("X-Token", &t).body(vec![b'x'; common::MAX_BODY + 1]).send().await.unwrap(),
+    )
+    .await;
+    assert_eq!((st, v), (413, json!({"error": "body too large"})));
+    let (st, v) =
+        json(http.put(s.url("/api/ns/q")).header("X-Token", &t).body(vec![b'x'; 2 << 20]).send().await.unwrap()).await;
+    assert_eq!((st, v), (413, json!({"error": "body too large"})), "over the request limit too");
+    let (st, v) = json(http.put(s.url("/api/ns/q/bulk")).header("X-Token", &t).body("{}").send().await.unwrap()).await;
+    assert_eq!((st, v), (400, json!({"error": "request body should be an array of objects"})));
+    let (st, v) = json(http.get(s.url("/nothing/here")).send().await.unwrap()).await;
+    assert_eq!((st, v), (404, json!({"error": "api not found"})));
+}

@@ -1,0 +1,394 @@
+//! The native /v1 API over real HTTP and a real Redis: every operation, errors with the core's
+//! codes, auth, and the OpenAPI document checked against the router.
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::{json, Srv, ADMIN};
+use serde_json::{json, Value};
+
+async fn call(s: &Srv, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    call_as(s, ADMIN, method, path, body).await
+}
+
+async fn call_as(s: &Srv, token: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let mut r = s.http.request(m, s.url(path)).bearer_auth(token);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    json(r.send().await.unwrap()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_fetch_settle_and_inspect() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:orders";
+    let (st, v) = call(
+        &s,
+        "POST",
+        &format!("{q}/messages"),
+        Some(json!({
+            "body": "close 42", "id": "order-42", "headers": {"kind": "close"}, "delay_ms": 300, "max_attempts": 3
+        })),
+    )
+    .await;
+    assert_eq!((st, v), (201, json!({"id": "order-42", "status": "stored"})));
+    let (_, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "again", "id": "order-42"}))).await;
+    assert_eq!(v["status"], "duplicate");
+
+    // Peek: waiting, in ms.
+    let (st, m) = call(&s, "GET", &format!("{q}/messages/order-42"), None).await;
+    assert_eq!(st, 200);
+    assert_eq!(
+        (m["state"].as_str(), m["body"].as_str(), m["headers"]["kind"].as_str()),
+        (Some("scheduled"), Some("close 42"), Some("close"))
+    );
+    assert!(m["due_at_ms"].as_i64().unwrap() >= m["published_at_ms"].as_i64().unwrap() + 300);
+
+    // Fetch waits for the due time; never early.
+    let (st, v) =
+        call(&s, "POST", &format!("{q}/fetch"), Some(json!({"max": 5, "wait_ms": 10000, "ttr_ms": 5000}))).await;
+    assert_eq!(st, 200, "{v}");
+    let d = v["messages"][0].clone();
+    assert_eq!(
+        (d["id"].as_str(), d["attempt"].as_u64(), d["queue"].as_str()),
+        (Some("order-42"), Some(1), Some("app:orders"))
+    );
+    assert!(d["delivered_at_ms"].as_i64() >= d["due_at_ms"].as_i64());
+    assert_eq!(d["body_base64"], "Y2xvc2UgNDI=");
+    let token = d["token"].as_str().unwrap().to_string();
+
+    // Extend, nack with a delay and a reason, then the next attempt shows it.
+    let (st, _) =
+        call(&s, "POST", &format!("{q}/messages/order-42/extend"), Some(json!({"token": token, "ttr_ms": 10000})))
+            .await;
+    assert_eq!(st, 200);
+    let (st, v) = call(
+        &s,
+        "POST",
+        &format!("{q}/messages/order-42/nack"),
+        Some(json!({"token": token, "delay_ms": 100, "reason": "db down"})),
+    )
+    .await;
+    assert_eq!((st, v), (200, json!({"dead": false})));
+    // The old token is now stale: 409 with the core's code.
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/ack"), Some(json!({"token": token}))).await;
+    assert_eq!(st, 409);
+    assert_eq!(v["error"]["code"], "ERR_REDELAY_LEASE_LOST");
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 10000}))).await;
+    let d = v["messages"][0].clone();
+    assert_eq!((d["attempt"].as_u64(), d["last_error"].as_str()), (Some(2), Some("db down")));
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/ack"), Some(json!({"token": d["token"]}))).await;
+    assert_eq!((st, v), (200, json!({"acked": true})));
+    let (st, v) = call(&s, "GET", &format!("{q}/messages/order-42"), None).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NOT_FOUND")));
+
+    // Batch with expiry; a bad message refuses the whole batch, naming it.
+    let (st, v) = call(
+        &s,
+        "POST",
+        &format!("{q}/messages/batch"),
+        Some(json!({"messages": [
+            {"body": "a", "id": "a", "delay_ms": 60000, "expires_in_ms": 120000},
+            {"body_base64": "//4=", "id": "b", "delay_ms": 120000},
+            {"body": "c", "id": "c", "delay_ms": 120000, "headers": {"tenant": "t1"}}
+        ]})),
+    )
+    .await;
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(v["results"].as_array().unwrap().len(), 3);
+    let (st, v) = call(
+        &s,
+        "POST",
+        &format!("{q}/messages/batch"),
+        Some(json!({"messages": [{"body": "x"}, {"body": "y", "ttr_ms": 1}]})),
+    )
+    .await;
+    assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")));
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("message 1: ttr"), "{v}");
+    let (_, m) = call(&s, "GET", &format!("{q}/messages/a"), None).await;
+    assert!(m["expires_at_ms"].as_i64().is_some());
+    let (_, m) = call(&s, "GET", &format!("{q}/messages/b"), None).await;
+    assert_eq!((m["body"].clone(), m["body_base64"].as_str()), (Value::Null, Some("//4=")));
+
+    // Reschedule, list, stats, upcoming, search, cancel.
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/b/reschedule"), Some(json!({"delay_ms": 30000}))).await;
+    assert_eq!(st, 200);
+    assert!(v["due_at_ms"].as_i64().is_some());
+    let (_, v) = call(&s, "GET", &format!("{q}/messages?state=scheduled&limit=10"), None).await;
+    let ids: Vec<&str> = v["items"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!((v["total"].as_u64(), ids), (Some(3), vec!["b", "a", "c"]));
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((v["scheduled"].as_u64(), v["ready"].as_u64(), v["paused"].as_bool()), (Some(3), Some(0), Some(false)));
+    let (_, v) = call(&s, "GET", &format!("{q}/upcoming?width_ms=60000&buckets=3"), None).await;
+    let counts: Vec<u64> = v["buckets"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 3);
+    let mut found = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = format!(
+            "{q}/search?header=tenant:t1{}",
+            cursor.as_ref().map(|c| format!("&cursor={c}")).unwrap_or_default()
+        );
+        let (st, v) = call(&s, "GET", &path, None).await;
+        assert_eq!(st, 200, "{v}");
+        found.extend(v["items"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()));
+        match v["cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(found, vec!["c"]);
+    let (st, v) = call(&s, "DELETE", &format!("{q}/messages/c"), None).await;
+    assert_eq!((st, v), (200, json!({"cancelled": true})));
+    let (st, _) = call(&s, "DELETE", &format!("{q}/messages/c"), None).await;
+    assert_eq!(st, 404);
+
+    // Pause / resume, history, verify, queues.
+    assert_eq!(call(&s, "POST", &format!("{q}/pause"), None).await.1, json!({"changed": true}));
+    assert_eq!(call(&s, "GET", &format!("{q}/stats"), None).await.1["paused"], true);
+    assert_eq!(call(&s, "POST", &format!("{q}/resume"), None).await.1, json!({"changed": true}));
+    let (_, v) = call(&s, "GET", &format!("{q}/history/totals"), None).await;
+    assert_eq!((v["published"].as_u64(), v["acked"].as_u64(), v["retried"].as_u64()), (Some(4), Some(1), Some(1)));
+    let (st, v) = call(&s, "GET", &format!("{q}/history?step=minute"), None).await;
+    assert_eq!(st, 200);
+    assert!(v["points"].as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum::<u64>() >= 4);
+    let (_, v) = call(&s, "POST", &format!("{q}/verify"), None).await;
+    assert_eq!((v["ok"].as_bool(), v["records"].as_u64()), (Some(true), Some(2)));
+    let (_, v) = call(&s, "GET", "/v1/queues", None).await;
+    assert_eq!(v, json!({"queues": ["app:orders"]}));
+
+    // The overview: every queue's stats and last hour in one request.
+    let (st, v) = call(&s, "GET", "/v1/overview", None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
+    let row = &v["queues"][0];
+    assert_eq!((row["queue"].as_str(), row["stats"]["scheduled"].as_u64()), (Some("app:orders"), Some(2)));
+    assert_eq!((row["last_hour"]["delivered"].as_u64(), row["last_hour"]["published"].as_u64()), (Some(2), Some(4)));
+    assert!(row["lateness_p99_below_ms"].is_number() || row["lateness_p99_below_ms"] == "inf", "{row}");
+    let (st, _) = call(&s, "GET", "/v1/overview?limit=0", None).await;
+    assert_eq!(st, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_several_queues_and_bad_input() {
+    let s = common::start().await;
+    let q = "/v1/queues/jobs";
+    for i in 0..3 {
+        let (st, _) = call(
+            &s,
+            "POST",
+            &format!("{q}/messages"),
+            Some(json!({"body": format!("m{i}"), "id": format!("m{i}"), "max_attempts": 1})),
+        )
+        .await;
+        assert_eq!(st, 201);
+    }
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"max": 3}))).await;
+    for d in v["messages"].as_array().unwrap() {
+        let (_, r) = call(
+            &s,
+            "POST",
+            &format!("{q}/messages/{}/nack", d["id"].as_str().unwrap()),
+            Some(json!({"token": d["token"], "reason": "boom"})),
+        )
+        .await;
+        assert_eq!(r, json!({"dead": true}));
+    }
+    let (_, v) = call(&s, "GET", &format!("{q}/dead?limit=10"), None).await;
+    let dead: Vec<&str> = v["items"].as_array().unwrap().iter().map(|m| m["last_error"].as_str().unwrap()).collect();
+    assert_eq!(dead, vec!["boom"; 3]);
+    assert_eq!(
+        call(&s, "POST", &format!("{q}/dead/respawn"), Some(json!({"ids": ["m0"]}))).await.1,
+        json!({"count": 1})
+    );
+    assert_eq!(call(&s, "POST", &format!("{q}/dead/purge"), Some(json!({"oldest": 1}))).await.1, json!({"count": 1}));
+    assert_eq!(call(&s, "POST", &format!("{q}/dead/purge"), Some(json!({"all": true}))).await.1, json!({"count": 1}));
+    let (st, v) = call(&s, "POST", &format!("{q}/dead/purge"), Some(json!({"all": true, "oldest": 2}))).await;
+    assert_eq!((st, v["error"]["message"].as_str()), (400, Some("ids/oldest/all: give exactly one of them")));
+
+    // Several queues: priority order, and a long wait ended by a publish to the last one.
+    let (_, v) = call(&s, "POST", "/v1/fetch", Some(json!({"queues": ["hi", "jobs"], "max": 5}))).await;
+    assert_eq!(v["messages"][0]["id"], "m0");
+    let waiter = tokio::spawn({
+        let (http, u) = (s.http.clone(), s.url("/v1/fetch"));
+        async move {
+            json(
+                http.post(u)
+                    .bearer_auth(ADMIN)
+                    .json(&json!({"queues": ["hi", "lo"], "wait_ms": 20000}))
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    call(&s, "POST", "/v1/queues/lo/messages", Some(json!({"body": "wake"}))).await;
+    let (st, v) = waiter.await.unwrap();
+    assert_eq!(
+        (st, v["messages"][0]["body"].as_str(), v["messages"][0]["queue"].as_str()),
+        (200, Some("wake"), Some("lo"))
+    );
+
+    // Bad input: the field and the limit, with the core's code.
+    for (path, body, starts) in [
+        (format!("{q}/messages"), json!({"body": "x", "delay_ms": 1u64 << 50}), "delay"),
+        (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "body: unknown field `bogus`"),
+        (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
+        (format!("{q}/messages"), json!({"id": "123"}), "id:"),
+        (format!("{q}/fetch"), json!({"max": 0}), "max:"),
+        ("/v1/queues/bad%20name/stats".to_string(), json!(null), "queue name"),
+    ] {
+        let method = if path.ends_with("stats") { "GET" } else { "POST" };
+        let (st, v) = call(&s, method, &path, (!body.is_null()).then_some(body)).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{path}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{path}: {v}");
+    }
+    let big = "x".repeat(common::MAX_BODY + 1);
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({ "body": big }))).await;
+    assert_eq!(st, 400);
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("body:"), "{v}");
+    let huge = "x".repeat(2 << 20);
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({ "body": huge }))).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (413, Some("ERR_REDELAY_TOO_LARGE")), "{v}");
+    let (st, v) = call(&s, "GET", "/v1/nothing", None).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NO_ROUTE")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_tokens_and_read_only_tokens() {
+    let s = common::start().await;
+    let rw = s.token("app", false).await;
+    let ro = s.token("app", true).await;
+    async fn publish(s: &Srv, t: &str, q: &str) -> (u16, Value) {
+        call_as(s, t, "POST", &format!("/v1/queues/{q}/messages"), Some(json!({"body": "x"}))).await
+    }
+    let (st, v) = json(s.http.get(s.url("/v1/queues/app:a/stats")).send().await.unwrap()).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (401, Some("ERR_REDELAY_UNAUTHORIZED")));
+    assert_eq!(publish(&s, "wrong", "app:a").await.0, 401);
+    assert_eq!(publish(&s, &rw, "app:a").await.0, 201);
+    let (st, v) = publish(&s, &rw, "other:a").await;
+    assert_eq!((st, v["error"]["code"].as_str()), (403, Some("ERR_REDELAY_FORBIDDEN")));
+    assert_eq!(publish(&s, &rw, "plain").await.0, 403, "queues outside every namespace: admin only");
+    assert_eq!(publish(&s, &ro, "app:a").await.0, 403);
+    assert_eq!(call_as(&s, &ro, "GET", "/v1/queues/app:a/stats", None).await.0, 200);
+    assert_eq!(call_as(&s, &ro, "POST", "/v1/queues/app:a/fetch", None).await.0, 403);
+    assert_eq!(publish(&s, ADMIN, "plain").await.0, 201);
+    // X-Token and ?token= work too; the queue list shows only the namespace's queues.
+    let r = s.http.get(s.url("/v1/queues")).header("X-Token", &ro).send().await.unwrap();
+    assert_eq!(json(r).await.1, json!({"queues": ["app:a"]}));
+    let r = s.http.get(s.url(&format!("/v1/queues?token={rw}"))).send().await.unwrap();
+    assert_eq!(json(r).await.1, json!({"queues": ["app:a"]}));
+    let (_, v) = call(&s, "GET", "/v1/queues", None).await;
+    assert_eq!(v, json!({"queues": ["app:a", "plain"]}));
+}
+
+/// The (method, path) pairs of `.route(...)` calls in a source file.
+fn routes_in_source(src: &str) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for part in src.split(".route(").skip(1) {
+        let path = part.split('"').nth(1).unwrap().to_string();
+        // The methods of this call: up to the next route.
+        let mut depth = 1;
+        let mut end = 0;
+        for (i, c) in part.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                end = i;
+                break;
+            }
+        }
+        let call = &part[..end];
+        for m in ["get", "post", "put", "delete", "patch"] {
+            if call.contains(&format!(" {m}("))
+                || call.contains(&format!("({m}("))
+                || call.contains(&format!(".{m}("))
+                || call.contains(&format!("\n{m}("))
+            {
+                out.insert((m.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_lists_exactly_the_routes() {
+    let s = common::start().await;
+    let (st, doc) = call(&s, "GET", "/v1/openapi.json", None).await;
+    assert_eq!(st, 200);
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for m in item.as_object().unwrap().keys().filter(|k| *k != "parameters") {
+            documented.insert((m.to_uppercase(), path.clone()));
+        }
+    }
+    let src = include_str!("../src/routes_v1.rs");
+    let routed =
+        routes_in_source(&src[src.find("pub fn router()").unwrap()..src.find("/// The namespace of a queue").unwrap()]);
+    assert!(routed.len() >= 25, "{routed:?}");
+    assert_eq!(documented, routed, "the document and the router differ");
+    // And the live router answers each documented route (401 without a token), not 404/405.
+    for (m, path) in &documented {
+        let p = path.replace("{queue}", "app:q").replace("{id}", "x");
+        let r = s.http.request(reqwest::Method::from_bytes(m.as_bytes()).unwrap(), s.url(&p)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 401, "{m} {path}");
+    }
+    let r = s.http.patch(s.url("/v1/queues/app:q/stats")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_whose_client_left_gives_its_message_back() {
+    let s = common::start().await;
+    // This client gives up after 300 ms of a 20 s wait.
+    let gone = s
+        .http
+        .post(s.url("/v1/queues/left/fetch"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"wait_ms": 20000, "ttr_ms": 60000}))
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(gone.is_err());
+    let (st, _) = call(&s, "POST", "/v1/queues/left/messages", Some(json!({"body": "x", "id": "k"}))).await;
+    assert_eq!(st, 201);
+    // Whoever fetches next gets it at once, first attempt: the abandoned fetch did not keep it
+    // for its 60 s lease.
+    let (st, v) = call(&s, "POST", "/v1/queues/left/fetch", Some(json!({"wait_ms": 20000}))).await;
+    assert_eq!(st, 200);
+    assert_eq!((v["messages"][0]["id"].as_str(), v["messages"][0]["attempt"].as_u64()), (Some("k"), Some(1)), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_when_enabled_need_no_token() {
+    let s = common::start_with(|c| c.metrics = true).await;
+    assert_eq!(call(&s, "GET", "/v1/queues", None).await.0, 200);
+    assert_eq!(call_as(&s, "nope", "GET", "/v1/queues", None).await.0, 401);
+    let r = s.http.get(s.url("/metrics")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"2xx\"} 1\n"), "{text}");
+    assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"4xx\"} 1\n"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_cuts_a_long_poll_after_the_grace() {
+    let mut s = common::start().await;
+    let poll = tokio::spawn({
+        let (http, u) = (s.http.clone(), s.url("/v1/queues/idle/fetch"));
+        async move { http.post(u).bearer_auth(ADMIN).json(&json!({"wait_ms": 600000})).send().await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A ten-minute long-poll does not hold the server: run returns after the grace.
+    tokio::time::timeout(Duration::from_secs(120), s.shutdown()).await.expect("run returned").unwrap();
+    assert!(!poll.is_finished(), "the poll was still waiting: the grace ended it, not the poll");
+}
