@@ -26,7 +26,8 @@ class ConformanceTest {
     private fun JsonObject.ms(k: String) = long(k)?.milliseconds
     private fun JsonObject.at(k: String) = long(k)?.let(Instant::ofEpochMilli)
 
-    private fun options(a: JsonObject) = PublishOptions(
+    private fun message(a: JsonObject) = Message(
+        a.str("body")!!.encodeToByteArray(),
         delay = a.ms("delay_ms"),
         at = a.at("at_ms"),
         id = a.str("id"),
@@ -67,15 +68,16 @@ class ConformanceTest {
 
         "queue" -> client.queue(a.str("name")!!).let { }
 
-        "publish" -> q.publish(a.str("body")!!.encodeToByteArray(), options(a)).status.name.lowercase()
+        "publish" -> message(a).run {
+            q.publish(body, delay, at, id, headers, maxAttempts, ttr)
+        }.status.name.lowercase()
 
         "publish_batch" ->
             q.publishBatch(
                 a.getAsJsonArray("messages").map {
-                    Message(it.asJsonObject.str("body")!!, options(it.asJsonObject))
+                    message(it.asJsonObject)
                 },
-            )
-                .map { it.status.name.lowercase() }
+            ).map { it.status.name.lowercase() }
 
         "fetch" -> q.fetch(a.long("max")?.toInt() ?: 1, a.ms("wait_ms") ?: 0.milliseconds).size
 
@@ -140,7 +142,7 @@ class ConformanceTest {
                 val ok =
                     if (expect.has("error")) {
                         e is RedelayException && e.kind.name == expect.str("error") &&
-                            expect.getAsJsonArray("message").all { e.message.contains(it.asString) }
+                            expect.getAsJsonArray("message").all { e.message!!.contains(it.asString) }
                     } else {
                         e == null && json(got.getOrNull()) == expect.get("result")
                     }
