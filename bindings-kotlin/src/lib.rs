@@ -16,7 +16,7 @@ use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
-use redelay::{ErrorKind, Failure, PublishStatus, Published, State};
+use redelay::{ErrorKind, Failure, PublishStatus, Published, State, Step};
 
 uniffi::setup_scaffolding!();
 
@@ -126,33 +126,24 @@ trait To<T> {
     fn to(self) -> T;
 }
 
-macro_rules! same {
-    ($($t:ty),*) => { $(impl To<$t> for $t { fn to(self) -> $t { self } })* };
-}
-same!(String, bool, SystemTime, Vec<u8>, Vec<String>, State);
-
-impl To<i64> for u64 {
-    fn to(self) -> i64 {
-        self as i64
-    }
+/// `to! { From => To: |x| expr; ... }`: the conversions `mirror!` uses, field type by field type.
+macro_rules! to {
+    ($($a:ty => $b:ty: |$x:ident| $e:expr;)*) => { $(impl To<$b> for $a { fn to(self) -> $b { let $x = self; $e } })* };
 }
 
-impl To<i32> for u32 {
-    fn to(self) -> i32 {
-        self as i32
-    }
-}
-
-impl To<Ms> for Duration {
-    fn to(self) -> Ms {
-        Ms(self.as_millis() as i64)
-    }
-}
-
-impl To<HashMap<String, String>> for BTreeMap<String, String> {
-    fn to(self) -> HashMap<String, String> {
-        self.into_iter().collect()
-    }
+to! {
+    String => String: |x| x;
+    bool => bool: |x| x;
+    SystemTime => SystemTime: |x| x;
+    Vec<u8> => Vec<u8>: |x| x;
+    Vec<String> => Vec<String>: |x| x;
+    State => State: |x| x;
+    u64 => i64: |n| n as i64;
+    u32 => i32: |n| n as i32;
+    Duration => Ms: |d| Ms(d.as_millis() as i64);
+    [u64; 16] => Vec<i64>: |a| a.iter().map(|&n| n as i64).collect();
+    BTreeMap<String, String> => HashMap<String, String>: |m| m.into_iter().collect();
+    Vec<redelay::MessageInfo> => Vec<MessageInfo>: |v| v.into_iter().map(MessageInfo::from).collect();
 }
 
 impl<A: To<B>, B> To<Option<B>> for Option<A> {
@@ -212,13 +203,61 @@ mirror!(
 mirror!(
     /// A stored message, as `peek` and `deadLetters` show it. `attempts`: failed or expired
     /// attempts so far; `leaseDeadline` while leased, `diedAt` while dead (Redis clock);
-    /// `lastError`: the reason of the last failure (for a dead letter: why it died).
+    /// `expiresAt`: not delivered after this time; `lastError`: the reason of the last failure
+    /// (for a dead letter: why it died, "expired" for an expired one).
     MessageInfo from redelay::MessageInfo {
         id: String, state: State, body: Vec<u8>, headers: HashMap<String, String>,
         attempts: i32, max_attempts: i32, ttr: Ms, published_at: SystemTime, due_at: SystemTime,
-        lease_deadline: Option<SystemTime>, died_at: Option<SystemTime>, last_error: Option<String>,
+        lease_deadline: Option<SystemTime>, died_at: Option<SystemTime>, expires_at: Option<SystemTime>,
+        last_error: Option<String>,
     }
 );
+
+mirror!(
+    /// One point of `Queue.history` (the minute or hour starting `at`, Redis clock): messages
+    /// published, delivered, acked, retried, dead-lettered and expired, and the lateness of the
+    /// deliveries: `lateness[i]` counts those up to `LATENESS_BUCKETS_MS[i]` ms late (2^i ms,
+    /// the last unbounded), `latenessSumMs` their sum.
+    HistoryPoint from redelay::HistoryPoint {
+        at: SystemTime, published: i64, delivered: i64, acked: i64, retried: i64, dead: i64, expired: i64,
+        lateness: Vec<i64>, lateness_sum_ms: i64,
+    }
+);
+
+mirror!(
+    /// A page of `Queue.list`: the messages in that state (`total`) and this page of them.
+    ListPage from redelay::ListPage { total: i64, items: Vec<MessageInfo> }
+);
+
+mirror!(
+    /// One step of `Queue.search`: the matches, how many records were looked at, and the cursor
+    /// of the next step (null: the search is done).
+    SearchPage from redelay::SearchPage { items: Vec<MessageInfo>, scanned: i64, cursor: Option<String> }
+);
+
+/// How many waiting messages fall due in the span of `Queue.upcoming` starting `at`.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct Upcoming {
+    pub at: SystemTime,
+    pub count: i64,
+}
+
+/// What `Queue.search` looks for: an id prefix, a header's value, a body substring, or a
+/// substring of the last error.
+#[derive(Debug, Clone, uniffi::Enum)]
+pub enum Search {
+    IdPrefix { prefix: String },
+    Header { name: String, value: String },
+    Body { bytes: Vec<u8> },
+    LastError { text: String },
+}
+
+/// The step of `Queue.history`: minutes (kept 2 days) or hours (kept 90 days).
+#[uniffi::remote(Enum)]
+pub enum Step {
+    Minute,
+    Hour,
+}
 
 /// The result of publishing one message: its id (generated when none was given) and status.
 #[uniffi::remote(Record)]
@@ -379,9 +418,12 @@ options!(
     /// id, unique within the queue (a publish of an existing id is reported as `DUPLICATE` and
     /// changes nothing, unless `replace`); without one redelay generates an id (all digits).
     /// `maxAttempts`: deliveries allowed before the dead letters; `ttr`: lease length.
+    /// `expiresIn` (from the publish) or `expiresAt`: a message not delivered by then never is;
+    /// it becomes a dead letter "expired", or is deleted with `dropOnExpiry`.
     Message {
         body: Vec<u8>, delay: Option<Ms>, at: Option<SystemTime>, id: Option<String>, headers: HashMap<String, String>,
         max_attempts: Option<i32>, ttr: Option<Ms>, backoff: Option<Backoff>, replace: bool,
+        expires_in: Option<Ms>, expires_at: Option<SystemTime>, drop_on_expiry: bool,
     }
 );
 
@@ -390,6 +432,7 @@ options!(
     PublishOptions {
         delay: Option<Ms>, at: Option<SystemTime>, id: Option<String>, headers: HashMap<String, String>,
         max_attempts: Option<i32>, ttr: Option<Ms>, backoff: Option<Backoff>, replace: bool,
+        expires_in: Option<Ms>, expires_at: Option<SystemTime>, drop_on_expiry: bool,
     }
 );
 
@@ -405,7 +448,9 @@ impl Message {
             backoff_base: self.backoff.as_ref().map(|b| dur("backoff base", b.base)).transpose()?,
             backoff_max: self.backoff.as_ref().map(|b| dur("backoff max", b.max)).transpose()?,
             replace: self.replace,
-            ..Default::default()
+            expires_in: opt_dur("expires_in", self.expires_in)?,
+            expires_at: self.expires_at,
+            drop_on_expiry: self.drop_on_expiry,
         };
         Ok((self.body, o))
     }
@@ -633,7 +678,10 @@ impl NativeQueue {
 
     /// Publishes one message (see `Message` for the settings); a duplicate id is reported in
     /// the result, not as an error.
-    #[uniffi::method(default(delay = None, at = None, id = None, max_attempts = None, ttr = None, backoff = None, replace = false, headers))]
+    #[uniffi::method(default(
+        delay = None, at = None, id = None, max_attempts = None, ttr = None, backoff = None, replace = false,
+        expires_in = None, expires_at = None, drop_on_expiry = false, headers
+    ))]
     #[allow(clippy::too_many_arguments)]
     pub async fn publish(
         &self,
@@ -646,8 +694,25 @@ impl NativeQueue {
         ttr: Option<Ms>,
         backoff: Option<Backoff>,
         replace: bool,
+        expires_in: Option<Ms>,
+        expires_at: Option<SystemTime>,
+        drop_on_expiry: bool,
     ) -> Res<Published> {
-        let (body, o) = Message { body, delay, at, id, headers, max_attempts, ttr, backoff, replace }.into_core()?;
+        let m = Message {
+            body,
+            delay,
+            at,
+            id,
+            headers,
+            max_attempts,
+            ttr,
+            backoff,
+            replace,
+            expires_in,
+            expires_at,
+            drop_on_expiry,
+        };
+        let (body, o) = m.into_core()?;
         let m = o.message(body)?;
         call!(self, |q| q.publish(m).await?)
     }
@@ -734,6 +799,61 @@ impl NativeQueue {
     pub async fn purge_dead(&self, select: Select) -> Res<i64> {
         let sel = select.into_core()?;
         call!(self, |q| q.purge_dead(sel).await? as i64)
+    }
+
+    /// Pauses the queue: consumers stop receiving (leases in flight finish), publishes go on; kept
+    /// in Redis for every client. False when it was already paused.
+    pub async fn pause(&self) -> Res<bool> {
+        call!(self, |q| q.pause().await?)
+    }
+
+    /// Resumes a paused queue; false when it was not paused.
+    pub async fn resume(&self) -> Res<bool> {
+        call!(self, |q| q.resume().await?)
+    }
+
+    /// Turns the queue's history counters on (the default) or off; false when already so.
+    pub async fn set_history(&self, on: bool) -> Res<bool> {
+        call!(self, |q| q.set_history(on).await?)
+    }
+
+    /// The queue's history from `since` to `until` (at most 1440 points of `step`); points
+    /// with nothing are zeros.
+    pub async fn history(&self, since: SystemTime, until: SystemTime, step: Step) -> Res<Vec<HistoryPoint>> {
+        call!(self, |q| q.history(since, until, step).await?.into_iter().map(HistoryPoint::from).collect())
+    }
+
+    /// The history counters' totals since the queue began (monotonic).
+    pub async fn history_totals(&self) -> Res<HistoryPoint> {
+        call!(self, |q| q.history_totals().await?.into())
+    }
+
+    /// How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `width`
+    /// from `from`: the load ahead. Leased messages are not counted.
+    pub async fn upcoming(&self, from: SystemTime, width: Ms, buckets: i32) -> Res<Vec<Upcoming>> {
+        let (width, n) = (dur("width", width)?, count("buckets", buckets)?);
+        let up = |(at, n): (SystemTime, u64)| Upcoming { at, count: n as i64 };
+        call!(self, |q| q.upcoming(from, width, n).await?.into_iter().map(up).collect())
+    }
+
+    /// A page of the messages in `state`, in its order (due time, lease deadline or time of
+    /// death): `limit` (1 to 1000) from `offset`.
+    pub async fn list(&self, state: State, offset: i64, limit: i32) -> Res<ListPage> {
+        let (offset, limit) = (count("offset", offset)?, count("limit", limit)?);
+        call!(self, |q| q.list(state, offset, limit).await?.into())
+    }
+
+    /// One bounded step (about 500 records) of a search over every message of the queue, from
+    /// `cursor` (null to start); call again with the page's cursor until it is null.
+    #[uniffi::method(default(cursor = None))]
+    pub async fn search(&self, what: Search, cursor: Option<String>) -> Res<SearchPage> {
+        let what = match what {
+            Search::IdPrefix { prefix } => redelay::Search::IdPrefix(prefix),
+            Search::Header { name, value } => redelay::Search::Header(name, value),
+            Search::Body { bytes } => redelay::Search::Body(bytes),
+            Search::LastError { text } => redelay::Search::Error(text),
+        };
+        call!(self, |q| q.search(&what, cursor.as_deref()).await?.into())
     }
 
     /// Deletes the whole queue: every message in every state (Kotlin: `destroy()`).

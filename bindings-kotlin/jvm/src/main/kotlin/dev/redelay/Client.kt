@@ -3,11 +3,13 @@ package dev.redelay
 import com.sun.jna.Callback
 import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import org.slf4j.LoggerFactory
 import org.slf4j.event.Level
+import kotlin.coroutines.CoroutineContext
 import dev.redelay.connect as nativeConnect
 
 /**
@@ -42,6 +44,20 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
 
     /** One round trip to Redis. */
     suspend fun ping() = native.ping()
+
+    /**
+     * One subscription over several [queues] of this client: in strict priority order (always the
+     * first queue that has a due message), or by [weights] (one per queue, 1 to 1000). One
+     * concurrency limit for all; [Delivery.queue] says where each delivery came from. Otherwise
+     * as [Queue.subscribe].
+     */
+    suspend fun subscribe(
+        queues: List<Queue>,
+        weights: List<Int>? = null,
+        options: SubscribeOptions = SubscribeOptions(),
+        context: CoroutineContext = Dispatchers.Default,
+        handler: suspend (Delivery) -> Unit,
+    ): Subscription = subscribeAll(queues, weights, options, context, handler)
 
     /**
      * Closes every subscription made through this client (each waits for its running handlers,

@@ -13,5 +13,6 @@ val MessageInfo.text: String get() = body.decodeToString()
 val VerifyReport.isOk: Boolean get() = problems.isEmpty()
 
 /** A message for [Queue.publishBatch] from a body and its [PublishOptions]. */
-fun Message(body: ByteArray, options: PublishOptions): Message =
-    with(options) { Message(body, delay, at, id, headers, maxAttempts, ttr, backoff, replace) }
+fun Message(body: ByteArray, options: PublishOptions): Message = with(options) {
+    Message(body, delay, at, id, headers, maxAttempts, ttr, backoff, replace, expiresIn, expiresAt, dropOnExpiry)
+}
