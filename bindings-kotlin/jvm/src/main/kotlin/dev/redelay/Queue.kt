@@ -28,6 +28,11 @@ class Queue internal constructor(
     /** The queue's name. */
     val name: String = native.name()
 
+    /** [publish] with the settings of a [PublishOptions]. */
+    suspend fun publish(body: ByteArray, options: PublishOptions): Published = with(options) {
+        publish(body, delay, at, id, headers, maxAttempts, ttr, backoff, replace, expiresIn, expiresAt, dropOnExpiry)
+    }
+
     /** Deletes the whole queue: every message in every state. */
     suspend fun destroy() = native.destroyQueue()
 

@@ -32,8 +32,13 @@ class FeaturesTest {
             val at = Instant.now().plusSeconds(3600)
             q.publishBatch(listOf(Message("y".encodeToByteArray(), id = "later", expiresAt = at)))
             assertNotNull(q.peek("later")!!.expiresAt)
+            q.publish(
+                "z".encodeToByteArray(),
+                PublishOptions(id = "opts", delay = 1.hours, expiresAt = at.plusSeconds(1)),
+            )
+            assertEquals(at.plusSeconds(1).toEpochMilli(), q.peek("opts")!!.expiresAt!!.toEpochMilli())
             delay(500) // past both expiries (by any clock)
-            assertEquals(listOf("later"), q.fetch(10, 500.milliseconds).map { it.id })
+            assertEquals(listOf("later"), q.fetch(10, 500.milliseconds).map { it.id }) // "opts" is not due
             val dead = q.deadLetters()
             assertEquals(listOf("dies"), dead.map { it.id })
             assertContains(dead.single().lastError!!, "expired")
