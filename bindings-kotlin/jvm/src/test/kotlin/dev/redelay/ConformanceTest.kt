@@ -34,7 +34,24 @@ class ConformanceTest {
         headers = a.getAsJsonObject("headers")?.entrySet()?.associate { it.key to it.value.asString } ?: emptyMap(),
         maxAttempts = a.long("max_attempts")?.toInt(),
         ttr = a.ms("ttr_ms"),
+        expiresIn = a.ms("expires_in_ms"),
+        expiresAt = a.at("expires_at_ms"),
+        dropOnExpiry = a.get("drop_on_expiry")?.asBoolean ?: false,
     )
+
+    private fun subscribeOptions(a: JsonObject) = SubscribeOptions(
+        a.long("concurrency")?.toInt(),
+        a.long("prefetch")?.toInt(),
+        a.ms("ttr_ms"),
+        maxIdle = a.ms("max_idle_ms"),
+    )
+
+    private fun search(s: JsonObject): Search = when {
+        s.has("id_prefix") -> Search.IdPrefix(s.str("id_prefix")!!)
+        s.has("header") -> s.getAsJsonArray("header").map { it.asString }.let { Search.Header(it[0], it[1]) }
+        s.has("body") -> Search.Body(s.str("body")!!.encodeToByteArray())
+        else -> Search.LastError(s.str("error")!!)
+    }
 
     private fun select(a: JsonObject): Select = when {
         a.has("ids") -> Select.Ids(a.getAsJsonArray("ids").map { it.asString })
@@ -69,7 +86,7 @@ class ConformanceTest {
         "queue" -> client.queue(a.str("name")!!).let { }
 
         "publish" -> message(a).run {
-            q.publish(body, delay, at, id, headers, maxAttempts, ttr)
+            q.publish(body, delay, at, id, headers, maxAttempts, ttr, null, false, expiresIn, expiresAt, dropOnExpiry)
         }.status.name.lowercase()
 
         "publish_batch" ->
@@ -112,16 +129,36 @@ class ConformanceTest {
         "purge_dead" -> q.purgeDead(select(a))
 
         "subscribe" -> {
-            val o =
-                SubscribeOptions(
-                    a.long("concurrency")?.toInt(),
-                    a.long("prefetch")?.toInt(),
-                    a.ms("ttr_ms"),
-                    maxIdle = a.ms("max_idle_ms"),
-                )
-            q.subscribe(o) { }.shutdown()
+            q.subscribe(subscribeOptions(a)) { }.shutdown()
             "subscribed"
         }
+
+        "subscribe_many" -> {
+            val queues = a.getAsJsonArray("queues").map { client.queue(it.asString) }
+            val weights = a.getAsJsonArray("weights")?.map { it.asInt }
+            client.subscribe(queues, weights, subscribeOptions(a)) { }.shutdown()
+            "subscribed"
+        }
+
+        "pause" -> q.pause()
+
+        "resume" -> q.resume()
+
+        "set_history" -> q.setHistory(a.get("on").asBoolean)
+
+        "history" -> q.history(a.at("since_ms")!!, a.at("until_ms")!!, Step.valueOf(a.str("step")!!.uppercase())).size
+
+        "upcoming" -> q.upcoming(a.at("from_ms")!!, a.ms("width_ms")!!, a.long("buckets")!!.toInt()).size
+
+        "list" -> q.list(
+            MessageState.valueOf(a.str("state")!!.uppercase()),
+            a.long("offset") ?: 0,
+            a.long("limit")!!.toInt(),
+        )
+            .let { mapOf("total" to it.total, "items" to it.items.size) }
+
+        "search" -> q.search(search(a.getAsJsonObject("search")), a.str("cursor"))
+            .let { mapOf("items" to it.items.size, "done" to (it.cursor == null)) }
 
         "destroy" -> q.destroy()
 
