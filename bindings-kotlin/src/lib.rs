@@ -1,18 +1,22 @@
 //! Kotlin/JVM binding of redelay: the UniFFI surface over the core, conversions only. The
-//! idiomatic Kotlin API (`dev.redelay.Client`, ...) lives in `jvm/src/main/kotlin` and wraps the
-//! generated `dev.redelay.ffi` package.
+//! generated package `dev.redelay` is itself the Kotlin API: records with defaults (data
+//! classes), `Queue` with suspend methods and named arguments, `RedelayException`. The
+//! hand-written Kotlin (`jvm/src/main/kotlin`) adds what UniFFI cannot express: `Client` (whose
+//! close is the core's close, and SLF4J), subscriptions as coroutines on the core's bridge,
+//! `Delivery`, `Flow`.
 //!
 //! Every async call runs on this library's multi-threaded tokio runtime; the UniFFI future that
-//! Kotlin polls only awaits the task. Durations cross as signed milliseconds, so that a negative
-//! Kotlin `Duration` is refused with a message naming the field; times as `Instant`s. Options
-//! start from the core's defaults; each field Kotlin gives replaces one field of the core's.
+//! Kotlin polls only awaits the task. Durations cross as signed milliseconds (`Ms`, a
+//! `kotlin.time.Duration` in Kotlin, see uniffi.toml), so that a negative one is refused with a
+//! message naming the field; times as `java.time.Instant`s; counts as signed `Int`/`Long`.
+//! Options start from the core's defaults; each field Kotlin gives replaces one of the core's.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
-use redelay::{Counters, Delivery, Failure, MessageInfo, PublishStatus, Published, Select, State, Stats, VerifyReport};
+use redelay::{ErrorKind, Failure, PublishStatus, Published, State, Step};
 
 uniffi::setup_scaffolding!();
 
@@ -40,7 +44,7 @@ async fn on_rt<T: Send + 'static>(fut: impl Future<Output = Res<T>> + Send + 'st
     let mut guard = AbortOnDrop(RUNTIME.spawn(fut));
     match (&mut guard.0).await {
         Ok(r) => r,
-        Err(e) => Err(redelay::Error::new(redelay::ErrorKind::Connection, format!("redelay: call ended: {e}")).into()),
+        Err(e) => Err(redelay::Error::new(ErrorKind::Connection, format!("redelay: call ended: {e}")).into()),
     }
 }
 
@@ -52,89 +56,217 @@ macro_rules! call {
     }};
 }
 
-// Errors: the one conversion. Kotlin maps `kind` to its exception class (Errors.kt).
+// Errors: one class per `ErrorKind` (Kotlin `RedelayException.InvalidArgument` ...), the
+// message the core's; Errors.kt adds `kind` and `code`.
+macro_rules! errors {
+    ($($kind:ident),*) => {
+        /// Every error redelay raises, one subclass per kind of the core.
+        #[derive(Debug, uniffi::Error)]
+        #[uniffi(flat_error)]
+        pub enum RedelayError {
+            $($kind(String)),*
+        }
 
-#[derive(Debug, uniffi::Error)]
-pub enum NativeError {
-    /// `kind` is `ErrorKind::name()`, `code` is `ErrorKind::code()`.
-    Redelay { kind: String, code: String, text: String },
+        impl std::fmt::Display for RedelayError {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match self {
+                    $(Self::$kind(m))|* => f.write_str(m),
+                }
+            }
+        }
+
+        impl From<redelay::Error> for RedelayError {
+            fn from(e: redelay::Error) -> Self {
+                match e.kind() {
+                    $(ErrorKind::$kind => Self::$kind(e.message().into())),*
+                }
+            }
+        }
+    };
+}
+errors!(InvalidArgument, Connection, Timeout, LeaseLost, NotFound, Redis, Handler);
+
+type Res<T> = Result<T, RedelayError>;
+
+/// The core's stable code of the error kind named `kind` (`ERR_REDELAY_INVALID_ARGUMENT` ...).
+#[uniffi::export]
+pub fn error_code(kind: String) -> String {
+    ErrorKind::from_name(&kind).map_or("", |k| k.code()).into()
 }
 
-impl std::fmt::Display for NativeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let NativeError::Redelay { text, .. } = self;
-        f.write_str(text)
-    }
-}
+// Conversions in: signed Kotlin values to the core's, refusing negative ones by field name.
 
-impl From<redelay::Error> for NativeError {
-    fn from(e: redelay::Error) -> Self {
-        let k = e.kind();
-        NativeError::Redelay { kind: k.name().into(), code: k.code().into(), text: e.message().into() }
-    }
-}
+/// Signed milliseconds; a `kotlin.time.Duration` in Kotlin (uniffi.toml).
+#[derive(Debug, Clone, Copy)]
+pub struct Ms(pub i64);
+uniffi::custom_newtype!(Ms, i64);
 
-type Res<T> = Result<T, NativeError>;
-
-// Conversions
-
-/// Signed milliseconds (a Kotlin `Duration`) to a Rust `Duration`; negative is refused.
-fn dur(field: &str, ms: i64) -> Res<Duration> {
-    u64::try_from(ms)
+fn dur(field: &str, ms: Ms) -> Res<Duration> {
+    u64::try_from(ms.0)
         .map(Duration::from_millis)
-        .map_err(|_| redelay::Error::invalid(format!("{field}: must not be negative, got {ms} ms")).into())
+        .map_err(|_| redelay::Error::invalid(format!("{field}: must not be negative, got {} ms", ms.0)).into())
 }
 
-fn opt_dur(field: &str, ms: Option<i64>) -> Res<Option<Duration>> {
+fn opt_dur(field: &str, ms: Option<Ms>) -> Res<Option<Duration>> {
     ms.map(|v| dur(field, v)).transpose()
 }
 
-/// A signed Kotlin count to an unsigned one; negative is refused (the core checks the range).
-fn count<T: TryFrom<i64>>(field: &str, n: i64) -> Res<T> {
+fn count<T: TryFrom<i64>>(field: &str, n: impl Into<i64>) -> Res<T> {
+    let n = n.into();
     T::try_from(n).map_err(|_| redelay::Error::invalid(format!("{field}: must not be negative, got {n}")).into())
 }
 
-fn opt_count<T: TryFrom<i64>>(field: &str, n: Option<i64>) -> Res<Option<T>> {
+fn opt_count<T: TryFrom<i64>>(field: &str, n: Option<impl Into<i64>>) -> Res<Option<T>> {
     n.map(|v| count(field, v)).transpose()
 }
 
-// The core's plain records cross as they are (times become `java.time.Instant`).
+// Conversions out: the core's records mirrored with signed counts and `Ms` durations.
 
-#[uniffi::remote(Record)]
-pub struct Stats {
-    pub now: SystemTime,
-    pub total: u64,
-    pub scheduled: u64,
-    pub ready: u64,
-    pub leased: u64,
-    pub dead: u64,
-    pub next_due: Option<SystemTime>,
-    pub oldest_ready_due: Option<SystemTime>,
-    pub paused: bool,
+trait To<T> {
+    fn to(self) -> T;
 }
 
-#[uniffi::remote(Record)]
-pub struct VerifyReport {
-    pub records: u64,
-    pub problems: Vec<String>,
+/// `to! { From => To: |x| expr; ... }`: the conversions `mirror!` uses, field type by field type.
+macro_rules! to {
+    ($($a:ty => $b:ty: |$x:ident| $e:expr;)*) => { $(impl To<$b> for $a { fn to(self) -> $b { let $x = self; $e } })* };
 }
 
-#[uniffi::remote(Record)]
-pub struct Counters {
-    pub delivered: u64,
-    pub handled: u64,
-    pub acked: u64,
-    pub nacked: u64,
-    pub lease_lost: u64,
-    pub errors: u64,
+to! {
+    String => String: |x| x;
+    bool => bool: |x| x;
+    SystemTime => SystemTime: |x| x;
+    Vec<u8> => Vec<u8>: |x| x;
+    Vec<String> => Vec<String>: |x| x;
+    State => State: |x| x;
+    u64 => i64: |n| n as i64;
+    u32 => i32: |n| n as i32;
+    Duration => Ms: |d| Ms(d.as_millis() as i64);
+    [u64; 16] => Vec<i64>: |a| a.iter().map(|&n| n as i64).collect();
+    BTreeMap<String, String> => HashMap<String, String>: |m| m.into_iter().collect();
+    Vec<redelay::MessageInfo> => Vec<MessageInfo>: |v| v.into_iter().map(MessageInfo::from).collect();
 }
 
+impl<A: To<B>, B> To<Option<B>> for Option<A> {
+    fn to(self) -> Option<B> {
+        self.map(To::to)
+    }
+}
+
+/// `options!(Name { field: Type, ... })`: a record whose every field defaults (null, empty, false).
+macro_rules! options {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $f:ident: $t:ty),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, uniffi::Record)]
+        pub struct $name { $($(#[$fm])* #[uniffi(default)] pub $f: $t),* }
+    };
+}
+
+/// `mirror!(Name from core::Type { field: KotlinType, ... })`: a record and its conversion.
+macro_rules! mirror {
+    ($(#[$m:meta])* $name:ident from $core:ty { $($f:ident: $t:ty),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, uniffi::Record)]
+        pub struct $name { $(pub $f: $t),* }
+
+        impl From<$core> for $name {
+            fn from(s: $core) -> Self {
+                Self { $($f: To::to(s.$f)),* }
+            }
+        }
+    };
+}
+
+mirror!(
+    /// Counts of one queue, read atomically at `now` (Redis clock): `total` = scheduled + ready
+    /// + leased + dead; `nextDue` of the next scheduled message; `oldestReadyDue` of the oldest
+    /// message due but not yet delivered; `paused`: consumers receive nothing until resumed.
+    Stats from redelay::Stats {
+        now: SystemTime, total: i64, scheduled: i64, ready: i64, leased: i64, dead: i64,
+        next_due: Option<SystemTime>, oldest_ready_due: Option<SystemTime>, paused: bool,
+    }
+);
+
+mirror!(
+    /// Result of `Queue.verify`; `problems` is empty when the queue is consistent.
+    VerifyReport from redelay::VerifyReport { records: i64, problems: Vec<String> }
+);
+
+mirror!(
+    /// Counts kept by a subscription: messages leased; handler runs finished; acked after the
+    /// handler returned (or by the handler); nacked after it failed; settles refused because
+    /// the lease was lost; fetch or settle calls that failed (the loop retries).
+    Counters from redelay::Counters {
+        delivered: i64, handled: i64, acked: i64, nacked: i64, lease_lost: i64, errors: i64,
+    }
+);
+
+mirror!(
+    /// A stored message, as `peek` and `deadLetters` show it. `attempts`: failed or expired
+    /// attempts so far; `leaseDeadline` while leased, `diedAt` while dead (Redis clock);
+    /// `expiresAt`: not delivered after this time; `lastError`: the reason of the last failure
+    /// (for a dead letter: why it died, "expired" for an expired one).
+    MessageInfo from redelay::MessageInfo {
+        id: String, state: State, body: Vec<u8>, headers: HashMap<String, String>,
+        attempts: i32, max_attempts: i32, ttr: Ms, published_at: SystemTime, due_at: SystemTime,
+        lease_deadline: Option<SystemTime>, died_at: Option<SystemTime>, expires_at: Option<SystemTime>,
+        last_error: Option<String>,
+    }
+);
+
+mirror!(
+    /// One point of `Queue.history` (the minute or hour starting `at`, Redis clock): messages
+    /// published, delivered, acked, retried, dead-lettered and expired, and the lateness of the
+    /// deliveries: `lateness[i]` counts those up to `LATENESS_BUCKETS_MS[i]` ms late (2^i ms,
+    /// the last unbounded), `latenessSumMs` their sum.
+    HistoryPoint from redelay::HistoryPoint {
+        at: SystemTime, published: i64, delivered: i64, acked: i64, retried: i64, dead: i64, expired: i64,
+        lateness: Vec<i64>, lateness_sum_ms: i64,
+    }
+);
+
+mirror!(
+    /// A page of `Queue.list`: the messages in that state (`total`) and this page of them.
+    ListPage from redelay::ListPage { total: i64, items: Vec<MessageInfo> }
+);
+
+mirror!(
+    /// One step of `Queue.search`: the matches, how many records were looked at, and the cursor
+    /// of the next step (null: the search is done).
+    SearchPage from redelay::SearchPage { items: Vec<MessageInfo>, scanned: i64, cursor: Option<String> }
+);
+
+/// How many waiting messages fall due in the span of `Queue.upcoming` starting `at`.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct Upcoming {
+    pub at: SystemTime,
+    pub count: i64,
+}
+
+/// What `Queue.search` looks for: an id prefix, a header's value, a body substring, or a
+/// substring of the last error.
+#[derive(Debug, Clone, uniffi::Enum)]
+pub enum Search {
+    IdPrefix { prefix: String },
+    Header { name: String, value: String },
+    Body { bytes: Vec<u8> },
+    LastError { text: String },
+}
+
+/// The step of `Queue.history`: minutes (kept 2 days) or hours (kept 90 days).
+#[uniffi::remote(Enum)]
+pub enum Step {
+    Minute,
+    Hour,
+}
+
+/// The result of publishing one message: its id (generated when none was given) and status.
 #[uniffi::remote(Record)]
 pub struct Published {
     pub id: String,
     pub status: PublishStatus,
 }
 
+/// Stored; a duplicate id, nothing changed; replaced.
 #[uniffi::remote(Enum)]
 pub enum PublishStatus {
     Stored,
@@ -142,6 +274,7 @@ pub enum PublishStatus {
     Replaced,
 }
 
+/// Where a message is in its life (Kotlin `MessageState`).
 #[uniffi::remote(Enum)]
 pub enum State {
     Scheduled,
@@ -182,55 +315,66 @@ pub fn set_log_sink(sink: Arc<dyn LogSink>, max_level: u8) {
 
 // Client
 
-/// `None` keeps the core's default (`redelay::ClientOptions::default()`).
-#[derive(Debug, Clone, Default, uniffi::Record)]
-pub struct ClientConfig {
-    pub prefix: Option<String>,
-    pub max_body_bytes: Option<i64>,
-    pub connect_timeout_ms: Option<i64>,
-    pub response_timeout_ms: Option<i64>,
-    pub default_max_attempts: Option<i64>,
-    pub default_ttr_ms: Option<i64>,
-    pub default_backoff_base_ms: Option<i64>,
-    pub default_backoff_max_ms: Option<i64>,
-    /// Replicas every publish waits for (Redis WAIT), with `wait_for_replicas_timeout_ms`.
-    pub wait_for_replicas: Option<i64>,
-    pub wait_for_replicas_timeout_ms: Option<i64>,
+/// Retry backoff: `base` doubled at each failed attempt, capped at `max`, with jitter.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct Backoff {
+    pub base: Ms,
+    pub max: Ms,
 }
 
-impl ClientConfig {
+/// Publishes wait until `replicas` replicas have them (Redis `WAIT`), for at most `timeout`
+/// (1 ms to 60 s), and throw `RedelayException.Redis` when they do not confirm in time: the
+/// message is then on the master only, so publish it again with its id.
+#[derive(Debug, Clone, uniffi::Record)]
+pub struct WaitForReplicas {
+    pub replicas: i32,
+    pub timeout: Ms,
+}
+
+options!(
+    /// Options of `Client.connect`, one to one with the core's `ClientOptions`; null keeps the
+    /// core's default (prefix `redelay`, 8 MiB bodies, 5 s connect and 10 s response timeouts,
+    /// 10 attempts, 30 s ttr, backoff 1 s .. 1 h).
+    ClientOptions {
+        prefix: Option<String>, max_body_bytes: Option<i64>, connect_timeout: Option<Ms>, response_timeout: Option<Ms>,
+        default_max_attempts: Option<i32>, default_ttr: Option<Ms>, default_backoff: Option<Backoff>,
+        wait_for_replicas: Option<WaitForReplicas>,
+    }
+);
+
+impl ClientOptions {
     fn into_core(self) -> Res<redelay::ClientOptions> {
         let d = redelay::ClientOptions::default();
-        let replicas =
-            match (opt_count("wait_for_replicas replicas", self.wait_for_replicas)?, self.wait_for_replicas_timeout_ms)
-            {
-                (Some(n), Some(t)) => Some((n, dur("wait_for_replicas timeout", t)?)),
-                _ => None,
-            };
+        let (base, max) = match self.default_backoff {
+            Some(b) => (dur("default backoff base", b.base)?, dur("default backoff max", b.max)?),
+            None => (d.default_backoff_base, d.default_backoff_max),
+        };
+        let replicas = self.wait_for_replicas.map(|w| -> Res<_> {
+            Ok((count("wait_for_replicas replicas", w.replicas)?, dur("wait_for_replicas timeout", w.timeout)?))
+        });
         Ok(redelay::ClientOptions {
             prefix: self.prefix.unwrap_or(d.prefix),
             max_body_bytes: opt_count("max_body_bytes", self.max_body_bytes)?.unwrap_or(d.max_body_bytes),
-            wait_for_replicas: replicas,
-            connect_timeout: opt_dur("connect_timeout", self.connect_timeout_ms)?.unwrap_or(d.connect_timeout),
-            response_timeout: opt_dur("response_timeout", self.response_timeout_ms)?.unwrap_or(d.response_timeout),
+            wait_for_replicas: replicas.transpose()?,
+            connect_timeout: opt_dur("connect_timeout", self.connect_timeout)?.unwrap_or(d.connect_timeout),
+            response_timeout: opt_dur("response_timeout", self.response_timeout)?.unwrap_or(d.response_timeout),
             default_max_attempts: opt_count("default_max_attempts", self.default_max_attempts)?
                 .unwrap_or(d.default_max_attempts),
-            default_ttr: opt_dur("default_ttr", self.default_ttr_ms)?.unwrap_or(d.default_ttr),
-            default_backoff_base: opt_dur("default backoff base", self.default_backoff_base_ms)?
-                .unwrap_or(d.default_backoff_base),
-            default_backoff_max: opt_dur("default backoff max", self.default_backoff_max_ms)?
-                .unwrap_or(d.default_backoff_max),
+            default_ttr: opt_dur("default_ttr", self.default_ttr)?.unwrap_or(d.default_ttr),
+            default_backoff_base: base,
+            default_backoff_max: max,
         })
     }
 }
 
 /// Connects to Redis (`redis://`, `rediss://`, `unix://`, cluster and sentinel URLs).
 #[uniffi::export]
-pub async fn connect(url: String, config: ClientConfig) -> Res<Arc<NativeClient>> {
-    let opts = config.into_core()?;
+pub async fn connect(url: String, options: ClientOptions) -> Res<Arc<NativeClient>> {
+    let opts = options.into_core()?;
     on_rt(async move { Ok(Arc::new(NativeClient(redelay::Client::connect_with(&url, opts).await?))) }).await
 }
 
+/// The core's client; `dev.redelay.Client` wraps it.
 #[derive(uniffi::Object)]
 pub struct NativeClient(redelay::Client);
 
@@ -267,34 +411,46 @@ impl NativeClient {
 
 // Publishing
 
-/// `redelay::PublishOptions` with a body; `None` keeps the client's default.
-#[derive(Debug, Clone, uniffi::Record)]
-pub struct PublishConfig {
-    pub body: Vec<u8>,
-    pub id: Option<String>,
-    pub delay_ms: Option<i64>,
-    pub at: Option<SystemTime>,
-    pub headers: HashMap<String, String>,
-    pub max_attempts: Option<i64>,
-    pub ttr_ms: Option<i64>,
-    pub backoff_base_ms: Option<i64>,
-    pub backoff_max_ms: Option<i64>,
-    pub replace: bool,
-}
+options!(
+    /// A message for `Queue.publishBatch`: its body and settings, one to one with the core's
+    /// `PublishOptions`; null keeps the client's default. `delay`: due this long after Redis
+    /// receives the publish; `at`: due at this time (Redis clock), give one of them. `id`: your own
+    /// id, unique within the queue (a publish of an existing id is reported as `DUPLICATE` and
+    /// changes nothing, unless `replace`); without one redelay generates an id (all digits).
+    /// `maxAttempts`: deliveries allowed before the dead letters; `ttr`: lease length.
+    /// `expiresIn` (from the publish) or `expiresAt`: a message not delivered by then never is;
+    /// it becomes a dead letter "expired", or is deleted with `dropOnExpiry`.
+    Message {
+        body: Vec<u8>, delay: Option<Ms>, at: Option<SystemTime>, id: Option<String>, headers: HashMap<String, String>,
+        max_attempts: Option<i32>, ttr: Option<Ms>, backoff: Option<Backoff>, replace: bool,
+        expires_in: Option<Ms>, expires_at: Option<SystemTime>, drop_on_expiry: bool,
+    }
+);
 
-impl PublishConfig {
+options!(
+    /// The settings of `Message` without its body (`Message(body, options)`).
+    PublishOptions {
+        delay: Option<Ms>, at: Option<SystemTime>, id: Option<String>, headers: HashMap<String, String>,
+        max_attempts: Option<i32>, ttr: Option<Ms>, backoff: Option<Backoff>, replace: bool,
+        expires_in: Option<Ms>, expires_at: Option<SystemTime>, drop_on_expiry: bool,
+    }
+);
+
+impl Message {
     fn into_core(self) -> Res<(Vec<u8>, redelay::PublishOptions)> {
         let o = redelay::PublishOptions {
             id: self.id,
-            delay: opt_dur("delay", self.delay_ms)?,
+            delay: opt_dur("delay", self.delay)?,
             at: self.at,
             headers: self.headers.into_iter().collect(),
             max_attempts: opt_count("max_attempts", self.max_attempts)?,
-            ttr: opt_dur("ttr", self.ttr_ms)?,
-            backoff_base: opt_dur("backoff base", self.backoff_base_ms)?,
-            backoff_max: opt_dur("backoff max", self.backoff_max_ms)?,
+            ttr: opt_dur("ttr", self.ttr)?,
+            backoff_base: self.backoff.as_ref().map(|b| dur("backoff base", b.base)).transpose()?,
+            backoff_max: self.backoff.as_ref().map(|b| dur("backoff max", b.max)).transpose()?,
             replace: self.replace,
-            ..Default::default() // expiry: not in the Kotlin API yet
+            expires_in: opt_dur("expires_in", self.expires_in)?,
+            expires_at: self.expires_at,
+            drop_on_expiry: self.drop_on_expiry,
         };
         Ok((self.body, o))
     }
@@ -311,8 +467,8 @@ pub struct InDelivery {
     pub queue: String,
     pub body: Vec<u8>,
     pub headers: HashMap<String, String>,
-    pub attempt: u32,
-    pub max_attempts: u32,
+    pub attempt: i32,
+    pub max_attempts: i32,
     pub last_error: Option<String>,
     pub published_at: SystemTime,
     pub due_at: SystemTime,
@@ -321,7 +477,7 @@ pub struct InDelivery {
     pub token: String,
 }
 
-fn in_delivery(d: &Delivery, lease: Option<Arc<NativeLease>>, key: u64) -> InDelivery {
+fn in_delivery(d: &redelay::Delivery, lease: Option<Arc<NativeLease>>, key: u64) -> InDelivery {
     InDelivery {
         lease,
         key,
@@ -329,8 +485,8 @@ fn in_delivery(d: &Delivery, lease: Option<Arc<NativeLease>>, key: u64) -> InDel
         queue: d.queue().to_string(),
         body: d.body().to_vec(),
         headers: d.headers().iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        attempt: d.attempt(),
-        max_attempts: d.max_attempts(),
+        attempt: d.attempt() as i32,
+        max_attempts: d.max_attempts() as i32,
         last_error: d.last_error().map(str::to_string),
         published_at: d.published_at(),
         due_at: d.due_at(),
@@ -342,7 +498,7 @@ fn in_delivery(d: &Delivery, lease: Option<Arc<NativeLease>>, key: u64) -> InDel
 
 /// The lease of one delivery: ack, nack, extend.
 #[derive(uniffi::Object)]
-pub struct NativeLease(Delivery);
+pub struct NativeLease(redelay::Delivery);
 
 #[uniffi::export]
 impl NativeLease {
@@ -351,13 +507,13 @@ impl NativeLease {
     }
 
     /// True when the message went to the dead letters.
-    pub async fn nack(&self, retry_in_ms: Option<i64>, reason: String) -> Res<bool> {
-        let retry_in = opt_dur("retry_in", retry_in_ms)?;
+    pub async fn nack(&self, retry_in: Option<Ms>, reason: String) -> Res<bool> {
+        let retry_in = opt_dur("retry_in", retry_in)?;
         call!(self, |d| d.nack(retry_in, &reason).await?)
     }
 
-    pub async fn extend(&self, ttr_ms: i64) -> Res<()> {
-        let ttr = dur("ttr", ttr_ms)?;
+    pub async fn extend(&self, ttr: Ms) -> Res<()> {
+        let ttr = dur("ttr", ttr)?;
         call!(self, |d| d.extend(ttr).await?)
     }
 
@@ -370,65 +526,67 @@ impl NativeLease {
     }
 }
 
-// Inspection
-
-#[derive(Debug, Clone, uniffi::Record)]
-pub struct StoredMessage {
-    pub id: String,
-    pub state: State,
-    pub body: Vec<u8>,
-    pub headers: HashMap<String, String>,
-    pub attempts: u32,
-    pub max_attempts: u32,
-    pub ttr_ms: i64,
-    pub published_at: SystemTime,
-    pub due_at: SystemTime,
-    pub lease_deadline: Option<SystemTime>,
-    pub died_at: Option<SystemTime>,
-    pub last_error: Option<String>,
-}
-
-fn stored(m: MessageInfo) -> StoredMessage {
-    StoredMessage {
-        id: m.id,
-        state: m.state,
-        body: m.body,
-        headers: m.headers.into_iter().collect(),
-        attempts: m.attempts,
-        max_attempts: m.max_attempts,
-        ttr_ms: m.ttr.as_millis() as i64,
-        published_at: m.published_at,
-        due_at: m.due_at,
-        lease_deadline: m.lease_deadline,
-        died_at: m.died_at,
-        last_error: m.last_error,
-    }
-}
-
-/// Which dead letters to respawn or purge.
+/// Which dead letters to respawn or purge: these ids, the oldest `count`, or all.
 #[derive(Debug, Clone, uniffi::Enum)]
-pub enum DeadSelect {
+pub enum Select {
     Ids { ids: Vec<String> },
     Oldest { count: i64 },
     All,
 }
 
-fn select(s: DeadSelect) -> Res<Select> {
-    Ok(match s {
-        DeadSelect::Ids { ids } => Select::Ids(ids),
-        DeadSelect::Oldest { count: n } => Select::Oldest(count("count", n)?),
-        DeadSelect::All => Select::All,
-    })
+impl Select {
+    fn into_core(self) -> Res<redelay::Select> {
+        Ok(match self {
+            Select::Ids { ids } => redelay::Select::Ids(ids),
+            Select::Oldest { count: n } => redelay::Select::Oldest(count("count", n)?),
+            Select::All => redelay::Select::All,
+        })
+    }
 }
 
-// Subscriptions: the core's bridge (`Queue::subscribe_foreign`). Kotlin's `wake` signals its
-// take loop; the loop takes a batch (one FFI crossing), runs the handlers and reports their
-// outcomes in batches with `complete`.
+/// Starts consuming `queues` through the core's bridge (`Queues::subscribe_foreign`): in
+/// strict priority order, or by `weights` (one per queue); `waker` is called when
+/// deliveries wait.
+#[uniffi::export]
+pub async fn start_subscription(
+    queues: Vec<Arc<NativeQueue>>,
+    weights: Option<Vec<i32>>,
+    waker: Arc<dyn Waker>,
+    options: SubscribeOptions,
+) -> Res<Arc<NativeSubscription>> {
+    let d = redelay::SubscribeOptions::default();
+    let opts = redelay::SubscribeOptions {
+        concurrency: opt_count("concurrency", options.concurrency)?.unwrap_or(d.concurrency),
+        prefetch: opt_count("prefetch", options.prefetch)?,
+        ttr: opt_dur("ttr", options.ttr)?,
+        drain_timeout: opt_dur("drain_timeout", options.drain_timeout)?.unwrap_or(d.drain_timeout),
+        max_idle: opt_dur("max_idle", options.max_idle)?.unwrap_or(d.max_idle),
+    };
+    let list = queues.iter().map(|q| q.0.clone());
+    let set = match weights {
+        None => redelay::Queues::priority(list.collect())?,
+        Some(w) if w.len() != queues.len() => {
+            let n = (w.len(), queues.len());
+            return Err(redelay::Error::invalid(format!("weights: give one per queue, got {} for {}", n.0, n.1)).into());
+        }
+        Some(w) => {
+            redelay::Queues::weighted(list.zip(w).map(|(q, w)| Ok((q, count("weight", w)?))).collect::<Res<_>>()?)?
+        }
+    };
+    on_rt(async move { Ok(Arc::new(NativeSubscription(set.subscribe_foreign(Arc::new(WakeBridge(waker)), opts).await?))) })
+        .await
+}
+
+// Subscriptions: the core's bridge. Kotlin's `wake` signals its take loop; the loop takes a
+// batch (one FFI crossing), runs the handlers and reports their outcomes in batches with
+// `complete`; `closed` ends the Kotlin side.
 
 #[uniffi::export(with_foreign)]
 pub trait Waker: Send + Sync {
     /// Must not block nor call into the subscription; false when the Kotlin side is gone.
     fn wake(&self) -> bool;
+    /// The subscription closed (by itself, its client or the Kotlin side).
+    fn closed(&self);
 }
 
 struct WakeBridge(Arc<dyn Waker>);
@@ -437,29 +595,32 @@ impl redelay::Wake for WakeBridge {
     fn wake(&self) -> bool {
         self.0.wake()
     }
+
+    fn closed(&self) {
+        self.0.closed()
+    }
 }
 
-/// The outcome of one handler run, by delivery key: `failure` None acks, Some nacks (after
-/// `retry_in_ms`, or the message's backoff).
+/// The outcome of one handler run, by delivery key: `failure` null acks, else nacks (after
+/// `retryIn`, or the message's backoff).
 #[derive(Debug, Clone, uniffi::Record)]
 pub struct Outcome {
     pub key: u64,
     pub failure: Option<String>,
-    pub retry_in_ms: Option<i64>,
+    pub retry_in: Option<Ms>,
 }
 
-/// `redelay::SubscribeOptions`; `None` keeps the core's default.
-#[derive(Debug, Clone, uniffi::Record)]
-pub struct SubscribeConfig {
-    pub concurrency: Option<i64>,
-    pub prefetch: Option<i64>,
-    pub ttr_ms: Option<i64>,
-    pub drain_timeout_ms: Option<i64>,
-    pub max_idle_ms: Option<i64>,
-}
+options!(
+    /// Options of a subscription, one to one with the core's `SubscribeOptions`; null keeps the
+    /// core's default (10 handlers, prefetch as many as concurrency, each message's own ttr, 30 s
+    /// drain, 1 s longest idle sleep between fetches in case a wake-up was lost).
+    SubscribeOptions {
+        concurrency: Option<i32>, prefetch: Option<i32>, ttr: Option<Ms>, drain_timeout: Option<Ms>, max_idle: Option<Ms>,
+    }
+);
 
 #[derive(uniffi::Object)]
-pub struct NativeSubscription(Arc<redelay::Subscription>);
+pub struct NativeSubscription(redelay::Subscription);
 
 #[uniffi::export]
 impl NativeSubscription {
@@ -469,10 +630,10 @@ impl NativeSubscription {
     }
 
     pub fn complete(&self, outcomes: Vec<Outcome>) {
-        let failure = |o: Outcome| match (o.failure, o.retry_in_ms) {
+        let failure = |o: Outcome| match (o.failure, o.retry_in) {
             (None, _) => Ok(()),
             (Some(r), None) => Err(Failure::new(r)),
-            (Some(r), Some(ms)) => Err(Failure::retry_in(r, Duration::from_millis(ms.max(0) as u64))),
+            (Some(r), Some(ms)) => Err(Failure::retry_in(r, Duration::from_millis(ms.0.max(0) as u64))),
         };
         self.0.complete(outcomes.into_iter().map(|o| (o.key, failure(o))).collect());
     }
@@ -480,13 +641,17 @@ impl NativeSubscription {
     /// The lease of the running delivery `key`, for a handler that settles it itself.
     pub fn lease(&self, key: u64) -> Res<Arc<NativeLease>> {
         let lost = "lease lost: the handler of this delivery has returned and the subscription settled it";
-        let d = self.0.delivery(key).ok_or_else(|| redelay::Error::new(redelay::ErrorKind::LeaseLost, lost))?;
+        let d = self.0.delivery(key).ok_or_else(|| redelay::Error::new(ErrorKind::LeaseLost, lost))?;
         Ok(Arc::new(NativeLease(d)))
     }
 
     /// Stops fetching, waits for running handlers up to the drain timeout. Idempotent.
-    pub async fn stop(&self) -> Res<()> {
-        call!(self, |s| s.close().await)
+    pub async fn stop(self: Arc<Self>) -> Res<()> {
+        on_rt(async move {
+            self.0.close().await;
+            Ok(())
+        })
+        .await
     }
 
     pub fn is_closed(&self) -> bool {
@@ -494,127 +659,210 @@ impl NativeSubscription {
     }
 
     pub fn counters(&self) -> Counters {
-        self.0.counters()
+        self.0.counters().into()
     }
 }
 
-// Queue
+// Queue: Kotlin's `Queue` delegates its interface to this (and adds consuming).
 
+/// The core's queue: publish, settle by id, inspect, change, dead letters.
 #[derive(uniffi::Object)]
 pub struct NativeQueue(redelay::Queue);
 
 #[uniffi::export]
 impl NativeQueue {
+    /// The queue's name (also the `name` property).
     pub fn name(&self) -> String {
         self.0.name().to_string()
     }
 
-    pub async fn publish(&self, message: PublishConfig) -> Res<Published> {
-        let (q, (body, o)) = (self.0.clone(), message.into_core()?);
+    /// Publishes one message (see `Message` for the settings); a duplicate id is reported in
+    /// the result, not as an error.
+    #[uniffi::method(default(
+        delay = None, at = None, id = None, max_attempts = None, ttr = None, backoff = None, replace = false,
+        expires_in = None, expires_at = None, drop_on_expiry = false, headers
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    pub async fn publish(
+        &self,
+        body: Vec<u8>,
+        delay: Option<Ms>,
+        at: Option<SystemTime>,
+        id: Option<String>,
+        headers: HashMap<String, String>,
+        max_attempts: Option<i32>,
+        ttr: Option<Ms>,
+        backoff: Option<Backoff>,
+        replace: bool,
+        expires_in: Option<Ms>,
+        expires_at: Option<SystemTime>,
+        drop_on_expiry: bool,
+    ) -> Res<Published> {
+        let m = Message {
+            body,
+            delay,
+            at,
+            id,
+            headers,
+            max_attempts,
+            ttr,
+            backoff,
+            replace,
+            expires_in,
+            expires_at,
+            drop_on_expiry,
+        };
+        let (body, o) = m.into_core()?;
         let m = o.message(body)?;
-        on_rt(async move { Ok(q.publish(m).await?) }).await
+        call!(self, |q| q.publish(m).await?)
     }
 
-    pub async fn publish_batch(&self, messages: Vec<PublishConfig>) -> Res<Vec<Published>> {
-        // A conversion error names the message's position as the core's errors do.
-        let items = messages.into_iter().enumerate().map(|(i, m)| {
-            m.into_core()
-                .map_err(|NativeError::Redelay { text, .. }| redelay::Error::invalid(format!("message {i}: {text}")))
-        });
-        let items = items.collect::<Result<Vec<_>, _>>()?;
-        let (q, msgs) = (self.0.clone(), redelay::batch_messages(items)?);
-        on_rt(async move { Ok(q.publish_batch(msgs).await?) }).await
+    /// Publishes many messages in one round trip (up to 100,000). One bad message refuses the
+    /// whole batch (InvalidArgument naming its position) and nothing is written. Results are in
+    /// order.
+    pub async fn publish_batch(&self, messages: Vec<Message>) -> Res<Vec<Published>> {
+        let items = messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| m.into_core().map_err(|e| RedelayError::InvalidArgument(format!("message {i}: {e}"))));
+        let msgs = redelay::batch_messages(items.collect::<Result<Vec<_>, _>>()?)?;
+        call!(self, |q| q.publish_batch(msgs).await?)
     }
 
-    /// Pulls up to `max` due messages, waiting up to `wait_ms` for the first.
-    pub async fn fetch(&self, max: i64, wait_ms: i64, ttr_ms: Option<i64>) -> Res<Vec<InDelivery>> {
-        let q = self.0.clone();
-        let (max, wait, ttr) = (count("max", max)?, dur("wait", wait_ms)?, opt_dur("ttr", ttr_ms)?);
-        on_rt(async move {
-            let v = q.fetch_leasing(max, wait, ttr).await?;
-            Ok(v.into_iter().map(|d| in_delivery(&d, Some(Arc::new(NativeLease(d.clone()))), 0)).collect())
-        })
-        .await
+    /// The deliveries behind Kotlin's `fetch`: up to `max` due messages, waiting up to `wait`.
+    pub async fn fetch_raw(&self, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Vec<InDelivery>> {
+        let (max, wait, ttr) = (count("max", max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
+        let lease = |d: redelay::Delivery| in_delivery(&d, Some(Arc::new(NativeLease(d.clone()))), 0);
+        call!(self, |q| q.fetch_leasing(max, wait, ttr).await?.into_iter().map(lease).collect())
     }
 
+    /// Acknowledges a leased message by id and lease token.
     pub async fn ack(&self, id: String, token: String) -> Res<()> {
         call!(self, |q| q.ack(&id, &token).await?)
     }
 
-    pub async fn nack(&self, id: String, token: String, retry_in_ms: Option<i64>, reason: String) -> Res<bool> {
-        let retry_in = opt_dur("retry_in", retry_in_ms)?;
+    /// Nacks a leased message by id and lease token; true when it went to the dead letters.
+    #[uniffi::method(default(retry_in = None, reason = ""))]
+    pub async fn nack(&self, id: String, token: String, retry_in: Option<Ms>, reason: String) -> Res<bool> {
+        let retry_in = opt_dur("retry_in", retry_in)?;
         call!(self, |q| q.nack(&id, &token, retry_in, &reason).await?)
     }
 
-    pub async fn extend(&self, id: String, token: String, ttr_ms: i64) -> Res<()> {
-        let ttr = dur("ttr", ttr_ms)?;
+    /// Extends a lease by id and lease token to `ttr` from now.
+    pub async fn extend(&self, id: String, token: String, ttr: Ms) -> Res<()> {
+        let ttr = dur("ttr", ttr)?;
         call!(self, |q| q.extend(&id, &token, ttr).await?)
     }
 
+    /// Deletes a message wherever it is. False when there was no such id.
     pub async fn cancel(&self, id: String) -> Res<bool> {
         call!(self, |q| q.cancel(&id).await?)
     }
 
-    /// New due time from `delay_ms` or `at` (`Due::from_parts`); returns it.
-    pub async fn reschedule(&self, id: String, delay_ms: Option<i64>, at: Option<SystemTime>) -> Res<SystemTime> {
-        let q = self.0.clone();
-        let due = redelay::Due::from_parts(opt_dur("delay", delay_ms)?, at)?;
-        on_rt(async move { Ok(q.reschedule(&id, due).await?) }).await
+    /// Makes a scheduled or ready message due `delay` from now or at `at` (give one); returns
+    /// the new due time. NotFound without such id, InvalidArgument when leased or dead.
+    #[uniffi::method(default(delay = None, at = None))]
+    pub async fn reschedule(&self, id: String, delay: Option<Ms>, at: Option<SystemTime>) -> Res<SystemTime> {
+        let due = redelay::Due::from_parts(opt_dur("delay", delay)?, at)?;
+        call!(self, |q| q.reschedule(&id, due).await?)
     }
 
-    pub async fn peek(&self, id: String) -> Res<Option<StoredMessage>> {
-        call!(self, |q| q.peek(&id).await?.map(stored))
+    /// Looks at a message without changing it; null when there is no such id.
+    pub async fn peek(&self, id: String) -> Res<Option<MessageInfo>> {
+        call!(self, |q| q.peek(&id).await?.map(MessageInfo::from))
     }
 
+    /// Counts of the queue, read atomically.
     pub async fn stats(&self) -> Res<Stats> {
-        call!(self, |q| q.stats().await?)
+        call!(self, |q| q.stats().await?.into())
     }
 
-    /// `redelay::DeadLetterQuery`; `None` keeps its defaults.
-    pub async fn dead_letters(&self, offset: Option<i64>, limit: Option<i64>) -> Res<Vec<StoredMessage>> {
-        let (q, d) = (self.0.clone(), redelay::DeadLetterQuery::default());
+    /// Dead letters, the oldest death first: `limit` (1 to 1000, default 100) from `offset`.
+    #[uniffi::method(default(limit = None, offset = None))]
+    pub async fn dead_letters(&self, limit: Option<i32>, offset: Option<i64>) -> Res<Vec<MessageInfo>> {
+        let d = redelay::DeadLetterQuery::default();
         let query = redelay::DeadLetterQuery {
             offset: opt_count("offset", offset)?.unwrap_or(d.offset),
             limit: opt_count("limit", limit)?.unwrap_or(d.limit),
         };
         query.validate()?;
-        on_rt(async move { Ok(q.dead_letters(query.offset, query.limit).await?.into_iter().map(stored).collect()) })
-            .await
+        call!(self, |q| q.dead_letters(query.offset, query.limit).await?.into_iter().map(MessageInfo::from).collect())
     }
 
-    pub async fn respawn(&self, select: DeadSelect) -> Res<u64> {
-        let sel = self::select(select)?;
-        call!(self, |q| q.respawn(sel).await?)
+    /// Brings dead letters back (attempts reset, due now); returns how many.
+    pub async fn respawn(&self, select: Select) -> Res<i64> {
+        let sel = select.into_core()?;
+        call!(self, |q| q.respawn(sel).await? as i64)
     }
 
-    pub async fn purge_dead(&self, select: DeadSelect) -> Res<u64> {
-        let sel = self::select(select)?;
-        call!(self, |q| q.purge_dead(sel).await?)
+    /// Deletes dead letters for good; returns how many.
+    pub async fn purge_dead(&self, select: Select) -> Res<i64> {
+        let sel = select.into_core()?;
+        call!(self, |q| q.purge_dead(sel).await? as i64)
     }
 
+    /// Pauses the queue: consumers stop receiving (leases in flight finish), publishes go on; kept
+    /// in Redis for every client. False when it was already paused.
+    pub async fn pause(&self) -> Res<bool> {
+        call!(self, |q| q.pause().await?)
+    }
+
+    /// Resumes a paused queue; false when it was not paused.
+    pub async fn resume(&self) -> Res<bool> {
+        call!(self, |q| q.resume().await?)
+    }
+
+    /// Turns the queue's history counters on (the default) or off; false when already so.
+    pub async fn set_history(&self, on: bool) -> Res<bool> {
+        call!(self, |q| q.set_history(on).await?)
+    }
+
+    /// The queue's history from `since` to `until` (at most 1440 points of `step`); points
+    /// with nothing are zeros.
+    pub async fn history(&self, since: SystemTime, until: SystemTime, step: Step) -> Res<Vec<HistoryPoint>> {
+        call!(self, |q| q.history(since, until, step).await?.into_iter().map(HistoryPoint::from).collect())
+    }
+
+    /// The history counters' totals since the queue began (monotonic).
+    pub async fn history_totals(&self) -> Res<HistoryPoint> {
+        call!(self, |q| q.history_totals().await?.into())
+    }
+
+    /// How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `width`
+    /// from `from`: the load ahead. Leased messages are not counted.
+    pub async fn upcoming(&self, from: SystemTime, width: Ms, buckets: i32) -> Res<Vec<Upcoming>> {
+        let (width, n) = (dur("width", width)?, count("buckets", buckets)?);
+        let up = |(at, n): (SystemTime, u64)| Upcoming { at, count: n as i64 };
+        call!(self, |q| q.upcoming(from, width, n).await?.into_iter().map(up).collect())
+    }
+
+    /// A page of the messages in `state`, in its order (due time, lease deadline or time of
+    /// death): `limit` (1 to 1000) from `offset`.
+    pub async fn list(&self, state: State, offset: i64, limit: i32) -> Res<ListPage> {
+        let (offset, limit) = (count("offset", offset)?, count("limit", limit)?);
+        call!(self, |q| q.list(state, offset, limit).await?.into())
+    }
+
+    /// One bounded step (about 500 records) of a search over every message of the queue, from
+    /// `cursor` (null to start); call again with the page's cursor until it is null.
+    #[uniffi::method(default(cursor = None))]
+    pub async fn search(&self, what: Search, cursor: Option<String>) -> Res<SearchPage> {
+        let what = match what {
+            Search::IdPrefix { prefix } => redelay::Search::IdPrefix(prefix),
+            Search::Header { name, value } => redelay::Search::Header(name, value),
+            Search::Body { bytes } => redelay::Search::Body(bytes),
+            Search::LastError { text } => redelay::Search::Error(text),
+        };
+        call!(self, |q| q.search(&what, cursor.as_deref()).await?.into())
+    }
+
+    /// Deletes the whole queue: every message in every state (Kotlin: `destroy()`).
     pub async fn destroy_queue(&self) -> Res<()> {
         call!(self, |q| q.destroy().await?)
     }
 
+    /// Checks the queue's invariant atomically (O(n): for tests and maintenance).
     pub async fn verify(&self) -> Res<VerifyReport> {
-        call!(self, |q| q.verify().await?)
-    }
-
-    /// Starts consuming through the core's bridge: `waker` is called when deliveries wait.
-    pub async fn subscribe(&self, waker: Arc<dyn Waker>, config: SubscribeConfig) -> Res<Arc<NativeSubscription>> {
-        let d = redelay::SubscribeOptions::default();
-        let opts = redelay::SubscribeOptions {
-            concurrency: opt_count("concurrency", config.concurrency)?.unwrap_or(d.concurrency),
-            prefetch: opt_count("prefetch", config.prefetch)?,
-            ttr: opt_dur("ttr", config.ttr_ms)?,
-            drain_timeout: opt_dur("drain_timeout", config.drain_timeout_ms)?.unwrap_or(d.drain_timeout),
-            max_idle: opt_dur("max_idle", config.max_idle_ms)?.unwrap_or(d.max_idle),
-        };
-        let q = self.0.clone();
-        on_rt(async move {
-            let sub = q.subscribe_foreign(Arc::new(WakeBridge(waker)), opts).await?;
-            Ok(Arc::new(NativeSubscription(Arc::new(sub))))
-        })
-        .await
+        call!(self, |q| q.verify().await?.into())
     }
 }

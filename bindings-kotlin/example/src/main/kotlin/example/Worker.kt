@@ -3,6 +3,7 @@ package example
 import dev.redelay.Client
 import dev.redelay.RedelayException
 import dev.redelay.SubscribeOptions
+import dev.redelay.kind
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking

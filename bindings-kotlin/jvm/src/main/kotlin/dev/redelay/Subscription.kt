@@ -1,10 +1,5 @@
 package dev.redelay
 
-import dev.redelay.ffi.InDelivery
-import dev.redelay.ffi.NativeLease
-import dev.redelay.ffi.NativeSubscription
-import dev.redelay.ffi.Outcome
-import dev.redelay.ffi.Waker
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.DelicateCoroutinesApi
 import kotlinx.coroutines.DisposableHandle
@@ -13,7 +8,6 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.channels.Channel
-import kotlinx.coroutines.job
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -36,7 +30,7 @@ import kotlin.time.Duration.Companion.microseconds
  * finish is delivered again after its lease runs out.
  */
 class Subscription internal constructor(
-    /** The queue this subscription consumes. */
+    /** The queue this subscription consumes (the queues, comma-separated). */
     val queue: String,
     private val scope: CoroutineScope,
     private val handler: suspend (Delivery) -> Unit,
@@ -48,15 +42,22 @@ class Subscription internal constructor(
 
     @Volatile private var parentHandle: DisposableHandle? = null
 
-    /** Called by the core when deliveries wait: never blocks; false once this side is gone. */
+    /**
+     * Called by the core when deliveries wait (never blocks; false once this side is gone), and
+     * once when the subscription closed, whoever closed it: this side then closes too.
+     */
     internal val waker =
         object : Waker {
             override fun wake(): Boolean = woken.trySend(Unit).isSuccess
+
+            override fun closed() {
+                woken.close()
+                closeInBackground()
+            }
         }
 
     internal fun start(sub: NativeSubscription, caller: CoroutineContext) {
         native = sub
-        scope.coroutineContext.job.invokeOnCompletion { woken.close() }
         scope.launch {
             for (signal in woken) for (d in sub.take()) launch { run(d) }
         }
@@ -78,7 +79,7 @@ class Subscription internal constructor(
                 handler(Delivery(d, native))
                 Outcome(d.key, null, null)
             } catch (e: RetryLater) {
-                Outcome(d.key, e.reason, e.delay.ms())
+                Outcome(d.key, e.reason, e.delay)
             } catch (e: Throwable) {
                 Outcome(d.key, e.message?.ifEmpty { null } ?: e.javaClass.name, null)
             }
@@ -90,15 +91,10 @@ class Subscription internal constructor(
     val isClosed: Boolean get() = native.isClosed()
 
     /** Counts so far. */
-    val counters: Counters
-        get() = native.counters().run {
-            Counters(delivered.toLong(), acked.toLong(), nacked.toLong(), leaseLost.toLong(), errors.toLong())
-        }
+    val counters: Counters get() = native.counters()
 
     @OptIn(DelicateCoroutinesApi::class)
-    private fun closeInBackground() {
-        GlobalScope.launch { shutdown() }
-    }
+    private fun closeInBackground() = GlobalScope.launch { shutdown() }
 
     internal fun stopLocal() {
         parentHandle?.dispose()
@@ -111,7 +107,7 @@ class Subscription internal constructor(
      */
     suspend fun shutdown() {
         try {
-            withContext(NonCancellable) { native.stop() }
+            if (::native.isInitialized) withContext(NonCancellable) { native.stop() }
         } finally {
             stopLocal()
         }
@@ -137,10 +133,10 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     val headers: Map<String, String> get() = d.headers
 
     /** 1 on the first delivery, one more for every failed or expired attempt before. */
-    val attempt: Int = d.attempt.toInt()
+    val attempt: Int get() = d.attempt
 
     /** Deliveries allowed before the message goes to the dead letters. */
-    val maxAttempts: Int = d.maxAttempts.toInt()
+    val maxAttempts: Int get() = d.maxAttempts
 
     /** The reason given by the previous failed attempt, if any. */
     val lastError: String? get() = d.lastError
@@ -158,7 +154,7 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     val token: String get() = d.token
 
     /** A subscription's delivery finds its lease by key: LeaseLost once its handler returned. */
-    private fun lease(): NativeLease = d.lease ?: native { sub!!.lease(d.key) }
+    private fun lease(): NativeLease = d.lease ?: sub!!.lease(d.key)
 
     /** The current lease deadline (Redis clock). */
     val leaseDeadline: Instant get() = lease().leaseDeadline()
@@ -167,14 +163,13 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     val isSettled: Boolean get() = runCatching { lease() }.map { it.isSettled() }.getOrDefault(true)
 
     /** Acknowledge: the message is done and deleted. [RedelayException.LeaseLost] if the lease was lost. */
-    suspend fun ack() = native { lease().ack() }
+    suspend fun ack() = lease().ack()
 
     /** Retry after [retryIn] (or the message's backoff); at max attempts it goes to the dead letters (returns true). */
-    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean =
-        native { lease().nack(retryIn?.ms(), reason) }
+    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean = lease().nack(retryIn, reason)
 
     /** Extend the lease to [ttr] from now (Redis clock). */
-    suspend fun extend(ttr: Duration) = native { lease().extend(ttr.ms()) }
+    suspend fun extend(ttr: Duration) = lease().extend(ttr)
 
     override fun toString(): String =
         "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"

@@ -26,14 +26,32 @@ class ConformanceTest {
     private fun JsonObject.ms(k: String) = long(k)?.milliseconds
     private fun JsonObject.at(k: String) = long(k)?.let(Instant::ofEpochMilli)
 
-    private fun options(a: JsonObject) = PublishOptions(
+    private fun message(a: JsonObject) = Message(
+        a.str("body")!!.encodeToByteArray(),
         delay = a.ms("delay_ms"),
         at = a.at("at_ms"),
         id = a.str("id"),
         headers = a.getAsJsonObject("headers")?.entrySet()?.associate { it.key to it.value.asString } ?: emptyMap(),
         maxAttempts = a.long("max_attempts")?.toInt(),
         ttr = a.ms("ttr_ms"),
+        expiresIn = a.ms("expires_in_ms"),
+        expiresAt = a.at("expires_at_ms"),
+        dropOnExpiry = a.get("drop_on_expiry")?.asBoolean ?: false,
     )
+
+    private fun subscribeOptions(a: JsonObject) = SubscribeOptions(
+        a.long("concurrency")?.toInt(),
+        a.long("prefetch")?.toInt(),
+        a.ms("ttr_ms"),
+        maxIdle = a.ms("max_idle_ms"),
+    )
+
+    private fun search(s: JsonObject): Search = when {
+        s.has("id_prefix") -> Search.IdPrefix(s.str("id_prefix")!!)
+        s.has("header") -> s.getAsJsonArray("header").map { it.asString }.let { Search.Header(it[0], it[1]) }
+        s.has("body") -> Search.Body(s.str("body")!!.encodeToByteArray())
+        else -> Search.LastError(s.str("error")!!)
+    }
 
     private fun select(a: JsonObject): Select = when {
         a.has("ids") -> Select.Ids(a.getAsJsonArray("ids").map { it.asString })
@@ -67,15 +85,16 @@ class ConformanceTest {
 
         "queue" -> client.queue(a.str("name")!!).let { }
 
-        "publish" -> q.publish(a.str("body")!!.encodeToByteArray(), options(a)).status.name.lowercase()
+        "publish" -> message(a).run {
+            q.publish(body, delay, at, id, headers, maxAttempts, ttr, null, false, expiresIn, expiresAt, dropOnExpiry)
+        }.status.name.lowercase()
 
         "publish_batch" ->
             q.publishBatch(
                 a.getAsJsonArray("messages").map {
-                    Message(it.asJsonObject.str("body")!!, options(it.asJsonObject))
+                    message(it.asJsonObject)
                 },
-            )
-                .map { it.status.name.lowercase() }
+            ).map { it.status.name.lowercase() }
 
         "fetch" -> q.fetch(a.long("max")?.toInt() ?: 1, a.ms("wait_ms") ?: 0.milliseconds).size
 
@@ -110,16 +129,36 @@ class ConformanceTest {
         "purge_dead" -> q.purgeDead(select(a))
 
         "subscribe" -> {
-            val o =
-                SubscribeOptions(
-                    a.long("concurrency")?.toInt(),
-                    a.long("prefetch")?.toInt(),
-                    a.ms("ttr_ms"),
-                    maxIdle = a.ms("max_idle_ms"),
-                )
-            q.subscribe(o) { }.shutdown()
+            q.subscribe(subscribeOptions(a)) { }.shutdown()
             "subscribed"
         }
+
+        "subscribe_many" -> {
+            val queues = a.getAsJsonArray("queues").map { client.queue(it.asString) }
+            val weights = a.getAsJsonArray("weights")?.map { it.asInt }
+            client.subscribe(queues, weights, subscribeOptions(a)) { }.shutdown()
+            "subscribed"
+        }
+
+        "pause" -> q.pause()
+
+        "resume" -> q.resume()
+
+        "set_history" -> q.setHistory(a.get("on").asBoolean)
+
+        "history" -> q.history(a.at("since_ms")!!, a.at("until_ms")!!, Step.valueOf(a.str("step")!!.uppercase())).size
+
+        "upcoming" -> q.upcoming(a.at("from_ms")!!, a.ms("width_ms")!!, a.long("buckets")!!.toInt()).size
+
+        "list" -> q.list(
+            MessageState.valueOf(a.str("state")!!.uppercase()),
+            a.long("offset") ?: 0,
+            a.long("limit")!!.toInt(),
+        )
+            .let { mapOf("total" to it.total, "items" to it.items.size) }
+
+        "search" -> q.search(search(a.getAsJsonObject("search")), a.str("cursor"))
+            .let { mapOf("items" to it.items.size, "done" to (it.cursor == null)) }
 
         "destroy" -> q.destroy()
 
@@ -140,7 +179,7 @@ class ConformanceTest {
                 val ok =
                     if (expect.has("error")) {
                         e is RedelayException && e.kind.name == expect.str("error") &&
-                            expect.getAsJsonArray("message").all { e.message.contains(it.asString) }
+                            expect.getAsJsonArray("message").all { e.message!!.contains(it.asString) }
                     } else {
                         e == null && json(got.getOrNull()) == expect.get("result")
                     }

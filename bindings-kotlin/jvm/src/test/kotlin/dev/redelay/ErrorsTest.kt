@@ -12,7 +12,7 @@ import kotlin.time.Duration.Companion.seconds
 class ErrorsTest {
     private fun <T : RedelayException> check(e: T, kind: ErrorKind, vararg words: String): T {
         assertEquals(kind, e.kind)
-        for (w in words) assertContains(e.message, w)
+        for (w in words) assertContains(e.message!!, w)
         return e
     }
 
@@ -46,10 +46,10 @@ class ErrorsTest {
             bad("ttr") { q.publish("x".encodeToByteArray(), ttr = 10.milliseconds) }
             bad("max") { q.fetch(0) }
             // The core's rule: delay and at exclude each other (publish and reschedule alike).
-            val both = PublishOptions(delay = 1.seconds, at = java.time.Instant.now())
+            val now = java.time.Instant.now()
             check(
                 assertThrows<RedelayException.InvalidArgument> {
-                    runBlocking { q.publish("x", both) }
+                    runBlocking { q.publish("x".encodeToByteArray(), delay = 1.seconds, at = now) }
                 },
                 ErrorKind.InvalidArgument,
                 "delay/at",
@@ -66,7 +66,7 @@ class ErrorsTest {
             assertEquals(
                 "ERR_REDELAY_INVALID_ARGUMENT",
                 assertThrows<RedelayException> {
-                    runBlocking { q.publish("x", both) }
+                    runBlocking { q.publish("x".encodeToByteArray(), delay = 1.seconds, at = now) }
                 }.code,
             )
             bad("concurrency") { q.subscribe(concurrency = 0) { } }
@@ -159,7 +159,7 @@ class ErrorsTest {
             }
             assertEquals(ErrorKind.NotFound, kind)
             assertEquals("ERR_REDELAY_NOT_FOUND", e.code)
-            assertContains(e.message, "nope")
+            assertContains(e.message!!, "nope")
             assertEquals(7, ErrorKind.entries.size)
         }
     }

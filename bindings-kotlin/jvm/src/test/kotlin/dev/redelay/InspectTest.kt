@@ -19,12 +19,12 @@ class InspectTest {
             q.publish("a".encodeToByteArray(), id = "a", delay = 1.hours, headers = mapOf("h" to "1"), ttr = 5.seconds)
             q.publish("b".encodeToByteArray(), id = "b")
             val a = q.peek("a")!!
-            assertEquals(MessageState.Scheduled, a.state)
+            assertEquals(MessageState.SCHEDULED, a.state)
             assertEquals("a", a.text)
             assertEquals(mapOf("h" to "1"), a.headers)
             assertEquals(5.seconds, a.ttr)
             assertEquals(0, a.attempts)
-            assertEquals(MessageState.Ready, q.peek("b")!!.state)
+            assertEquals(MessageState.READY, q.peek("b")!!.state)
             assertNull(q.peek("zzz"))
 
             val s = q.stats()
@@ -34,7 +34,7 @@ class InspectTest {
             assertEquals(a.dueAt, s.nextDue)
             assertTrue(s.now.isAfter(Instant.parse("2020-01-01T00:00:00Z")))
 
-            val due = q.reschedule("a", Instant.now().minusSeconds(1))
+            val due = q.reschedule("a", at = Instant.now().minusSeconds(1))
             assertTrue(due.isBefore(Instant.now().plusSeconds(1)))
             val due2 = q.reschedule("a", 2.hours)
             assertTrue(due2.isAfter(Instant.now().plusSeconds(3600)))
@@ -42,7 +42,7 @@ class InspectTest {
             val leased = q.fetch(1)
             assertEquals("b", leased.single().id)
             assertThrows<RedelayException.InvalidArgument> { runBlocking { q.reschedule("b", 1.seconds) } }
-            assertEquals(MessageState.Leased, q.peek("b")!!.state)
+            assertEquals(MessageState.LEASED, q.peek("b")!!.state)
             val info = q.peek("b")!!
             assertEquals(null, info.diedAt)
             // The lease deadline of the stored record is the fetched delivery's.

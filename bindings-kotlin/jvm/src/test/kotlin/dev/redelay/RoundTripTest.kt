@@ -26,7 +26,7 @@ class RoundTripTest {
             val sub = q.subscribe(concurrency = 2) { msg -> got.send(msg) }
             val p = q.publish(body, id = "order-7", headers = mapOf("k" to "v", "trace" to "abc"), maxAttempts = 3)
             assertEquals("order-7", p.id)
-            assertEquals(PublishStatus.Stored, p.status)
+            assertEquals(PublishStatus.STORED, p.status)
             val d = withTimeout(10.seconds) { got.receive() }
             assertEquals("order-7", d.id)
             assertEquals(q.name, d.queue)
@@ -73,7 +73,7 @@ class RoundTripTest {
             val at = Instant.ofEpochMilli(Instant.now().plusSeconds(3600).toEpochMilli())
             val p = q.publish("x".encodeToByteArray(), at = at)
             val info = assertNotNull(q.peek(p.id))
-            assertEquals(MessageState.Scheduled, info.state)
+            assertEquals(MessageState.SCHEDULED, info.state)
             assertEquals(at, info.dueAt)
             assertTrue(p.id.all(Char::isDigit), "generated id ${p.id}")
         }
@@ -89,7 +89,7 @@ class RoundTripTest {
             val res = q.publishBatch(msgs)
             assertEquals(2500, res.size)
             assertEquals((0 until 2500).map { "id-$it" }, res.map { it.id })
-            assertTrue(res.all { it.status == PublishStatus.Stored })
+            assertTrue(res.all { it.status == PublishStatus.STORED })
             assertEquals(2500, q.stats().scheduled)
             val again = q.publishBatch(
                 listOf(
@@ -97,10 +97,10 @@ class RoundTripTest {
                     Message("new".encodeToByteArray(), id = "id-new"),
                 ),
             )
-            assertEquals(listOf(PublishStatus.Duplicate, PublishStatus.Stored), again.map { it.status })
+            assertEquals(listOf(PublishStatus.DUPLICATE, PublishStatus.STORED), again.map { it.status })
             assertTrue(again[0].isDuplicate)
             val replaced = q.publish("r".encodeToByteArray(), id = "id-7", replace = true)
-            assertEquals(PublishStatus.Replaced, replaced.status)
+            assertEquals(PublishStatus.REPLACED, replaced.status)
             assertEquals("r", q.peek("id-7")!!.text)
             assertEquals(emptyList(), q.publishBatch(emptyList()))
             assertTrue(q.verify().isOk)

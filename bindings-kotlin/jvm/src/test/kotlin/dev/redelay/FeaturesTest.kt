@@ -1,0 +1,168 @@
+package dev.redelay
+
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.runBlocking
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import java.time.Instant
+import java.util.Collections
+import kotlin.test.assertContains
+import kotlin.test.assertEquals
+import kotlin.test.assertFalse
+import kotlin.test.assertNotNull
+import kotlin.test.assertNull
+import kotlin.test.assertTrue
+import kotlin.time.Duration.Companion.hours
+import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.minutes
+
+/** Issue 15 in Kotlin: expiry, pause, several queues, history, upcoming, list, search. */
+class FeaturesTest {
+    private fun bad(field: String, block: suspend () -> Unit) {
+        val e = assertThrows<RedelayException.InvalidArgument> { runBlocking { block() } }
+        assertContains(e.message!!, field)
+    }
+
+    @Test
+    fun `expiry - an expired message is never delivered, it dies or is dropped`() = runBlocking<Unit> {
+        testClient("exp").use { client ->
+            val q = client.queue(uniqueName("exp"))
+            q.publish("x".encodeToByteArray(), id = "dies", expiresIn = 200.milliseconds)
+            q.publish("x".encodeToByteArray(), id = "drops", expiresIn = 200.milliseconds, dropOnExpiry = true)
+            val at = Instant.now().plusSeconds(3600)
+            q.publishBatch(listOf(Message("y".encodeToByteArray(), id = "later", expiresAt = at)))
+            assertNotNull(q.peek("later")!!.expiresAt)
+            q.publish(
+                "z".encodeToByteArray(),
+                PublishOptions(id = "opts", delay = 1.hours, expiresAt = at.plusSeconds(1)),
+            )
+            assertEquals(at.plusSeconds(1).toEpochMilli(), q.peek("opts")!!.expiresAt!!.toEpochMilli())
+            delay(500) // past both expiries (by any clock)
+            assertEquals(listOf("later"), q.fetch(10, 500.milliseconds).map { it.id }) // "opts" is not due
+            val dead = q.deadLetters()
+            assertEquals(listOf("dies"), dead.map { it.id })
+            assertContains(dead.single().lastError!!, "expired")
+            assertNull(q.peek("drops"))
+
+            // The core refuses bad combinations, naming the field.
+            bad("expires_in") { q.publish("x".encodeToByteArray(), delay = 1.hours, expiresIn = 1.minutes) }
+            bad("expires_in/expires_at") {
+                q.publish("x".encodeToByteArray(), expiresIn = 1.hours, expiresAt = at)
+            }
+            bad("expires_in") { q.publish("x".encodeToByteArray(), expiresIn = (-1).milliseconds) }
+        }
+    }
+
+    @Test
+    fun `pause and resume a queue`() = runBlocking<Unit> {
+        testClient("pause").use { client ->
+            val q = client.queue(uniqueName("pause"))
+            assertTrue(q.pause())
+            assertFalse(q.pause())
+            assertTrue(q.stats().paused)
+            val got = Collections.synchronizedList(mutableListOf<String>())
+            val sub = q.subscribe { got.add(it.id) }
+            q.publish("x".encodeToByteArray(), id = "p1") // publishes go on
+            delay(500)
+            assertEquals(emptyList(), got.toList(), "a paused queue delivered")
+            assertTrue(q.resume())
+            assertFalse(q.resume())
+            assertFalse(q.stats().paused)
+            eventually(what = "delivery after resume") { got.toList() == listOf("p1") }
+            sub.close()
+        }
+    }
+
+    @Test
+    fun `one subscription over several queues, by priority or weights`() = runBlocking<Unit> {
+        testClient("many").use { client ->
+            val (a, b) = listOf(client.queue(uniqueName("a")), client.queue(uniqueName("b")))
+            for (i in 1..3) {
+                b.publish("b$i".encodeToByteArray())
+                a.publish("a$i".encodeToByteArray())
+            }
+            val got = Collections.synchronizedList(mutableListOf<String>())
+            val one = SubscribeOptions(concurrency = 1, prefetch = 0)
+            val sub = client.subscribe(listOf(a, b), options = one) { got.add("${it.queue}:${it.text}") }
+            eventually(what = "six deliveries") { got.size == 6 }
+            sub.close()
+            // Strict priority: every message of the first queue before any of the second.
+            assertEquals(listOf(a.name, a.name, a.name, b.name, b.name, b.name), got.map { it.substringBefore(":") })
+            assertEquals(setOf("a1", "a2", "a3"), got.take(3).map { it.substringAfter(":") }.toSet())
+
+            a.publish("w".encodeToByteArray())
+            b.publish("w".encodeToByteArray())
+            val weighted = Collections.synchronizedList(mutableListOf<String>())
+            val w = client.subscribe(listOf(a, b), weights = listOf(5, 1)) { weighted.add(it.queue) }
+            eventually(what = "weighted deliveries") { weighted.size == 2 }
+            w.close()
+            assertEquals(setOf(a.name, b.name), weighted.toSet())
+
+            bad("weight") { client.subscribe(listOf(a, b), weights = listOf(0, 1)) { } }
+            bad("weights") { client.subscribe(listOf(a, b), weights = listOf(1)) { } }
+            bad("queues") { client.subscribe(listOf(a, a)) { } }
+        }
+    }
+
+    @Test
+    fun `history per minute, totals, and switching it off`() = runBlocking<Unit> {
+        testClient("hist").use { client ->
+            val q = client.queue(uniqueName("hist"))
+            for (i in 1..3) q.publish("h".encodeToByteArray())
+            for (d in q.fetch(2)) d.ack()
+            val now = Instant.now()
+            val points = q.history(now.minusSeconds(300), now.plusSeconds(60), Step.MINUTE)
+            assertEquals(3, points.sumOf { it.published })
+            assertEquals(2, points.sumOf { it.delivered })
+            assertEquals(2, points.sumOf { it.acked })
+            assertEquals(2, points.sumOf { p -> p.lateness.sum() })
+            val totals = q.historyTotals()
+            assertEquals(3, totals.published)
+            assertEquals(16, totals.lateness.size)
+
+            assertTrue(q.setHistory(false))
+            assertFalse(q.setHistory(false))
+            q.publish("h".encodeToByteArray())
+            assertEquals(3, q.historyTotals().published)
+            assertTrue(q.setHistory(true))
+            bad("until") { q.history(now, now.minusSeconds(3600), Step.HOUR) }
+        }
+    }
+
+    @Test
+    fun `upcoming, list and search`() = runBlocking<Unit> {
+        testClient("insp2").use { client ->
+            val q = client.queue(uniqueName("insp2"))
+            q.publish("find the needle".encodeToByteArray(), id = "ord-1", delay = 30.minutes)
+            q.publish("b".encodeToByteArray(), id = "ord-2", delay = 40.minutes, headers = mapOf("tenant" to "acme"))
+            q.publish("c".encodeToByteArray(), id = "x-3", delay = 90.minutes)
+            q.publish("d".encodeToByteArray(), id = "now")
+
+            val up = q.upcoming(Instant.now().plusSeconds(60), 1.hours, 3)
+            assertEquals(listOf(2L, 1L, 0L), up.map { it.count })
+            bad("buckets") { q.upcoming(Instant.now(), 1.hours, 0) }
+
+            val page = q.list(MessageState.SCHEDULED, 0, 2)
+            assertEquals(3, page.total)
+            assertEquals(listOf("ord-1", "ord-2"), page.items.map { it.id })
+            assertEquals(listOf("now"), q.list(MessageState.READY, 0, 10).items.map { it.id })
+            bad("limit") { q.list(MessageState.DEAD, 0, 0) }
+
+            suspend fun all(what: Search): List<String> {
+                val ids = mutableListOf<String>()
+                var cursor: String? = null
+                do {
+                    val p = q.search(what, cursor)
+                    ids += p.items.map { it.id }
+                    cursor = p.cursor
+                } while (cursor != null)
+                return ids.sorted()
+            }
+            assertEquals(listOf("ord-1", "ord-2"), all(Search.IdPrefix("ord-")))
+            assertEquals(listOf("ord-2"), all(Search.Header("tenant", "acme")))
+            assertEquals(listOf("ord-1"), all(Search.Body("needle".encodeToByteArray())))
+            assertEquals(emptyList(), all(Search.LastError("boom")))
+            bad("search") { q.search(Search.IdPrefix("")) }
+        }
+    }
+}
