@@ -122,7 +122,7 @@ where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
     if blocking {
-        return block_on(py, fut)?.map_err(|e| to_py_err(py, e))?.into_bound_py_any(py);
+        return block_on(py, fut)?.map_err(|e| to_py_err(py, e))?.into_bound_py_any(py).map(unit);
     }
     let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
     let py_fut = lp.call_method0("create_future")?;
@@ -130,7 +130,7 @@ where
     let handle = rt().spawn(async move {
         let r = fut.await;
         with_python(move |py| {
-            let value = r.map_err(|e| to_py_err(py, e)).and_then(|v| v.into_py_any(py));
+            let value = r.map_err(|e| to_py_err(py, e)).and_then(|v| v.into_bound_py_any(py)).map(|v| unit(v).unbind());
             let setter = Setter { fut: fut_u, value: Mutex::new(Some(value)) };
             // Fails only when the loop is closed: nobody is waiting any more.
             let _ = lp_u.bind(py).call_method1("call_soon_threadsafe", (setter,));
@@ -138,6 +138,15 @@ where
     });
     py_fut.call_method1("add_done_callback", (Aborter { handle: handle.abort_handle() },))?;
     Ok(py_fut)
+}
+
+/// Rust's `()` (an empty tuple) as None.
+fn unit(v: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+    if v.is(pyo3::types::PyTuple::empty(v.py())) {
+        v.py().None().into_bound(v.py())
+    } else {
+        v
+    }
 }
 
 /// Sets an asyncio future's outcome, on its loop.

@@ -240,12 +240,9 @@ class NativeQueue:
     def subscribe(
         self,
         wake: Optional[Callable[[], None]],
-        concurrency: Optional[int],
-        prefetch: Optional[int],
-        ttr: Any,
-        drain_timeout: Any,
-        max_idle: Any,
+        closed: Optional[Callable[[], Any]],
         blocking: bool,
+        **options: Any,
     ) -> Any: ...
 
 class NativeClient:
