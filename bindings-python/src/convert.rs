@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pyo3::prelude::*;
@@ -122,7 +121,7 @@ where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
     if blocking {
-        return block_on(py, fut)?.map_err(|e| to_py_err(py, e))?.into_bound_py_any(py);
+        return block_on(py, fut)?.map_err(|e| to_py_err(py, e))?.into_bound_py_any(py).map(unit);
     }
     let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
     let py_fut = lp.call_method0("create_future")?;
@@ -130,50 +129,32 @@ where
     let handle = rt().spawn(async move {
         let r = fut.await;
         with_python(move |py| {
-            let value = r.map_err(|e| to_py_err(py, e)).and_then(|v| v.into_py_any(py));
-            let setter = Setter { fut: fut_u, value: Mutex::new(Some(value)) };
-            // Fails only when the loop is closed: nobody is waiting any more.
-            let _ = lp_u.bind(py).call_method1("call_soon_threadsafe", (setter,));
+            let (v, e) = match r.map_err(|e| to_py_err(py, e)).and_then(|v| v.into_bound_py_any(py)) {
+                Ok(v) => (unit(v), py.None().into_bound(py)),
+                Err(e) => (py.None().into_bound(py), e.into_value(py).into_bound(py).into_any()),
+            };
+            // `_runtime.settle` sets the outcome on the loop; fails only when the loop is closed.
+            let settle = helpers(py).and_then(|h| h.getattr("settle"));
+            let _ = settle.and_then(|s| lp_u.bind(py).call_method1("call_soon_threadsafe", (s, fut_u, v, e)));
         });
     });
-    py_fut.call_method1("add_done_callback", (Aborter { handle: handle.abort_handle() },))?;
+    let abort = handle.abort_handle();
+    let on_done = pyo3::types::PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
+        if args.get_item(0)?.call_method0("cancelled")?.is_truthy()? {
+            abort.abort(); // the asyncio future was cancelled: so is the Rust one
+        }
+        Ok(())
+    })?;
+    py_fut.call_method1("add_done_callback", (on_done,))?;
     Ok(py_fut)
 }
 
-/// Sets an asyncio future's outcome, on its loop.
-#[pyclass(frozen)]
-struct Setter {
-    fut: Py<PyAny>,
-    value: Mutex<Option<PyResult<Py<PyAny>>>>,
-}
-
-#[pymethods]
-impl Setter {
-    fn __call__(&self, py: Python<'_>) -> PyResult<()> {
-        let fut = self.fut.bind(py);
-        match self.value.lock().unwrap().take() {
-            _ if fut.call_method0("done")?.is_truthy()? => {} // cancelled meanwhile
-            Some(Ok(v)) => drop(fut.call_method1("set_result", (v,))?),
-            Some(Err(e)) => drop(fut.call_method1("set_exception", (e.into_value(py),))?),
-            None => {}
-        }
-        Ok(())
-    }
-}
-
-/// Done-callback of an asyncio future: aborts the Rust task when the future was cancelled.
-#[pyclass(frozen)]
-struct Aborter {
-    handle: tokio::task::AbortHandle,
-}
-
-#[pymethods]
-impl Aborter {
-    fn __call__(&self, fut: &Bound<'_, PyAny>) -> PyResult<()> {
-        if fut.call_method0("cancelled")?.is_truthy()? {
-            self.handle.abort();
-        }
-        Ok(())
+/// Rust's `()` (an empty tuple) as None.
+fn unit(v: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+    if v.is(pyo3::types::PyTuple::empty(v.py())) {
+        v.py().None().into_bound(v.py())
+    } else {
+        v
     }
 }
 

@@ -33,77 +33,50 @@ pub fn new_message(py: Python<'_>, d: redelay::Delivery, blocking: bool) -> PyRe
     })
 }
 
-#[pymethods]
-impl BaseMessage {
+/// `#[pymethods]` of BaseMessage: one line per getter (`name -> type = |delivery, py| value`),
+/// then the other methods as written.
+macro_rules! methods {
+    ($($(#[doc = $doc:literal])* $name:ident -> $t:ty = |$d:ident, $py:ident| $e:expr;)* {$($rest:tt)*}) => {
+        #[pymethods]
+        impl BaseMessage {
+            $($(#[doc = $doc])* #[getter] fn $name<'py>(&self, $py: Python<'py>) -> $t { let $d = &self.d; $e })*
+            $($rest)*
+        }
+    };
+}
+
+methods! {
     /// The message id.
-    #[getter]
-    fn id(&self) -> &str {
-        self.d.id()
-    }
+    id -> &str = |d, _py| d.id();
     /// The queue it came from.
-    #[getter]
-    fn queue(&self) -> &str {
-        self.d.queue()
-    }
+    queue -> &str = |d, _py| d.queue();
+    /// The headers as published (a new dict on each access).
+    headers -> PyResult<Bound<'py, PyDict>> = |d, py| d.headers().into_pyobject(py);
+    /// 1 on the first delivery, one more for every failed or expired attempt before.
+    attempt -> u32 = |d, _py| d.attempt();
+    /// Deliveries allowed before the message goes to the dead letters.
+    max_attempts -> u32 = |d, _py| d.max_attempts();
+    /// The reason given by the previous failed attempt, or None.
+    last_error -> Option<&str> = |d, _py| d.last_error();
+    /// When Redis stored the message (aware UTC datetime, Redis clock).
+    published_at -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.published_at());
+    /// When the message became due (for a retry: when the retry became due).
+    due_at -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.due_at());
+    /// When this delivery was leased (Redis clock).
+    delivered_at -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.delivered_at());
+    /// `delivered_at - due_at` as a timedelta (by the Redis clock).
+    lateness -> std::time::Duration = |d, _py| d.lateness();
+    /// When the current lease runs out unless extended.
+    lease_deadline -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.lease_deadline());
+    /// The lease token, for settling by id with `queue.ack(id, token)`.
+    token -> &str = |d, _py| d.token();
+    /// True once ack or nack was called.
+    settled -> bool = |d, _py| d.is_settled();
+{
     /// The body, byte for byte as published.
     #[getter]
     fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         self.body.get_or_init(py, || PyBytes::new(py, self.d.body()).unbind()).bind(py).clone()
-    }
-    /// The headers as published (a new dict on each access).
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.d.headers().into_pyobject(py)
-    }
-    /// 1 on the first delivery, one more for every failed or expired attempt before.
-    #[getter]
-    fn attempt(&self) -> u32 {
-        self.d.attempt()
-    }
-    /// Deliveries allowed before the message goes to the dead letters.
-    #[getter]
-    fn max_attempts(&self) -> u32 {
-        self.d.max_attempts()
-    }
-    /// The reason given by the previous failed attempt, or None.
-    #[getter]
-    fn last_error(&self) -> Option<&str> {
-        self.d.last_error()
-    }
-    /// When Redis stored the message (aware UTC datetime, Redis clock).
-    #[getter]
-    fn published_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        datetime(py, self.d.published_at())
-    }
-    /// When the message became due (for a retry: when the retry became due).
-    #[getter]
-    fn due_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        datetime(py, self.d.due_at())
-    }
-    /// When this delivery was leased (Redis clock).
-    #[getter]
-    fn delivered_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        datetime(py, self.d.delivered_at())
-    }
-    /// `delivered_at - due_at` as a timedelta (by the Redis clock).
-    #[getter]
-    fn lateness(&self) -> std::time::Duration {
-        self.d.lateness()
-    }
-    /// When the current lease runs out unless extended.
-    #[getter]
-    fn lease_deadline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        datetime(py, self.d.lease_deadline())
-    }
-    /// The lease token, for settling by id with `queue.ack(id, token)`.
-    #[getter]
-    fn token(&self) -> &str {
-        self.d.token()
-    }
-    /// True once ack or nack was called.
-    #[getter]
-    fn settled(&self) -> bool {
-        self.d.is_settled()
     }
     /// Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran out or it was settled.
     fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -132,4 +105,5 @@ impl BaseMessage {
             d.body().len()
         ))
     }
+}
 }

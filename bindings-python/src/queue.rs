@@ -299,18 +299,19 @@ impl NativeQueue {
     /// Starts a subscription on the core's bridge. `wake` given: called (from any thread) when
     /// deliveries wait, for an event loop that then calls `take`; None: worker threads call
     /// `take_wait`.
-    #[pyo3(signature = (wake, concurrency, prefetch, ttr, drain_timeout, max_idle, blocking))]
+    #[pyo3(signature = (wake, closed, blocking, concurrency=None, prefetch=None, ttr=None, drain_timeout=None, max_idle=None))]
     #[allow(clippy::too_many_arguments)]
     fn subscribe<'py>(
         &self,
         py: Python<'py>,
         wake: Option<Py<PyAny>>,
+        closed: Option<Py<PyAny>>,
+        blocking: bool,
         concurrency: Option<usize>,
         prefetch: Option<usize>,
         ttr: Option<Secs>,
         drain_timeout: Option<Secs>,
         max_idle: Option<Secs>,
-        blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut o = redelay::SubscribeOptions::default();
         o.concurrency = concurrency.unwrap_or(o.concurrency);
@@ -318,7 +319,7 @@ impl NativeQueue {
         o.ttr = dur(ttr, "ttr")?;
         o.drain_timeout = dur(drain_timeout, "drain_timeout")?.unwrap_or(o.drain_timeout);
         o.max_idle = dur(max_idle, "max_idle")?.unwrap_or(o.max_idle);
-        let w = Arc::new(PyWake(wake));
+        let w = Arc::new(PyWake { wake, closed });
         call!(self, py, blocking, |q| q.subscribe_foreign(w, o).await.map(NativeSubscription::from))
     }
 }

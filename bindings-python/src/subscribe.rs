@@ -12,13 +12,22 @@ use crate::message::new_message;
 use crate::types::Counters;
 
 /// Wakes the event loop: calls the Python `wake` (`loop.call_soon_threadsafe(drain)`); None
-/// for worker threads, which wait in `take_wait` instead.
-pub struct PyWake(pub Option<Py<PyAny>>);
+/// for worker threads, which wait in `take_wait` instead. `closed` is called once at close.
+pub struct PyWake {
+    pub wake: Option<Py<PyAny>>,
+    pub closed: Option<Py<PyAny>>,
+}
 
 impl redelay::Wake for PyWake {
     fn wake(&self) -> bool {
-        let Some(wake) = &self.0 else { return true };
+        let Some(wake) = &self.wake else { return true };
         crate::convert::with_python(|py| wake.call0(py).is_ok()).unwrap_or(false)
+    }
+
+    fn closed(&self) {
+        if let Some(closed) = &self.closed {
+            crate::convert::with_python(|py| drop(closed.call0(py)));
+        }
     }
 }
 

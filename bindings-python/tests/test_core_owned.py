@@ -4,6 +4,7 @@ destroy, error codes."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from datetime import datetime
@@ -112,3 +113,29 @@ def test_every_error_kind_has_the_cores_code(client: redelay.Client) -> None:
     with pytest.raises(redelay.InvalidArgumentError) as ii:
         client.queue("codes").publish(b"x", delay=1, at=datetime.now().astimezone())
     assert ii.value.code == "ERR_REDELAY_INVALID_ARGUMENT" and "not both" in str(ii.value)
+
+
+def test_core_log_records_reach_python_logging(url: str, prefix: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="redelay")
+    try:
+        with redelay.Client(url, prefix=prefix) as c:  # the core's level is read at connect
+            c.queue("log").subscribe(lambda m: None).close()
+        closed = [r for r in caplog.records if r.name.startswith("redelay.") and "closed" in r.getMessage()]
+        assert closed and closed[0].levelno == logging.DEBUG
+    finally:
+        logging.getLogger("redelay").setLevel(logging.NOTSET)
+        redelay._runtime.read_log_level()  # back to WARNING for the other tests
+
+
+def test_async_wait_returns_when_the_client_closes_the_subscription(url: str, prefix: str) -> None:
+    async def body() -> None:
+        c = await redelay.AsyncClient.connect(url, prefix=prefix)
+        sub = await c.queue("w").subscribe(lambda m: None)
+        waiter = asyncio.ensure_future(sub.wait())
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+        await c.close()  # the core reports the close: wait() returns, no polling
+        await asyncio.wait_for(waiter, 10)
+        assert sub.closed
+
+    run(body)

@@ -24,53 +24,14 @@ Quick start (asyncio)::
 Blocking code uses :class:`Client` the same way, without ``await``.
 """
 
-from ._asyncio import AsyncClient, AsyncHandler, AsyncQueue, SubscribeCall, Subscription, SyncHandler
-from ._errors import (
-    ConnectionError,
-    HandlerError,
-    InvalidArgumentError,
-    LeaseLostError,
-    NotFoundError,
-    RedelayError,
-    RedisError,
-    RetryLater,
-    TimeoutError,
-)
+from . import _asyncio, _errors, _sync, _types
+from ._asyncio import *  # noqa: F403
+from ._errors import *  # noqa: F403
 from ._native import BaseMessage, Counters, Message, MessageInfo, Published, Stats, SyncMessage, VerifyReport
-from ._sync import Client, Queue, SyncSubscription
-from ._types import Body, PublishItem, Seconds
+from ._sync import *  # noqa: F403
+from ._types import *  # noqa: F403
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AsyncClient",
-    "AsyncQueue",
-    "AsyncHandler",
-    "SyncHandler",
-    "Subscription",
-    "SubscribeCall",
-    "Client",
-    "Queue",
-    "SyncSubscription",
-    "BaseMessage",
-    "Message",
-    "SyncMessage",
-    "MessageInfo",
-    "Published",
-    "Stats",
-    "VerifyReport",
-    "Counters",
-    "Body",
-    "Seconds",
-    "PublishItem",
-    "RedelayError",
-    "InvalidArgumentError",
-    "ConnectionError",
-    "TimeoutError",
-    "LeaseLostError",
-    "NotFoundError",
-    "RedisError",
-    "HandlerError",
-    "RetryLater",
-    "__version__",
-]
+__all__ = ["BaseMessage", "Counters", "Message", "MessageInfo", "Published", "Stats", "SyncMessage", "VerifyReport"]
+__all__ += _asyncio.__all__ + _sync.__all__ + _types.__all__ + _errors.__all__ + ["__version__"]

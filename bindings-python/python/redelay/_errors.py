@@ -10,17 +10,8 @@ from typing import ClassVar, Dict, Optional, Type, Union
 
 from . import _native
 
-__all__ = [
-    "RedelayError",
-    "InvalidArgumentError",
-    "ConnectionError",
-    "TimeoutError",
-    "LeaseLostError",
-    "NotFoundError",
-    "RedisError",
-    "HandlerError",
-    "RetryLater",
-]
+__all__ = ["RedelayError", "InvalidArgumentError", "ConnectionError", "TimeoutError", "LeaseLostError"]
+__all__ += ["NotFoundError", "RedisError", "HandlerError", "RetryLater"]
 
 
 class RedelayError(Exception):

@@ -5,7 +5,7 @@ call takes ``blocking`` and either blocks (GIL released) or returns an awaitable
 """
 
 from datetime import datetime, timedelta
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, Final, List, Optional, Tuple, Union
 
 CORE_VERSION: str
 
@@ -137,48 +137,20 @@ class BaseMessage:
     """One delivery of a message: its fields. :class:`Message` and :class:`SyncMessage` add
     ``ack``/``nack``/``extend``."""
 
-    @property
-    def id(self) -> str:
-        """The message id."""
-    @property
-    def queue(self) -> str:
-        """The queue it came from."""
-    @property
-    def body(self) -> bytes:
-        """The body, byte for byte as published."""
-    @property
-    def headers(self) -> dict[str, str]:
-        """The headers as published (a new dict on each access)."""
-    @property
-    def attempt(self) -> int:
-        """1 on the first delivery, one more for every failed or expired attempt before."""
-    @property
-    def max_attempts(self) -> int:
-        """Deliveries allowed before the message goes to the dead letters."""
-    @property
-    def last_error(self) -> Optional[str]:
-        """The reason given by the previous failed attempt."""
-    @property
-    def published_at(self) -> datetime:
-        """When Redis stored the message (aware UTC, Redis clock)."""
-    @property
-    def due_at(self) -> datetime:
-        """When the message became due (for a retry: when the retry became due)."""
-    @property
-    def delivered_at(self) -> datetime:
-        """When this delivery was leased (Redis clock, microsecond precision)."""
-    @property
-    def lateness(self) -> timedelta:
-        """``delivered_at - due_at`` (Redis clock)."""
-    @property
-    def lease_deadline(self) -> datetime:
-        """When the current lease runs out unless extended."""
-    @property
-    def token(self) -> str:
-        """The lease token, for settling by id with ``queue.ack(id, token)``."""
-    @property
-    def settled(self) -> bool:
-        """True once ack or nack was called."""
+    id: Final[str]  #: The message id.
+    queue: Final[str]  #: The queue it came from.
+    body: Final[bytes]  #: The body, byte for byte as published.
+    headers: Final[dict[str, str]]  #: The headers as published (a new dict on each access).
+    attempt: Final[int]  #: 1 on the first delivery, one more for every failed or expired attempt before.
+    max_attempts: Final[int]  #: Deliveries allowed before the message goes to the dead letters.
+    last_error: Final[Optional[str]]  #: The reason given by the previous failed attempt.
+    published_at: Final[datetime]  #: When Redis stored the message (aware UTC, Redis clock).
+    due_at: Final[datetime]  #: When the message became due (for a retry: when the retry became due).
+    delivered_at: Final[datetime]  #: When this delivery was leased (Redis clock, microsecond precision).
+    lateness: Final[timedelta]  #: ``delivered_at - due_at`` (Redis clock).
+    lease_deadline: Final[datetime]  #: When the current lease runs out unless extended.
+    token: Final[str]  #: The lease token, for settling by id with ``queue.ack(id, token)``.
+    settled: Final[bool]  #: True once ack or nack was called.
 
 class Message(BaseMessage):
     """A delivered message of the asyncio API: ``ack``/``nack``/``extend`` are awaitables."""
@@ -240,12 +212,9 @@ class NativeQueue:
     def subscribe(
         self,
         wake: Optional[Callable[[], None]],
-        concurrency: Optional[int],
-        prefetch: Optional[int],
-        ttr: Any,
-        drain_timeout: Any,
-        max_idle: Any,
+        closed: Optional[Callable[[], Any]],
         blocking: bool,
+        **options: Any,
     ) -> Any: ...
 
 class NativeClient:

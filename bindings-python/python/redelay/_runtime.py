@@ -56,6 +56,12 @@ def failure(exc: BaseException, msg: Any) -> Tuple[str, Optional[float]]:
     return reason, None
 
 
+def settle(fut: asyncio.Future[Any], value: Any, exc: Optional[BaseException]) -> None:
+    """Sets the outcome of a native call's future, on its loop (unless it was cancelled)."""
+    if not fut.done():
+        fut.set_result(value) if exc is None else fut.set_exception(exc)
+
+
 _LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG, 5: 5}
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import functools
 import inspect
 from datetime import datetime, timedelta
-from typing import Any, Dict, Mapping, Optional, Tuple, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, TypedDict, Union
 
-__all__ = ["Body", "Seconds", "PublishItem", "is_async_callable"]
+if TYPE_CHECKING:
+    from typing_extensions import Required
+
+__all__ = ["Body", "Seconds", "PublishItem", "PublishOptions", "ClientOptions", "SubscribeOptions"]
 
 #: A message body: ``bytes``, ``bytearray``, ``memoryview`` or ``str`` (stored as UTF-8).
 Body = Union[bytes, bytearray, memoryview, str]
@@ -16,24 +19,60 @@ Body = Union[bytes, bytearray, memoryview, str]
 Seconds = Union[int, float, timedelta]
 
 
-class _PublishItemRequired(TypedDict):
-    body: Body
+class PublishOptions(TypedDict, total=False):
+    """``publish``'s keyword arguments (see :meth:`AsyncQueue.publish`)."""
+
+    delay: Optional[Seconds]
+    at: Optional[datetime]
+    id: Optional[str]
+    headers: Optional[Mapping[str, str]]
+    max_attempts: Optional[int]
+    ttr: Optional[Seconds]
+    backoff: Optional[Tuple[Seconds, Seconds]]
+    replace: bool
 
 
-class PublishItem(_PublishItemRequired, total=False):
-    """One message of ``publish_batch`` given as a dict; the keys are ``publish``'s arguments.
+class PublishItem(PublishOptions, total=False):
+    """One message of ``publish_batch`` given as a dict: ``body`` and ``publish``'s arguments.
 
     A plain body (``bytes``, ``str`` ...) is accepted in its place too.
     """
 
-    delay: Seconds
-    at: datetime
-    id: str
-    headers: Mapping[str, str]
-    max_attempts: int
-    ttr: Seconds
-    backoff: Tuple[Seconds, Seconds]
-    replace: bool
+    body: Required[Body]
+
+
+class ClientOptions(TypedDict, total=False):
+    """The options of :meth:`AsyncClient.connect` and :class:`Client`.
+
+    ``prefix`` namespaces every key (default ``"redelay"``); ``max_body_bytes`` is the largest
+    body ``publish`` accepts (default 8 MiB); the ``default_*`` options apply to messages that do
+    not set their own. ``wait_for_replicas=(n, timeout)`` makes every publish wait until ``n``
+    replicas have it (Redis ``WAIT``) and raise :class:`RedisError` when they do not confirm
+    within ``timeout`` (the message is then stored on the master only: publish it again, with
+    its id).
+    """
+
+    prefix: Optional[str]
+    max_body_bytes: Optional[int]
+    connect_timeout: Optional[Seconds]
+    response_timeout: Optional[Seconds]
+    default_max_attempts: Optional[int]
+    default_ttr: Optional[Seconds]
+    default_backoff: Optional[Tuple[Seconds, Seconds]]
+    wait_for_replicas: Optional[Tuple[int, Seconds]]
+
+
+class SubscribeOptions(TypedDict, total=False):
+    """The options of ``subscribe``: ``concurrency`` handlers at a time (default 10);
+    ``prefetch`` messages leased ahead (default: ``concurrency``); ``ttr`` overrides each
+    message's lease length; ``drain_timeout`` bounds how long ``close`` waits for running
+    handlers (default 30 s); ``max_idle`` is the longest sleep between fetches (default 1 s)."""
+
+    concurrency: Optional[int]
+    prefetch: Optional[int]
+    ttr: Optional[Seconds]
+    drain_timeout: Optional[Seconds]
+    max_idle: Optional[Seconds]
 
 
 def body(b: Body) -> Union[bytes, bytearray]:
@@ -43,9 +82,9 @@ def body(b: Body) -> Union[bytes, bytearray]:
 
 def options(**kwargs: Any) -> Optional[Dict[str, Any]]:
     """``publish``'s keyword arguments as the native module takes them (those given)."""
-    unknown = sorted(set(kwargs) - set(PublishItem.__annotations__))
+    unknown = sorted(set(kwargs) - set(PublishOptions.__annotations__))
     if unknown:
-        raise TypeError(f"unknown key {unknown[0]!r}; expected some of {', '.join(PublishItem.__annotations__)}")
+        raise TypeError(f"unknown key {unknown[0]!r}; expected some of {', '.join(PublishOptions.__annotations__)}")
     given = {k: v for k, v in kwargs.items() if v is not None and k != "replace"}
     if "headers" in given:
         given["headers"] = dict(given["headers"])  # any mapping

@@ -61,18 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-async def run_worker(
-    handler: Any,
-    *,
-    url: str,
-    queue: str,
-    concurrency: int = 10,
-    prefix: Optional[str] = None,
-    ttr: Optional[float] = None,
-    drain_timeout: float = 30.0,
-) -> int:
-    """Runs ``handler`` on ``queue`` until SIGTERM/SIGINT, then drains and returns 0."""
-    client = await AsyncClient.connect(url, prefix=prefix)
+async def run_worker(handler: Any, args: argparse.Namespace, url: str) -> int:
+    """Runs ``handler`` on ``args.queue`` until SIGTERM/SIGINT, then drains and returns 0."""
+    queue, concurrency = args.queue, args.concurrency
+    client = await AsyncClient.connect(url, prefix=args.prefix)
     q = client.queue(queue)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -88,7 +80,7 @@ async def run_worker(
 
     for s in signals:
         loop.add_signal_handler(s, on_signal, s)
-    sub = await q.subscribe(handler, concurrency=concurrency, ttr=ttr, drain_timeout=drain_timeout)
+    sub = await q.subscribe(handler, concurrency=concurrency, ttr=args.ttr, drain_timeout=args.drain_timeout)
     logger.info("worker started: queue %r, concurrency %d, pid %d", queue, concurrency, os.getpid())
     print(f"redelay worker ready: queue={queue} pid={os.getpid()}", flush=True)
     await stop.wait()
@@ -109,17 +101,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     handler = load_handler(args.target)
     url = args.url or os.environ.get("REDELAY_URL") or os.environ.get("REDIS_URL") or DEFAULT_URL
     try:
-        return asyncio.run(
-            run_worker(
-                handler,
-                url=url,
-                queue=args.queue,
-                concurrency=args.concurrency,
-                prefix=args.prefix,
-                ttr=args.ttr,
-                drain_timeout=args.drain_timeout,
-            )
-        )
+        return asyncio.run(run_worker(handler, args, url))
     except RedelayError as e:
         print(f"redelay worker: {e}", file=sys.stderr)
         return 1
