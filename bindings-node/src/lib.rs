@@ -205,12 +205,7 @@ pub struct Published {
 }
 
 fn published(p: redelay::Published) -> Published {
-    let status = match p.status {
-        redelay::PublishStatus::Stored => "stored",
-        redelay::PublishStatus::Duplicate => "duplicate",
-        redelay::PublishStatus::Replaced => "replaced",
-    };
-    Published { id: p.id, status: status.to_string() }
+    Published { id: p.id, status: p.status.as_str().to_string() }
 }
 
 /// A stored message as peek and deadLetters show it (times in ms since the epoch).

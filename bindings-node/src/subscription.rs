@@ -8,12 +8,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use redelay::{Delivery, Failure, Subscription};
+use redelay::{Delivery, Failure, Subscription, Wake};
 
 use crate::errors::{invalid, spawn};
 use crate::{count, opt_ms, time_ms, NativeDelivery};
@@ -113,21 +112,25 @@ type Tsfn = ThreadsafeFunction<(), (), (), Status, false>;
 
 /// Wakes the JS thread: queues a call of the JS `wake` function and returns at once. It holds
 /// no lock of the core's and calls nothing of the subscription. False once the function was
-/// released (closed) or Node refuses the call (the environment is going away): the core then
-/// gives back what waits and stops.
-struct JsWake(Mutex<Option<Arc<Tsfn>>>);
-
-impl redelay::Wake for JsWake {
-    fn wake(&self) -> bool {
-        let tsfn = self.0.lock().unwrap().clone();
-        tsfn.is_some_and(|t| t.call((), ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok)
-    }
+/// released or Node refuses the call (the environment is going away): the core then gives back
+/// what waits and stops.
+struct JsWake {
+    tsfn: Mutex<Option<Tsfn>>,
+    /// Keeps the subscription running when JS (or its whole environment) lets go of it.
+    keep: Mutex<Option<Arc<Subscription>>>,
 }
 
-impl JsWake {
-    /// Lets go of the JS function, so that the process can exit.
-    fn release(&self) {
-        self.0.lock().unwrap().take();
+impl Wake for JsWake {
+    fn wake(&self) -> bool {
+        let tsfn = self.tsfn.lock().unwrap();
+        tsfn.as_ref().is_some_and(|t| t.call((), ThreadsafeFunctionCallMode::NonBlocking) == Status::Ok)
+    }
+
+    /// Called once by the core when the subscription closes, however it closed: lets go of the
+    /// JS function (so that the process can exit) and of the subscription.
+    fn closed(&self) {
+        self.tsfn.lock().unwrap().take();
+        self.keep.lock().unwrap().take();
     }
 }
 
@@ -147,7 +150,7 @@ pub(crate) fn create(
     Ok(NativeSubscription {
         q,
         opts: Mutex::new(Some(so)),
-        wake: Arc::new(JsWake(Mutex::new(Some(Arc::new(tsfn))))),
+        wake: Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() }),
         sub: Arc::new(OnceLock::new()),
     })
 }
@@ -168,25 +171,13 @@ impl NativeSubscription {
         let opts = self.opts.lock().unwrap().take().ok_or_else(|| invalid("subscription: already started"))?;
         let (q, wake, cell) = (self.q.clone(), self.wake.clone(), self.sub.clone());
         spawn(env, async move {
-            let sub = match q.subscribe_foreign(wake.clone(), opts).await {
-                Ok(sub) => Arc::new(sub),
-                Err(e) => {
-                    wake.release();
-                    return Err(e);
-                }
-            };
+            let sub = q.subscribe_foreign(wake.clone(), opts).await.inspect_err(|_| wake.closed())?;
+            let sub = Arc::new(sub);
             let _ = cell.set(sub.clone());
-            // This task keeps the subscription running when JS drops every reference to it,
-            // and lets go of the JS function once it is closed, however it was closed (here,
-            // by `client.close()`, or by the core when a wake failed). The core has no "closed"
-            // event to await, so it looks every 100 ms.
-            tokio::spawn(async move {
-                while !sub.is_closed() {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                sub.close().await;
-                wake.release();
-            });
+            *wake.keep.lock().unwrap() = Some(sub.clone());
+            if sub.is_closed() {
+                wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run
+            }
             Ok(())
         })
     }
@@ -227,10 +218,10 @@ impl NativeSubscription {
         self.opts.lock().unwrap().take();
         let (sub, wake) = (self.sub.get().cloned(), self.wake.clone());
         spawn(env, async move {
-            if let Some(sub) = sub {
-                sub.close().await;
+            match sub {
+                Some(sub) => sub.close().await,
+                None => wake.closed(),
             }
-            wake.release();
             Ok(())
         })
     }

@@ -13,10 +13,10 @@ const pkg = path.resolve(__dirname, '..')
  * Runs `script` in a child node. It is killed after 15 s, or, with `holdAfter: [text, ms]`,
  * `ms` after it printed `text` (to show that it was still running then).
  */
-function run(script, { holdAfter } = {}) {
+function run(script, { holdAfter, env } = {}) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-e', script], {
-      env: { ...process.env, REDELAY_PKG: pkg, PREFIX: uniquePrefix('life') },
+      env: { ...process.env, REDELAY_PKG: pkg, PREFIX: uniquePrefix('life'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
@@ -77,6 +77,26 @@ test('after client.close() the process exits by itself', async () => {
 ${end}`)
   assert.equal(r.killed, false, `the process did not exit by itself: ${r.out} ${r.err}`)
   assert.equal(r.code, 0, r.err)
+})
+
+// Issue 13: the core's logs reach Node. Off by default beyond warnings; DEBUG=redelay shows
+// them on stderr, e.g. the subscription drained at close.
+test('DEBUG=redelay shows the core log lines on stderr; without it they stay quiet', async () => {
+  const script = `${prelude}
+  const sub = await q.subscribe(async () => {})
+  await q.publish('one')
+  await new Promise((res) => setTimeout(res, 300))
+  await sub.close()
+  await c.close()
+  console.log('closed')
+${end}`
+  const loud = await run(script, { env: { DEBUG: 'other,redelay' } })
+  assert.equal(loud.code, 0, loud.err)
+  assert.match(loud.err, /Z debug redelay::\S+: subscription closed queue="?life"? drained=true/)
+  const quiet = await run(script, { env: { DEBUG: '' } })
+  assert.equal(quiet.code, 0, quiet.err)
+  assert.match(quiet.out, /closed/)
+  assert.doesNotMatch(quiet.err, /redelay/)
 })
 
 test('an open subscription keeps the process alive', async () => {
