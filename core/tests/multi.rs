@@ -149,3 +149,38 @@ async fn fetch_first_takes_the_first_queue_with_due_messages_and_waits_for_any()
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.message().starts_with("queues:"), "{}", e.message());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_consumer_of_several_queues_settles_each_message_on_its_own_queue() {
+    struct Threads;
+    impl redelay::Wake for Threads {
+        fn wake(&self) -> bool {
+            true
+        }
+    }
+    let (c, _) = common::queue("foreign-multi").await;
+    let (urgent, default, bulk) = three(&c).await;
+    for q in [&urgent, &default, &bulk] {
+        fill(q, 10).await;
+    }
+    let qs = Queues::priority(vec![urgent.clone(), default.clone(), bulk.clone()]).unwrap();
+    let sub = Arc::new(qs.subscribe_foreign(Arc::new(Threads), SubscribeOptions::concurrency(8)).await.unwrap());
+    let s = sub.clone();
+    let worker = std::thread::spawn(move || {
+        let mut handled = 0;
+        let t = std::time::Instant::now();
+        while handled < 30 && t.elapsed() < Duration::from_secs(60) {
+            let batch = s.take_wait(Duration::from_secs(5));
+            handled += batch.len();
+            s.complete(batch.into_iter().map(|(k, _)| (k, Ok(()))).collect());
+        }
+        handled
+    });
+    assert_eq!(tokio::task::spawn_blocking(move || worker.join().unwrap()).await.unwrap(), 30);
+    sub.close().await;
+    let counters = sub.counters();
+    assert_eq!((counters.acked, counters.lease_lost), (30, 0), "{counters:?}");
+    for q in [&urgent, &default, &bulk] {
+        assert_eq!(q.stats().await.unwrap().total, 0, "{} still holds messages", q.name());
+    }
+}

@@ -17,7 +17,7 @@ use tokio::sync::oneshot::error::RecvError;
 use crate::base::error::{ErrorKind, Result};
 use crate::ops::delivery::Delivery;
 use crate::runtime::types::{Completer, Failure, Settle, Shared};
-use crate::storage::settle::{Op, Settled};
+use crate::storage::settle::{Op, Settled, Settler};
 
 impl Completer {
     pub(crate) fn of(shared: &Arc<Shared>) -> Completer {
@@ -44,8 +44,8 @@ impl Completer {
                 continue;
             }
             let op = match &out {
-                Ok(()) => d.ack_op().map(|op| (op, Settle::Ack)),
-                Err(f) => d.nack_op(f.retry_after(), f.reason()).map(|op| (op, Settle::Nack)),
+                Ok(()) => d.ack_op().map(|op| (d.clone(), op, Settle::Ack)),
+                Err(f) => d.nack_op(f.retry_after(), f.reason()).map(|op| (d.clone(), op, Settle::Nack)),
             };
             match op {
                 Ok(op) => ops.push(op),
@@ -88,31 +88,46 @@ fn take_live<T>(shared: &Shared, items: Vec<(u64, T)>) -> Vec<(Delivery, T)> {
     taken
 }
 
-fn release_ops(deliveries: impl Iterator<Item = Delivery>) -> Vec<(Op, Settle)> {
-    deliveries.filter_map(|d| d.release_op().ok()).map(|op| (op, Settle::Release)).collect()
+fn release_ops(deliveries: impl Iterator<Item = Delivery>) -> Vec<(Delivery, Op, Settle)> {
+    deliveries.filter_map(|d| d.release_op().ok().map(|op| (d, op, Settle::Release))).collect()
+}
+
+/// Groups settle ops by their delivery's queue: a subscription of several queues settles each
+/// message through its own queue's settler.
+fn by_queue(ops: Vec<(Delivery, Op, Settle)>) -> Vec<(Settler, Vec<Op>, Vec<Settle>)> {
+    let mut groups: Vec<(Settler, Vec<Op>, Vec<Settle>, Delivery)> = Vec::new();
+    for (d, op, kind) in ops {
+        match groups.iter_mut().find(|g| g.3.queue() == d.queue()) {
+            Some(g) => {
+                g.1.push(op);
+                g.2.push(kind);
+            }
+            None => groups.push((d.inner.settler.clone(), vec![op], vec![kind], d)),
+        }
+    }
+    groups.into_iter().map(|(s, o, k, _)| (s, o, k)).collect()
 }
 
 /// Frees `n` handler slots, submits `ops` and dispatches what waits.
-fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<(Op, Settle)>) {
-    let submit = !ops.is_empty();
+fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<(Delivery, Op, Settle)>) {
+    let groups = by_queue(ops);
+    let submit = !groups.is_empty();
     {
         let mut st = shared.batch.lock().unwrap();
         st.free += n;
-        if submit {
-            st.settling += 1;
-        }
+        st.settling += groups.len();
     }
     shared.inflight.add_permits(n);
-    if submit {
-        let (ops, kinds): (Vec<Op>, Vec<Settle>) = ops.into_iter().unzip();
-        let rx = shared.queue.inner.settler.submit(ops);
+    for (settler, ops, kinds) in groups {
+        let rx = settler.submit(ops);
         let s = shared.clone();
         shared.queue.inner.ctx.rt.spawn(async move {
             count(&s, rx.await, kinds);
             s.batch.lock().unwrap().settling -= 1;
             s.idle.notify_waiters();
         });
-    } else if n > 0 {
+    }
+    if !submit && n > 0 {
         shared.idle.notify_waiters();
     }
     pump(shared);
@@ -191,8 +206,9 @@ pub(crate) async fn close(shared: &Arc<Shared>) {
             }
         }
         shared.inflight.add_permits(waiting.len());
-        let (ops, kinds): (Vec<Op>, Vec<Settle>) = release_ops(waiting.into_iter()).into_iter().unzip();
-        count(shared, shared.queue.inner.settler.submit(ops).await, kinds);
+        for (settler, ops, kinds) in by_queue(release_ops(waiting.into_iter())) {
+            count(shared, settler.submit(ops).await, kinds);
+        }
     }
     let _ = tokio::time::timeout(shared.opts.drain_timeout, async {
         loop {
