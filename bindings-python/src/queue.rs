@@ -139,7 +139,8 @@ impl NativeQueue {
             }
             "publish_batch" => {
                 let opts: Vec<redelay::PublishOptions> = de(py, args)?;
-                let msgs = redelay::batch_messages(bodies.iter().map(|b| b.as_bytes().to_vec()).zip(opts).collect()).map_err(e)?;
+                let msgs = redelay::batch_messages(bodies.iter().map(|b| b.as_bytes().to_vec()).zip(opts).collect())
+                    .map_err(e)?;
                 go!(q.publish_batch(msgs))
             }
             "ack" => go!(a: Args => q.ack(&a.id, &a.token)),
