@@ -64,13 +64,6 @@ def test_pause_stops_consumers_and_resume_restarts_them(client: redelay.Client) 
     assert not q.stats().paused
 
 
-#: The core's batch bridge settles every delivery through the first queue's settler
-#: (core/src/runtime/batch.rs `finish`/close use `shared.queue`): acks of the other queues'
-#: messages come back as lease lost. Strict: the marker must go when the core is fixed.
-multi_queue_settle = pytest.mark.xfail(strict=True, reason="core: batch settles use the first queue only")
-
-
-@multi_queue_settle
 def test_one_subscription_for_several_queues_in_priority_order(client: redelay.Client) -> None:
     urgent, default = client.queue("urgent"), client.queue("default")
     default.publish_batch([b"d%d" % i for i in range(5)])
@@ -98,7 +91,6 @@ def test_bad_input_of_a_subscription_of_several_queues(client: redelay.Client) -
         client.subscribe(["wa", "wa"], lambda m: None)
 
 
-@multi_queue_settle
 def test_weighted_subscription(client: redelay.Client) -> None:
     a, b = client.queue("wa"), client.queue("wb")
     a.publish_batch([b"a"] * 6)
