@@ -268,8 +268,7 @@ async fn admin(client: &Client, queue: &str, op: &str, arg: &str) {
         "bulk" => {
             let action: redelay::BulkAction = serde_json::from_value(arg["action"].clone())
                 .unwrap_or_else(|e| die(format!("admin bulk action: {e}")));
-            let opts =
-                redelay::BulkOptions { action, delay: None, at: None, ids: None, search: Some(header_search(&arg)) };
+            let opts = redelay::BulkOptions::search(action, header_search(&arg));
             let r = q.bulk(&opts).await.unwrap_or_else(|e| die(e));
             json!({"matched": r.matched, "done": r.done})
         }
