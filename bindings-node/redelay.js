@@ -33,6 +33,8 @@ class RetryLater extends Error {
 
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
+// The core's errors decoding a wire form (redelay::wire), which name the field the wire's way.
+const DECODE = /^[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown variant)/
 
 /**
  * The native layer's errors carry `code` and `kind` (src/errors.rs); they become RedelayErrors.
@@ -42,6 +44,7 @@ function toRedelayError(e) {
   if (e instanceof Error && !(e instanceof RedelayError)) {
     if (typeof e.kind === 'string' && e.code in KINDS) Object.setPrototypeOf(e, RedelayError.prototype)
     else if (NAPI_ARG.test(e.code)) return new RedelayError(CODES.InvalidArgument, jsNames(e.message))
+    if (e.code === CODES.InvalidArgument && DECODE.test(e.message)) e.message = jsNames(e.message)
   }
   return e
 }
@@ -372,10 +375,7 @@ ops(Queue, {
   setHistory: [(on) => ({ on })],
   history: [(since, until, step) => toWire({ since, until, step })],
   historyTotals: [],
-  upcoming: [
-    (from, widthMs, buckets) => toWire({ from, widthMs, buckets }),
-    (v) => v.map(([at, count]) => ({ at: new Date(at), count })),
-  ],
+  upcoming: [(from, widthMs, buckets) => toWire({ from, widthMs, buckets })],
   list: [(state, o) => ({ state, ...toWire(o) })],
   search: [(what, cursor) => ({ search: searchFor(what), cursor })],
 })
