@@ -13,13 +13,10 @@ export declare class NativeClient {
   queue(name: string): NativeQueue
   get prefix(): string
   get closed(): boolean
-  /**
-   * `queues`, `ping` or `close` (every subscription of the client drains, then the
-   * connections go).
-   */
+  /** `queues`, `ping` or `close` (see `redelay::Client::call`). */
   call(op: string): Promise<unknown>
   /**
-   * A subscription over several queues (see `NativeQueue::subscription`): strict priority in
+   * A subscription over the queues `names` (see `subscription::start`): strict priority in
    * this order, or by `weights` (one per queue).
    */
   subscription(names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
@@ -41,11 +38,9 @@ export declare class NativeQueue {
   fetch(a: object): Promise<RawBatch>
   /**
    * Every other operation, by the core's name, with its arguments in wire form; resolves to
-   * the result in wire form.
+   * the result in wire form (see `redelay::Queue::call`).
    */
   call(op: string, a: object): Promise<unknown>
-  /** A subscription of this queue (see `subscription::start`). */
-  subscription(wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
 }
 
 export declare class NativeSubscription {

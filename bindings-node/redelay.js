@@ -165,6 +165,7 @@ function setLogger(fn, level = 'debug') {
 if (isMainThread) setLogger(null)
 
 const N = Symbol('redelay.native')
+const CLIENT = Symbol('redelay.client')
 
 /** What the library makes (`new` refuses): holds the native object. */
 class Handle {
@@ -196,10 +197,12 @@ class Client extends Handle {
 
   /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). */
   queue(name) {
-    return new Queue(
+    const q = new Queue(
       INTERNAL,
       sync(() => this[N].queue(name)),
     )
+    q[CLIENT] = this
+    return q
   }
 
   get prefix() {
@@ -208,11 +211,18 @@ class Client extends Handle {
 
   /** One subscription over several queues: `[names]` in strict priority, or `{ name: weight }`. */
   subscribe(queues, handler, opts) {
-    return subscribe(handler, (wake) => {
+    if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
+    let n
+    const wake = () => n && run(n, handler)
+    return call(() => {
       const weighted = queues !== null && typeof queues === 'object' && !Array.isArray(queues)
       if (!weighted && !Array.isArray(queues)) throw invalid(`queues: must be an array of names or { name: weight }`)
+      const { unref, ...o } = toWire(opts)
       const names = weighted ? Object.keys(queues) : queues
-      return this[N].subscription(names, weighted ? Object.values(queues) : null, wake, ...subscribeOptions(opts))
+      return this[N].subscription(names, weighted ? Object.values(queues) : null, wake, o, unref === true)
+    }).then((started) => {
+      run((n = started), handler) // a wake may have come before: what waits is taken now
+      return new Subscription(INTERNAL, n)
     })
   }
 
@@ -222,12 +232,6 @@ class Client extends Handle {
 }
 // close: every subscription of the client drains, then the connections go; later calls fail.
 ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] })
-
-/** Subscribe options as the native subscription takes them: the wire form, and `unref`. */
-function subscribeOptions(opts) {
-  const { unref, ...o } = toWire(opts)
-  return [o, unref === true]
-}
 
 function failure(e) {
   try {
@@ -292,19 +296,6 @@ function run(n, handler) {
   }
 }
 
-/**
- * Starts the native subscription `create(wake)` makes, running `handler` on each delivery. A
- * wake may come before it resolves: what waits is taken then.
- */
-function subscribe(handler, create) {
-  if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
-  let n
-  return call(() => create(() => n && run(n, handler))).then((started) => {
-    run((n = started), handler)
-    return new Subscription(INTERNAL, n)
-  })
-}
-
 class Queue extends Handle {
   get name() {
     return this[N].name
@@ -336,7 +327,7 @@ class Queue extends Handle {
    * resolving) acks the message; throwing or rejecting nacks it with the error's message.
    */
   subscribe(handler, opts) {
-    return subscribe(handler, (wake) => this[N].subscription(wake, ...subscribeOptions(opts)))
+    return this[CLIENT].subscribe([this.name], handler, opts)
   }
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */

@@ -7,12 +7,11 @@
 // napi-rs registers #[napi] items only outside `cfg(test)`: in the unit-test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use redelay::{wire, PublishOptions};
-use serde::Deserialize;
 
 mod errors;
 mod logging;
@@ -29,17 +28,6 @@ impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
         let v = serde_json::Value::from_napi_value(env, v)?;
         wire::from_json(v).map(Wire).map_err(|e| invalid(e.message()))
     }
-}
-
-/// The arguments of [`NativeQueue::fetch`] in wire form.
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-pub struct FetchArgs {
-    max: usize,
-    #[serde(with = "wire::opt_ms")]
-    wait_ms: Option<Duration>,
-    #[serde(with = "wire::opt_ms")]
-    ttr_ms: Option<Duration>,
 }
 
 fn time_ms(t: SystemTime) -> f64 {
@@ -85,7 +73,7 @@ impl NativeClient {
         spawn(env, async move { c.call(&op).await })
     }
 
-    /// A subscription over several queues (see `NativeQueue::subscription`): strict priority in
+    /// A subscription over the queues `names` (see `subscription::start`): strict priority in
     /// this order, or by `weights` (one per queue).
     #[napi(ts_args_type = "names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean")]
     pub fn subscription<'e>(
@@ -148,17 +136,12 @@ impl NativeQueue {
 
     /// Up to `max` leased deliveries in the columns of a subscription batch, with a handle each.
     #[napi(ts_args_type = "a: object")]
-    pub fn fetch<'e>(&self, env: &'e Env, a: Wire<FetchArgs>) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
-        let (q, a) = (self.q.clone(), a.0);
-        env.spawn_future_with_callback(
-            async move { Ok(q.fetch_leasing(a.max, a.wait_ms.unwrap_or_default(), a.ttr_ms).await) },
-            |env, r| {
-                Ok(subscription::columns(
-                    sync(env, r)?.into_iter().enumerate().map(|(i, d)| (i as u64, d)).collect(),
-                    true,
-                ))
-            },
-        )
+    pub fn fetch<'e>(&self, env: &'e Env, a: serde_json::Value) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
+        let q = self.q.clone();
+        env.spawn_future_with_callback(async move { Ok(q.fetch_wire(a).await) }, |env, r| {
+            let batch = sync(env, r)?.into_iter().enumerate().map(|(i, d)| (i as u64, d)).collect();
+            Ok(subscription::columns(batch, true))
+        })
     }
 
     /// Every other operation, by the core's name, with its arguments in wire form; resolves to
@@ -167,18 +150,6 @@ impl NativeQueue {
     pub fn call<'e>(&self, env: &'e Env, op: String, a: serde_json::Value) -> Result<PromiseRaw<'e, Unknown<'e>>> {
         let q = self.q.clone();
         spawn(env, async move { q.call(&op, a).await })
-    }
-
-    /// A subscription of this queue (see `subscription::start`).
-    #[napi(ts_args_type = "wake: () => void, opts: object, unref: boolean")]
-    pub fn subscription<'e>(
-        &self,
-        env: &'e Env,
-        wake: Function<'_, (), ()>,
-        opts: Wire<redelay::SubscribeOptions>,
-        unref: bool,
-    ) -> Result<PromiseRaw<'e, subscription::NativeSubscription>> {
-        subscription::start(env, redelay::Queues::priority(vec![self.q.clone()]), wake, opts.0, unref)
     }
 }
 

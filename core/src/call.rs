@@ -4,7 +4,8 @@
 //! rules of its own. [`Queue::call`], [`Delivery::call`] and [`Client::call`] decode the
 //! arguments (an error names the field), run the operation and give a [`Reply`], which
 //! serializes to the result's wire form with any serde serializer (a JS value, a Python object,
-//! JSON). Publishing, fetching and subscribing carry bodies or handles and keep their own calls.
+//! JSON). [`Queue::fetch_wire`] gives deliveries; publishing and subscribing, which carry bodies or
+//! handlers, keep their own calls.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -82,6 +83,18 @@ struct Args {
     cursor: Option<String>,
 }
 
+/// The arguments of `fetch`: up to `max` deliveries, waiting up to `wait_ms` (default 0) for
+/// the first, leased for `ttr_ms` (default: each message's own).
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct FetchArgs {
+    max: usize,
+    #[serde(with = "wire::ms")]
+    wait_ms: Duration,
+    #[serde(with = "wire::opt_ms")]
+    ttr_ms: Option<Duration>,
+}
+
 /// Null (no arguments) as an empty object.
 fn obj(v: Value) -> Value {
     if v.is_null() {
@@ -96,6 +109,13 @@ fn unknown(op: &str) -> Error {
 }
 
 impl Queue {
+    /// `fetch` with its arguments in wire form (`max`, `wait_ms`, `ttr_ms`): the leased
+    /// deliveries, as [`Queue::fetch_leasing`] gives them.
+    pub async fn fetch_wire(&self, v: Value) -> Result<Vec<Delivery>> {
+        let a: FetchArgs = wire::from_json(obj(v))?;
+        self.fetch_leasing(a.max, a.wait_ms, a.ttr_ms).await
+    }
+
     /// Runs the queue operation `op` (`ack`, `nack`, `extend`, `cancel`, `reschedule`, `peek`,
     /// `stats`, `verify`, `destroy`, `dead_letters`, `respawn`, `purge_dead`, `bulk`, `pause`,
     /// `resume`, `set_history`, `history`, `history_totals`, `upcoming`, `list`, `search`) with

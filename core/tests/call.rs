@@ -37,7 +37,10 @@ async fn every_queue_operation_answers_in_its_wire_form() {
     assert_eq!(buckets.as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(), 1);
     assert!(buckets[0]["at_ms"].is_i64(), "{buckets}");
 
-    let d = q.fetch(1, Duration::ZERO).await.unwrap().remove(0);
+    let e = q.fetch_wire(json!({"max": 1, "wait_ms": "soon"})).await.unwrap_err();
+    assert!(e.message().starts_with("wait_ms: invalid type"), "{e}");
+    let d = q.fetch_wire(json!({"max": 5, "ttr_ms": 2000})).await.unwrap().remove(0);
+    assert_eq!(d.id(), "now");
     let lease = json!({"id": d.id(), "token": d.token()});
     assert_eq!(call(&q, "extend", json!({"id": d.id(), "token": d.token(), "ttr_ms": 5000})).await, Value::Null);
     assert_eq!(call(&q, "nack", json!({"id": d.id(), "token": d.token(), "reason": "no"})).await, json!(false));
