@@ -34,7 +34,7 @@ class RetryLater extends Error {
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
 // The core's errors decoding a wire form (redelay::wire), which name the field the wire's way.
-const DECODE = /^[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown variant)/
+const DECODE = /^(message \d+: )?[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown variant)/
 
 /**
  * The native layer's errors carry `code` and `kind` (src/errors.rs); they become RedelayErrors.
@@ -243,18 +243,18 @@ function failure(e) {
 }
 
 // Outcomes of finished handlers, per native subscription, reported with one native call per
-// tick: `complete(acks, fails, reasons, retryInMs)`, which the core settles in one script call.
+// tick: `complete(slots, reasons, retryInMs)` (a null reason: acked), which the core settles in
+// one script call.
 const reports = new Map()
 
 function report(n, slot, ok, e) {
   let r = reports.get(n)
   if (r === undefined) {
-    reports.set(n, (r = { acks: [], fails: [], reasons: [], retry: [] }))
+    reports.set(n, (r = { slots: [], reasons: [], retry: [] }))
     if (reports.size === 1) process.nextTick(flushReports)
   }
-  if (ok) return void r.acks.push(slot)
-  const { reason, retryInMs } = failure(e)
-  r.fails.push(slot)
+  const { reason, retryInMs } = ok ? { reason: null, retryInMs: NaN } : failure(e)
+  r.slots.push(slot)
   r.reasons.push(reason)
   r.retry.push(retryInMs)
 }
@@ -262,7 +262,7 @@ function report(n, slot, ok, e) {
 function flushReports() {
   for (const [n, r] of reports) {
     try {
-      n.complete(r.acks, r.fails, r.reasons, r.retry)
+      n.complete(r.slots, r.reasons, r.retry)
     } catch {
       // Cannot happen with these arrays; if it did, the leases run out and the messages come
       // back, which beats crashing the process from a nextTick callback.

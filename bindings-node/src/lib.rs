@@ -46,7 +46,7 @@ pub fn connect(env: &Env, url: String, opts: Wire<redelay::ClientOptions>) -> Re
 
 #[napi]
 pub struct NativeClient {
-    c: redelay::Client,
+    pub(crate) c: redelay::Client,
 }
 
 #[napi]
@@ -71,26 +71,6 @@ impl NativeClient {
     pub fn call<'e>(&self, env: &'e Env, op: String) -> Result<PromiseRaw<'e, Unknown<'e>>> {
         let c = self.c.clone();
         spawn(env, async move { c.call(&op).await })
-    }
-
-    /// A subscription over the queues `names` (see `subscription::start`): strict priority in
-    /// this order, or by `weights` (one per queue).
-    #[napi(ts_args_type = "names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean")]
-    pub fn subscription<'e>(
-        &self,
-        env: &'e Env,
-        names: Vec<String>,
-        weights: Option<Vec<u32>>,
-        wake: Function<'_, (), ()>,
-        opts: Wire<redelay::SubscribeOptions>,
-        unref: bool,
-    ) -> Result<PromiseRaw<'e, subscription::NativeSubscription>> {
-        let qs = sync(env, names.iter().map(|n| self.c.queue(n)).collect::<redelay::Result<Vec<_>>>())?;
-        let qs = match weights {
-            None => redelay::Queues::priority(qs),
-            Some(w) => redelay::Queues::weighted(qs.into_iter().zip(w).collect()),
-        };
-        subscription::start(env, qs, wake, opts.0, unref)
     }
 }
 
@@ -125,12 +105,8 @@ impl NativeQueue {
         bodies: Vec<Uint8Array>,
         opts: Vec<serde_json::Value>,
     ) -> Result<PromiseRaw<'e, Unknown<'e>>> {
-        let mut items = Vec::with_capacity(bodies.len());
-        for (i, (b, o)) in bodies.into_iter().zip(opts).enumerate() {
-            let o = wire::from_json(o).map_err(|e| invalid(format!("message {i}: {}", e.message())))?;
-            items.push((b.to_vec(), o));
-        }
-        let (q, msgs) = (self.q.clone(), sync(env, redelay::batch_messages(items))?);
+        let bodies = bodies.into_iter().map(|b| b.to_vec()).collect();
+        let (q, msgs) = (self.q.clone(), sync(env, redelay::batch_from_wire(bodies, opts))?);
         spawn(env, async move { q.publish_batch(msgs).await })
     }
 

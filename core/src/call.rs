@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::base::wire;
 use crate::{
-    BulkOptions, BulkReport, Client, DeadLetterQuery, Delivery, Due, Error, HistoryPoint, ListPage, MessageInfo, Queue,
-    Result, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+    BulkOptions, BulkReport, Client, DeadLetterQuery, Delivery, Due, Error, HistoryPoint, ListPage, Message,
+    MessageInfo, PublishOptions, Queue, Result, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
 };
 
 /// The result of an operation, serialized as its own wire form (`None` as null).
@@ -93,6 +93,18 @@ struct FetchArgs {
     wait_ms: Duration,
     #[serde(with = "wire::opt_ms")]
     ttr_ms: Option<Duration>,
+}
+
+/// The messages of a batch from their bodies and their options in wire form: message `i` is
+/// `bodies[i]` with `opts[i]`, decoded and checked as by [`crate::batch_messages`]; an error
+/// names the message (`message 3: delay_ms: …`) and nothing is published.
+pub fn batch_from_wire(bodies: Vec<Vec<u8>>, opts: Vec<Value>) -> Result<Vec<Message>> {
+    let items = bodies.into_iter().zip(opts).enumerate().map(|(i, (body, o))| {
+        let o: PublishOptions =
+            wire::from_json(o).map_err(|e| Error::invalid(format!("message {i}: {}", e.message())))?;
+        Ok((body, o))
+    });
+    crate::batch_messages(items.collect::<Result<_>>()?)
 }
 
 /// Null (no arguments) as an empty object.

@@ -41,7 +41,7 @@ pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
 pub use base::url::redact;
 pub use base::wire;
-pub use call::{Bucket, Reply};
+pub use call::{batch_from_wire, Bucket, Reply};
 pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
 pub use ops::delivery::Delivery;

@@ -33,7 +33,8 @@ async fn every_queue_operation_answers_in_its_wire_form() {
     assert_eq!((page["total"].clone(), page["items"][0]["id"].clone()), (json!(1), json!("later")));
     let found = call(&q, "search", json!({"search": {"header": ["k", "v"]}})).await;
     assert_eq!(found["items"][0]["id"], json!("now"));
-    let buckets = call(&q, "upcoming", json!({"from_ms": stats["now_ms"], "width_ms": 3_600_000, "buckets": 3})).await;
+    let from = stats["now_ms"].as_i64().unwrap() + 60_000; // after "now", before "later"
+    let buckets = call(&q, "upcoming", json!({"from_ms": from, "width_ms": 3_600_000, "buckets": 3})).await;
     assert_eq!(buckets.as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(), 1);
     assert!(buckets[0]["at_ms"].is_i64(), "{buckets}");
 
@@ -107,4 +108,18 @@ async fn bad_arguments_and_names_are_refused_naming_the_field() {
         }
     }
     assert_eq!(c.call("ack").await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[tokio::test]
+async fn a_batch_decodes_each_message_and_names_the_one_at_fault() {
+    let (_c, q) = common::queue("call-batch").await;
+    let bodies = vec![b"a".to_vec(), b"b".to_vec()];
+    let e = redelay::batch_from_wire(bodies.clone(), vec![json!({}), json!({"delay_ms": "soon"})]).unwrap_err();
+    assert!(e.message().starts_with("message 1: delay_ms: invalid type"), "{e}");
+    let e = redelay::batch_from_wire(bodies.clone(), vec![json!({"id": "x"}), json!({"ttr_ms": 1})]).unwrap_err();
+    assert!(e.message().starts_with("message 1: ttr"), "{e}");
+    let msgs = redelay::batch_from_wire(bodies, vec![json!({"id": "x"}), json!({"delay_ms": 60_000})]).unwrap();
+    let published = q.publish_batch(msgs).await.unwrap();
+    assert_eq!(published[0].id, "x");
+    assert_eq!(q.stats().await.unwrap().scheduled, 1);
 }
