@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
@@ -57,7 +57,6 @@ pub fn _shutdown(py: Python<'_>, timeout: f64) -> bool {
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static HELPERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// `redelay._runtime`: handler failures, logging.
 pub fn helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
@@ -71,19 +70,6 @@ pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
         Ok(PyErr::from_value(m.bind(py).call_method1("from_core", (e.kind().name(), e.message()))?))
     };
     make().unwrap_or_else(|err| err)
-}
-
-/// An aware UTC datetime for `t`.
-pub fn datetime(py: Python<'_>, t: SystemTime) -> PyResult<Bound<'_, PyAny>> {
-    let epoch = EPOCH.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        let dt = py.import("datetime")?;
-        let utc = dt.getattr("timezone")?.getattr("utc")?;
-        Ok(dt.getattr("datetime")?.call1((1970, 1, 1, 0, 0, 0, 0, utc))?.unbind())
-    })?;
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => epoch.bind(py).add(d),
-        Err(e) => epoch.bind(py).sub(e.duration()),
-    }
 }
 
 /// Runs `fut` on the runtime without holding the GIL, checking for signals (Ctrl-C) every

@@ -42,6 +42,7 @@ pub use base::url::redact;
 pub use base::wire;
 pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
+pub use ops::call::call;
 pub use ops::delivery::Delivery;
 pub use ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
