@@ -181,20 +181,6 @@ where
     })
 }
 
-/// A core result handed to Python in its wire form, as JSON text (`redelay._results` reads it
-/// into the result's dataclass).
-pub struct Json<T>(pub T);
-
-impl<'py, T: serde::Serialize> IntoPyObject<'py> for Json<T> {
-    type Target = pyo3::types::PyString;
-    type Output = Bound<'py, Self::Target>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
-        let text = serde_json::to_string(&self.0).map_err(|e| to_py_err(py, redelay::Error::invalid(e.to_string())))?;
-        Ok(pyo3::types::PyString::new(py, &text))
-    }
-}
-
 /// Arguments in their wire form (JSON text from `redelay._results.wire`); an error names the
 /// field.
 pub fn de<T: DeserializeOwned>(py: Python<'_>, json: &str) -> PyResult<T> {

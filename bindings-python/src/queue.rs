@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::convert::{de, dur, rt, run, to_py_err, Json, Secs};
+use crate::convert::{de, dur, rt, run, to_py_err, Secs};
 use crate::message::new_message;
 use crate::subscribe::{NativeSubscription, PyWake};
 
@@ -81,7 +81,7 @@ impl NativeQueue {
     ) -> PyResult<Bound<'py, PyAny>> {
         let (q, args) = (self.q.clone(), de::<serde_json::Value>(py, args)?);
         let bodies = bodies.iter().map(|b| b.as_bytes().to_vec()).collect();
-        run(py, blocking, async move { redelay::call(&q, &op, args, bodies).await.map(Json) })
+        run(py, blocking, async move { redelay::call(&q, &op, args, bodies).await.map(|v| v.to_string()) })
     }
 
     fn fetch<'py>(
