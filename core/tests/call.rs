@@ -89,6 +89,8 @@ async fn bad_arguments_are_refused_naming_the_field() {
         ("dead_letters", json!({"limit": 0}), "limit"),
         ("respawn", json!({}), "ids/oldest/all"),
     ];
+    let e = redelay::call(&q, "publish_batch", json!([{}]), Vec::new()).await.unwrap_err();
+    assert!(e.message().contains("0 bodies for 1 options"), "{}", e.message());
     for (op, args, words) in cases {
         let e = call(&q, op, args).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{op}: {}", e.message());

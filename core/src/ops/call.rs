@@ -69,6 +69,13 @@ pub async fn call(q: &Queue, op: &str, args: Value, mut bodies: Vec<Vec<u8>>) ->
         }
         "publish_batch" => {
             let opts: Vec<PublishOptions> = from_json(args)?;
+            if opts.len() != bodies.len() {
+                return Err(Error::invalid(format!(
+                    "publish_batch: {} bodies for {} options",
+                    bodies.len(),
+                    opts.len()
+                )));
+            }
             to_json(&q.publish_batch(batch_messages(bodies.into_iter().zip(opts).collect())?).await?)
         }
         "ack" => {
