@@ -7,8 +7,6 @@ call takes ``blocking`` and either blocks (GIL released) or returns an awaitable
 from datetime import datetime, timedelta
 from typing import Any, Awaitable, Callable, Final, List, Optional, Tuple, Union
 
-CORE_VERSION: str
-
 ERROR_CODES: List[Tuple[str, str]]
 """(kind name, code) of every error kind of the core, e.g. ``("LeaseLost", "ERR_REDELAY_LEASE_LOST")``."""
 
