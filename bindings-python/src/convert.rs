@@ -45,31 +45,24 @@ pub fn _shutdown(py: Python<'_>, timeout: f64) -> bool {
     SHUTDOWN.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
     py.detach(|| {
-        while ACTIVE.load(Ordering::SeqCst) != 0 {
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
+        while ACTIVE.load(Ordering::SeqCst) != 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        true
+        ACTIVE.load(Ordering::SeqCst) == 0
     })
 }
 
-static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static HELPERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `redelay._runtime`: handler failures, logging.
+/// `redelay._runtime`: errors, handler failures, logging.
 pub fn helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     HELPERS.get_or_try_init(py, || py.import("redelay._runtime").map(|m| m.into_any().unbind())).map(|m| m.bind(py))
 }
 
-/// The core's error as the exception class of its kind (`redelay._errors`).
+/// The core's error as the exception class of its kind (`redelay._errors.from_core`).
 pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
-    let make = || -> PyResult<PyErr> {
-        let m = ERRORS.get_or_try_init(py, || py.import("redelay._errors").map(|m| m.into_any().unbind()))?;
-        Ok(PyErr::from_value(m.bind(py).call_method1("from_core", (e.kind().name(), e.message()))?))
-    };
-    make().unwrap_or_else(|err| err)
+    let err = helpers(py).and_then(|h| h.call_method1("from_core", (e.kind().name(), e.message())));
+    err.map_or_else(|err| err, PyErr::from_value)
 }
 
 /// Runs `fut` on the runtime without holding the GIL, checking for signals (Ctrl-C) every

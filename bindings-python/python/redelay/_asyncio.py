@@ -119,10 +119,10 @@ class SubscribeCall:
     as ``async with`` to close the subscription when the block ends."""
 
     __slots__ = ("_start", "_sub")
+    _sub: Subscription  # set by __aenter__
 
     def __init__(self, start: Callable[[], Awaitable[Subscription]]) -> None:
         self._start = start
-        self._sub: Optional[Subscription] = None
 
     def __await__(self) -> Generator[Any, None, Subscription]:
         return self._start().__await__()
@@ -132,8 +132,7 @@ class SubscribeCall:
         return self._sub
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._sub is not None:
-            await self._sub.close()
+        await self._sub.close()
 
 
 class Subscription(SubscriptionBase):

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Generator, List, Optional, Set, Tuple
 
 from . import _native
-from ._errors import RetryLater
+from ._errors import RetryLater, from_core  # noqa: F401 (from_core: the native module's errors)
 
 logger = logging.getLogger("redelay")
 
