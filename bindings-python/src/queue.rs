@@ -62,6 +62,11 @@ pub struct NativeQueue {
     q: redelay::Queue,
 }
 
+/// A result's wire form as JSON text (`redelay._results` reads it into its dataclass).
+fn text<T: serde::Serialize>(v: T) -> String {
+    redelay::wire::to_json(&v).to_string()
+}
+
 #[pymethods]
 impl NativeQueue {
     #[getter]
@@ -69,8 +74,8 @@ impl NativeQueue {
         self.q.name()
     }
 
-    /// Runs the queue call `op` with `args` (wire form, JSON text) and `bodies` (publish) on the
-    /// core's `redelay::call`; the result in its wire form.
+    /// Runs the queue call `op` with `args` (wire form, JSON text) and `bodies` (publish): the
+    /// core's `Queue::call`, or its publish calls; the result in its wire form (JSON text).
     fn call<'py>(
         &self,
         py: Python<'py>,
@@ -79,9 +84,22 @@ impl NativeQueue {
         bodies: Vec<Bound<'py, PyBytes>>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (q, args) = (self.q.clone(), de::<serde_json::Value>(py, args)?);
-        let bodies = bodies.iter().map(|b| b.as_bytes().to_vec()).collect();
-        run(py, blocking, async move { redelay::call(&q, &op, args, bodies).await.map(|v| v.to_string()) })
+        let (q, mut bodies) = (self.q.clone(), bodies.iter().map(|b| b.as_bytes().to_vec()).collect::<Vec<_>>());
+        match op.as_str() {
+            "publish" => {
+                let m = de::<redelay::PublishOptions>(py, args)?.message(bodies.pop().unwrap_or_default());
+                let m = m.map_err(|e| to_py_err(py, e))?;
+                run(py, blocking, async move { q.publish(m).await.map(text) })
+            }
+            "publish_batch" => {
+                let msgs = redelay::batch_from_wire(bodies, de(py, args)?).map_err(|e| to_py_err(py, e))?;
+                run(py, blocking, async move { q.publish_batch(msgs).await.map(text) })
+            }
+            _ => {
+                let args = de(py, args)?;
+                run(py, blocking, async move { q.call(&op, args).await.map(text) })
+            }
+        }
     }
 
     fn fetch<'py>(

@@ -29,6 +29,7 @@
 // base (errors, limits, keys, record, options, time) -> storage (connections, scripts, wake,
 // settle, the client context) -> ops (queue, delivery) -> runtime (subscriptions) -> client.
 mod base;
+mod call;
 mod client;
 mod ops;
 mod runtime;
@@ -40,9 +41,9 @@ pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
 pub use base::url::redact;
 pub use base::wire;
+pub use call::{batch_from_wire, Bucket, Reply};
 pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
-pub use ops::call::call;
 pub use ops::delivery::Delivery;
 pub use ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,

@@ -1,7 +1,6 @@
 //! Operations layer: a queue handle and its deliveries, over the storage layer.
 
 pub(crate) mod bulk;
-pub(crate) mod call;
 pub(crate) mod delivery;
 pub(crate) mod info;
 pub(crate) mod queue;
