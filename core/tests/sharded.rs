@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use redelay::{
-    shard_of, Client, ErrorKind, Failure, Message, PublishStatus, QueueOptions, Queues, Search, Select, State,
-    SubscribeOptions,
+    shard_of, BulkAction, BulkOptions, Client, ErrorKind, Failure, Message, PublishStatus, QueueOptions, Queues,
+    Search, Select, State, SubscribeOptions,
 };
 
 async fn client() -> Client {
@@ -121,6 +121,13 @@ async fn messages_spread_over_every_shard_by_id() {
     assert_eq!((st.total, st.scheduled, st.ready), (399, 1, 398));
     common::assert_verified(&q).await;
     assert_eq!(q.verify().await.unwrap().records, 399);
+    // Bulk actions by search (cursor over the shards) and by ids (each to its shard).
+    let r = q.bulk(&BulkOptions::search(BulkAction::Cancel, Search::IdPrefix("o-1".into()))).await.unwrap();
+    assert_eq!((r.matched, r.done), (111, 111), "o-1, o-10..o-19, o-100..o-199");
+    let ids = vec!["o-2".to_string(), "o-20".to_string(), "o-1".to_string()];
+    let r = q.bulk(&BulkOptions::ids(BulkAction::Cancel, ids)).await.unwrap();
+    assert_eq!((r.matched, r.done), (3, 2));
+    assert_eq!(q.stats().await.unwrap().total, 399 - 113);
     // Publish refuses a bad message before anything is sent, naming its place in the batch.
     let bad = vec![Message::new(b"a".to_vec()).id("fine"), Message::new(b"b".to_vec()).id("")];
     let e = q.publish_batch(bad).await.unwrap_err();
@@ -328,4 +335,39 @@ async fn a_sharded_queue_in_a_multi_queue_subscription_keeps_its_priority() {
     }
     assert_eq!(urgent.stats().await.unwrap().total, 0);
     common::assert_verified(&urgent).await;
+}
+
+/// What the bindings use: a foreign-runtime subscription (a worker thread blocked in
+/// `take_wait`) over a sharded queue settles each delivery on its own shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_runtime_subscription_settles_on_every_shard() {
+    struct Worker;
+    impl redelay::Wake for Worker {
+        fn wake(&self) -> bool {
+            true
+        }
+    }
+    let c = client().await;
+    let q = sharded(&c, &common::unique("foreign"), 8);
+    q.publish_batch((0..300).map(|i| Message::new(b"f".to_vec()).id(format!("f{i}"))).collect()).await.unwrap();
+    let sub = Arc::new(q.subscribe_foreign(Arc::new(Worker), SubscribeOptions::concurrency(16)).await.unwrap());
+    let s2 = sub.clone();
+    let worker = std::thread::spawn(move || {
+        let mut n = 0;
+        while n < 300 {
+            let batch = s2.take_wait(Duration::from_millis(200));
+            n += batch.len();
+            s2.complete(batch.into_iter().map(|(k, _)| (k, Ok(()))).collect());
+        }
+    });
+    let t = std::time::Instant::now();
+    while q.stats().await.unwrap().total > 0 {
+        assert!(t.elapsed() < Duration::from_secs(60), "{:?}", sub.counters());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.join().unwrap();
+    sub.close().await;
+    let counters = sub.counters();
+    assert_eq!((counters.delivered, counters.acked, counters.lease_lost), (300, 300, 0));
+    common::assert_verified(&q).await;
 }
