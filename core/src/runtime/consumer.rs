@@ -174,8 +174,9 @@ impl Queues {
         let mut due_at = Vec::new();
         for (q, _) in &self.list {
             q.check_shards().await?;
-            for part in q.parts() {
-                let f = part.fetch_once(0, None).await?;
+            let looks = futures_util::future::join_all(q.parts().iter().map(|part| part.fetch_once(0, None))).await;
+            for f in looks {
+                let f = f?;
                 *shared.clock.lock().unwrap() = (f.local, f.now_us);
                 due_at.push(f.more.then(|| f.next_due_ms.unwrap_or(f.now_us / 1000)));
             }
