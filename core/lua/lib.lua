@@ -218,9 +218,11 @@ local function hist(counts, now)
 end
 
 -- The lateness bucket of `ms`: l0 under 1 ms, then one per power of two, l15 from 16.384 s.
+-- (Names from HIST_NAMES, index 8 = l1: no number-to-string conversion per message.)
+local LN2 = math.log(2)
 local function lateness_bucket(ms)
   if ms < 1 then return 'l0' end
-  local b = math.floor(math.log(ms) / math.log(2)) + 1
+  local b = math.floor(math.log(ms) / LN2) + 1
   if b > 15 then b = 15 end
-  return 'l' .. b
+  return HIST_NAMES[b + 7]
 end
