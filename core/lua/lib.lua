@@ -57,16 +57,19 @@ local function fmt_int(n) return string.format('%.0f', n) end
 local function has(flags, f) return bit.band(flags, f) ~= 0 end
 local function is_leased(r) return r.tok ~= ZERO_TOKEN end
 
--- History is on unless the queue's meta says `nohist` (read by check_layout).
+-- History is on unless the queue's meta says `nohist`; the last minute and hour whose old
+-- counters were pruned (meta `hmin`, `hhour`). check_layout reads all three with the layout.
 local HISTORY = true
+local PRUNED = {}
 
 -- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish).
 local function check_layout(create)
-  local m = redis.call('HMGET', META, 'v', 'nohist', 'shards')
+  local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards')
   local v = m[1]
   HISTORY = not m[2]
-  if m[3] then
-    return error('redelay: sharded queue: it has ' .. m[3] .. ' shards')
+  PRUNED.hmin, PRUNED.hhour = m[3], m[4]
+  if m[5] then
+    return error('redelay: sharded queue: it has ' .. m[5] .. ' shards')
   end
   if v == LAYOUT then return end
   if v then
@@ -191,7 +194,7 @@ local HIST_NAMES = {
   'l10', 'l11', 'l12', 'l13', 'l14', 'l15', 'ls',
 }
 local function prune(kind, now_unit, kept, field)
-  local last = tonumber(redis.call('HGET', META, field) or now_unit - 1)
+  local last = tonumber(PRUNED[field] or now_unit - 1)
   if last >= now_unit then return end
   redis.call('HSET', META, field, now_unit)
   local from = math.max(last - kept + 1, now_unit - kept - 119)

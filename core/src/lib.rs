@@ -29,6 +29,7 @@
 // base (errors, limits, keys, record, options, time) -> storage (connections, scripts, wake,
 // settle, the client context) -> ops (queue, delivery) -> runtime (subscriptions) -> client.
 mod base;
+mod call;
 mod client;
 mod ops;
 mod runtime;
@@ -42,6 +43,7 @@ pub use base::options::{
 };
 pub use base::url::redact;
 pub use base::wire;
+pub use call::{batch_from_wire, Bucket, Reply};
 pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
 pub use ops::delivery::Delivery;
