@@ -93,7 +93,7 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
+pub async fn run(url: &str, shards: u32, a: BenchArgs) -> redelay::Result<ExitCode> {
     let c = if a.quick {
         Counts {
             single: 300,
@@ -119,13 +119,16 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
     };
     let prefix = format!("redelay-bench-{}", std::process::id());
     let client = Client::builder(url).prefix(&prefix).response_timeout(Duration::from_secs(30)).connect().await?;
-    let raw = redis::Client::open(url).map_err(redelay::Error::from)?;
+    SHARDS.store(shards, std::sync::atomic::Ordering::Relaxed);
+    // INFO, SLOWLOG and memory go to one node (of a cluster: the first one named).
+    let raw = redis::Client::open(one_node(url)).map_err(redelay::Error::from)?;
     let mut rc = raw.get_multiplexed_async_connection().await.map_err(redelay::Error::from)?;
     let conc = a.concurrency;
     NO_HISTORY.store(a.no_history, std::sync::atomic::Ordering::Relaxed);
     eprintln!(
-        "redelay bench against {} (concurrency {conc}{})",
+        "redelay bench against {} (concurrency {conc}, {shards} shard{}{})",
         redelay::redact(url),
+        if shards == 1 { "" } else { "s" },
         if a.quick { ", quick" } else { "" }
     );
 
@@ -172,7 +175,7 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         "system": "redelay",
         "version": env!("CARGO_PKG_VERSION"),
         "redis_version": redis_version,
-        "settings": { "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick, "history": !a.no_history },
+        "settings": { "shards": shards, "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick, "history": !a.no_history },
         "publish_single_per_s": single.round(),
         "publish_batch_per_s": batched.round(),
         "deliver_ack_per_s": deliver.round(),
@@ -268,9 +271,20 @@ fn print_table(v: &Value) {
 }
 
 static NO_HISTORY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Shards of every queue the bench makes (`--shards`).
+static SHARDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// A plain `redis://` URL of one node of `url` (the first node of a cluster URL).
+fn one_node(url: &str) -> String {
+    match url.strip_prefix("redis+cluster://") {
+        Some(rest) => format!("redis://{}", rest.split(',').next().unwrap_or(rest)),
+        None => url.to_string(),
+    }
+}
 
 async fn fresh(client: &Client, name: &str) -> redelay::Result<Queue> {
-    let q = client.queue(name)?;
+    let shards = redelay::QueueOptions::shards(SHARDS.load(std::sync::atomic::Ordering::Relaxed));
+    let q = client.queue_with(name, shards)?;
     q.destroy().await?;
     if NO_HISTORY.load(std::sync::atomic::Ordering::Relaxed) {
         q.set_history(false).await?;

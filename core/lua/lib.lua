@@ -9,7 +9,9 @@
 --                   score in place instead of moving members between structures
 --   BODY    hash    id -> blob, only for blobs longer than INLINE_MAX (the rest sit in the record)
 --   DIED    zset    id -> time it died, ms (the record stays in MSG, flagged DEAD)
---   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused
+--   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused; for a sharded
+--                   queue (its data under the tags {queue/0} .. {queue/N-1}) `shards` = N in
+--                   the META of the plain tag {queue}, which makes every script on it refuse
 --   LEGACY  string  the key where layout 1 kept its records; a marker, so that a redelay 0.1
 --                   client fails with WRONGTYPE instead of seeing an empty queue
 --   HIST    hash    history counters: 'm<minute>:<name>' (kept 2 days), 'h<hour>:<name>' (kept
@@ -62,10 +64,13 @@ local PRUNED = {}
 
 -- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish).
 local function check_layout(create)
-  local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour')
+  local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards')
   local v = m[1]
   HISTORY = not m[2]
   PRUNED.hmin, PRUNED.hhour = m[3], m[4]
+  if m[5] then
+    return error('redelay: sharded queue: it has ' .. m[5] .. ' shards')
+  end
   if v == LAYOUT then return end
   if v then
     return error('redelay: queue data has layout ' .. v .. '; this client reads layout ' .. LAYOUT)

@@ -38,7 +38,9 @@ mod storage;
 pub use base::error::{Error, ErrorKind, Result};
 pub use base::limits;
 pub use base::message::{Due, Message, PublishStatus, Published};
-pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
+pub use base::options::{
+    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, SubscribeOptions,
+};
 pub use base::url::redact;
 pub use base::wire;
 pub use call::{batch_from_wire, Bucket, Reply};
@@ -51,6 +53,7 @@ pub use ops::info::{
 };
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
 pub use ops::settings::Settings;
+pub use ops::sharded::shard_of;
 pub use runtime::bridge::Wake;
 pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};
 pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture, Order};
