@@ -7,7 +7,7 @@
 //! JSON). [`Queue::fetch_wire`] gives deliveries; publishing and subscribing, which carry bodies or
 //! handlers, keep their own calls.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -99,6 +99,13 @@ struct FetchArgs {
 /// `bodies[i]` with `opts[i]`, decoded and checked as by [`crate::batch_messages`]; an error
 /// names the message (`message 3: delay_ms: …`) and nothing is published.
 pub fn batch_from_wire(bodies: Vec<Vec<u8>>, opts: Vec<Value>) -> Result<Vec<Message>> {
+    if bodies.len() != opts.len() {
+        return Err(Error::invalid(format!(
+            "messages: {} bodies but {} option objects (one each)",
+            bodies.len(),
+            opts.len()
+        )));
+    }
     let items = bodies.into_iter().zip(opts).enumerate().map(|(i, (body, o))| {
         let o: PublishOptions =
             wire::from_json(o).map_err(|e| Error::invalid(format!("message {i}: {}", e.message())))?;
@@ -160,11 +167,15 @@ impl Queue {
             "set_history" => Reply::Bool(self.set_history(a.on).await?),
             "history_totals" => Reply::Point(self.history_totals().await?),
             "history" => {
-                let (since, until) = (a.since_ms.unwrap_or(UNIX_EPOCH), a.until_ms.unwrap_or(UNIX_EPOCH));
+                // `since_ms` is required; `until_ms` defaults to now.
+                let since = a.since_ms.ok_or_else(|| Error::invalid("since_ms: missing"))?;
+                let until = a.until_ms.unwrap_or_else(SystemTime::now);
                 Reply::Points(self.history(since, until, a.step.unwrap_or(Step::Minute)).await?)
             }
             "upcoming" => {
-                let (from, width) = (a.from_ms.unwrap_or(UNIX_EPOCH), a.width_ms.unwrap_or_default());
+                // `from_ms` defaults to now; `width_ms` is required.
+                let from = a.from_ms.unwrap_or_else(SystemTime::now);
+                let width = a.width_ms.ok_or_else(|| Error::invalid("width_ms: missing"))?;
                 let v = self.upcoming(from, width, a.buckets).await?;
                 Reply::Upcoming(v.into_iter().map(|(at, count)| Bucket { at, count }).collect())
             }

@@ -62,6 +62,9 @@ async fn every_queue_operation_answers_in_its_wire_form() {
     let since = stats["now_ms"].as_i64().unwrap() - 60_000;
     let points = call(&q, "history", json!({"since_ms": since, "until_ms": since + 120_000})).await;
     assert!(!points.as_array().unwrap().is_empty(), "{points}");
+    // `until_ms` defaults to now: the last minute's point is there.
+    let to_now = call(&q, "history", json!({"since_ms": since})).await;
+    assert!(to_now.as_array().unwrap().len() >= 2, "{to_now}");
     assert_eq!(call(&q, "verify", Value::Null).await["problems"], json!([]));
     assert_eq!(call(&q, "destroy", Value::Null).await, Value::Null);
     assert_eq!(call(&q, "stats", Value::Null).await["total"], json!(0));
@@ -99,6 +102,8 @@ async fn bad_arguments_and_names_are_refused_naming_the_field() {
         ("respawn", json!({"ids": ["a"], "all": true}), vec!["exactly one"]),
         ("bulk", json!({"ids": ["a"]}), vec!["action"]),
         ("history", json!({"since_ms": 0, "until_ms": 60_000, "step": "day"}), vec!["step"]),
+        ("history", json!({"until_ms": 60_000}), vec!["since_ms", "missing"]),
+        ("upcoming", json!({"buckets": 3}), vec!["width_ms", "missing"]),
         ("frobnicate", Value::Null, vec!["op", "no operation \"frobnicate\""]),
     ] {
         let e = q.call(op, args).await.unwrap_err();
@@ -118,6 +123,8 @@ async fn a_batch_decodes_each_message_and_names_the_one_at_fault() {
     assert!(e.message().starts_with("message 1: delay_ms: invalid type"), "{e}");
     let e = redelay::batch_from_wire(bodies.clone(), vec![json!({"id": "x"}), json!({"ttr_ms": 1})]).unwrap_err();
     assert!(e.message().starts_with("message 1: ttr"), "{e}");
+    let e = redelay::batch_from_wire(bodies.clone(), vec![json!({})]).unwrap_err();
+    assert!(e.message().starts_with("messages: 2 bodies but 1 option objects"), "{e}");
     let msgs = redelay::batch_from_wire(bodies, vec![json!({"id": "x"}), json!({"delay_ms": 60_000})]).unwrap();
     let published = q.publish_batch(msgs).await.unwrap();
     assert_eq!(published[0].id, "x");
