@@ -407,11 +407,12 @@ pub struct NativeClient(redelay::Client);
 
 #[uniffi::export]
 impl NativeClient {
-    pub fn queue(&self, name: String) -> Res<Arc<NativeQueue>> {
+    pub fn queue(&self, name: String, shards: i32) -> Res<Arc<NativeQueue>> {
+        let opts = redelay::QueueOptions::shards(count("shards", shards)?);
         // Queue::new starts a settle task on the client's runtime handle: enter the runtime so
         // that this works from any Kotlin thread.
         let _enter = RUNTIME.enter();
-        Ok(Arc::new(NativeQueue(self.0.queue(&name)?)))
+        Ok(Arc::new(NativeQueue(self.0.queue_with(&name, opts)?)))
     }
 
     pub fn prefix(&self) -> String {

@@ -36,8 +36,12 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
     /** True once [close] was called. */
     val isClosed: Boolean get() = native.isClosed()
 
-    /** A handle to the queue [name] (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). */
-    fun queue(name: String): Queue = Queue(this, native.queue(name))
+    /**
+     * A handle to the queue [name] (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`), spread over
+     * [shards] hash tags (1 to 256; with more than 1, one queue uses many Redis Cluster masters;
+     * every client must open it with the same count).
+     */
+    fun queue(name: String, shards: Int = 1): Queue = Queue(this, native.queue(name, shards))
 
     /** Names of the queues published to under this prefix (best effort). */
     suspend fun queues(): List<String> = native.queues()

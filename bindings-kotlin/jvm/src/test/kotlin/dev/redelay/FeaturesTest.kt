@@ -185,4 +185,26 @@ class FeaturesTest {
             bad("ids/search") { q.bulk(BulkAction.PURGE) }
         }
     }
+
+    @Test
+    fun `sharded queue - messages spread over shards, one subscription gets them all, counts must agree`() =
+        runBlocking<Unit> {
+            testClient("shards").use { client ->
+                val name = uniqueName("orders")
+                val q = client.queue(name, shards = 4)
+                val ids = q.publishBatch(
+                    (0 until 20).map {
+                        Message("m$it".encodeToByteArray(), id = "o-$it")
+                    },
+                ).map { it.id }
+                assertEquals(20L, q.stats().total, "stats sum the shards")
+                val got = Collections.synchronizedSet(mutableSetOf<String>())
+                val sub = q.subscribe { got.add(it.id) }
+                eventually(what = "every shard delivered") { got.size == 20 }
+                sub.close()
+                assertEquals(ids.toSet(), got.toSet())
+                bad("shards") { client.queue(name, shards = 0) }
+                bad("4 shards") { client.queue(name, shards = 8).stats() }
+            }
+        }
 }
