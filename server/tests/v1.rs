@@ -236,7 +236,7 @@ async fn dead_letters_several_queues_and_bad_input() {
     // Bad input: the field and the limit, with the core's code.
     for (path, body, starts) in [
         (format!("{q}/messages"), json!({"body": "x", "delay_ms": 1u64 << 50}), "delay"),
-        (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "body: unknown field `bogus`"),
+        (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "bogus: unknown field `bogus`"),
         (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
         (format!("{q}/messages"), json!({"id": "123"}), "id:"),
         (format!("{q}/fetch"), json!({"max": 0}), "max:"),
@@ -391,4 +391,83 @@ async fn shutdown_cuts_a_long_poll_after_the_grace() {
     // A ten-minute long-poll does not hold the server: run returns after the grace.
     tokio::time::timeout(Duration::from_secs(120), s.shutdown()).await.expect("run returned").unwrap();
     assert!(!poll.is_finished(), "the poll was still waiting: the grace ended it, not the poll");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_actions_dead_letter_groups_and_whoami() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:bulk";
+    for i in 0..6 {
+        let m = json!({"body": format!("m{i}"), "id": format!("m{i}"), "max_attempts": 1, "delay_ms": 600000});
+        assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(m)).await.0, 201);
+    }
+    // Deliver now by ids: due at once, so a fetch gets them; each nacked into a dead letter
+    // with one of two errors.
+    let (st, v) =
+        call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "deliver_now", "ids": ["m0", "m1", "m2"]}))).await;
+    assert_eq!((st, v), (200, json!({"matched": 3, "done": 3, "scanned": 0})));
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"max": 10, "wait_ms": 5000}))).await;
+    let got = v["messages"].as_array().unwrap();
+    assert_eq!(got.len(), 3, "{v}");
+    for d in got {
+        let reason = if d["id"] == "m0" { "timeout talking to x" } else { "bad input" };
+        let path = format!("{q}/messages/{}/nack", d["id"].as_str().unwrap());
+        let (_, r) = call(&s, "POST", &path, Some(json!({"token": d["token"], "reason": reason}))).await;
+        assert_eq!(r, json!({"dead": true}));
+    }
+    let (st, v) = call(&s, "GET", &format!("{q}/dead/errors"), None).await;
+    assert_eq!((st, v["total"].as_u64(), v["scanned"].as_u64()), (200, Some(3), Some(3)), "{v}");
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!((groups[0]["error"].as_str(), groups[0]["count"].as_u64()), (Some("bad input"), Some(2)), "{v}");
+    assert_eq!((groups[1]["error"].as_str(), groups[1]["count"].as_u64()), (Some("timeout talking to x"), Some(1)));
+    assert_eq!(groups[0]["sample_ids"].as_array().unwrap().len(), 2);
+
+    // A read-only token sees, but bulk is refused.
+    let ro = s.token("app", true).await;
+    let (st, v) = call_as(&s, &ro, "GET", "/v1/whoami", None).await;
+    assert_eq!((st, v), (200, json!({"admin": false, "namespace": "app", "read_only": true})));
+    assert_eq!(call_as(&s, &ro, "GET", &format!("{q}/dead/errors"), None).await.0, 200);
+    let (st, v) =
+        call_as(&s, &ro, "POST", &format!("{q}/bulk"), Some(json!({"action": "respawn", "search": {"error": "bad"}})))
+            .await;
+    assert_eq!((st, v["error"]["code"].as_str()), (403, Some("ERR_REDELAY_FORBIDDEN")));
+    assert_eq!(call(&s, "GET", "/v1/whoami", None).await.1["admin"], true);
+
+    // Respawn by a search of the error: only that group comes back.
+    let (st, v) =
+        call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "respawn", "search": {"error": "bad input"}})))
+            .await;
+    assert_eq!((st, v["matched"].as_u64(), v["done"].as_u64()), (200, Some(2), Some(2)), "{v}");
+    assert!(v["scanned"].as_u64().unwrap() >= 6, "{v}");
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((v["dead"].as_u64(), v["ready"].as_u64(), v["scheduled"].as_u64()), (Some(1), Some(2), Some(3)), "{v}");
+
+    // Reschedule by an id prefix, purge by ids, cancel.
+    let at = v["now_ms"].as_i64().unwrap() + 3_600_000;
+    let body = json!({"action": "reschedule", "at_ms": at, "search": {"id_prefix": "m"}});
+    let (_, v) = call(&s, "POST", &format!("{q}/bulk"), Some(body)).await;
+    // The waiting five move; the dead one is skipped.
+    assert_eq!((v["matched"].as_u64(), v["done"].as_u64()), (Some(6), Some(5)), "{v}");
+    let (_, m) = call(&s, "GET", &format!("{q}/messages/m5"), None).await;
+    assert_eq!(m["due_at_ms"].as_i64(), Some(at));
+    let (_, v) = call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "purge", "ids": ["m0", "m1"]}))).await;
+    assert_eq!((v["matched"].as_u64(), v["done"].as_u64()), (Some(2), Some(1)), "{v}");
+    let (_, v) =
+        call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "cancel", "search": {"body": "m3"}}))).await;
+    assert_eq!(v["done"].as_u64(), Some(1), "{v}");
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((v["total"].as_u64(), v["dead"].as_u64()), (Some(4), Some(0)), "{v}");
+
+    // Bad input names the field, with the core's rules.
+    for (body, starts) in [
+        (json!({"action": "explode", "ids": ["a"]}), "action: unknown variant `explode`"),
+        (json!({"action": "cancel"}), "ids/search"),
+        (json!({"action": "reschedule", "ids": ["a"]}), "delay/at"),
+        (json!({"action": "cancel", "ids": ["a"], "delay_ms": -1}), "delay_ms:"),
+        (json!({"action": "cancel", "ids": ["a"], "nope": 1}), "nope: unknown field `nope`"),
+    ] {
+        let (st, v) = call(&s, "POST", &format!("{q}/bulk"), Some(body.clone())).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{body}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{body}: {v}");
+    }
 }
