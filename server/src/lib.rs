@@ -2,12 +2,15 @@
 //!
 //! - the data listener: lmstfy's API (`/api/...`, [`routes_lmstfy`]) and the native JSON API
 //!   (`/v1/...`, [`routes_v1`]), `/healthz`, and `/metrics` when enabled;
+//! - the dashboard at `/` ([`dashboard`]: static assets, its data from `/v1`);
 //! - the admin listener: lmstfy's token routes ([`routes_admin`]).
 //!
-//! Every route but `/healthz` and `/metrics` needs a token ([`auth`]).
+//! Every route but `/healthz`, `/metrics` and the dashboard's static assets needs a token
+//! ([`auth`]).
 
 pub mod auth;
 pub mod config;
+pub mod dashboard;
 pub mod error;
 pub mod routes_admin;
 pub mod routes_lmstfy;
@@ -108,6 +111,7 @@ pub fn data_router(st: AppState) -> Router {
         .route("/healthz", get(healthz))
         .merge(routes_lmstfy::router())
         .merge(routes_v1::router())
+        .merge(dashboard::router())
         .fallback(fallback);
     if st.config.metrics {
         r = r.route("/metrics", get(metrics));
@@ -184,7 +188,7 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
         None => None,
     };
     eprintln!(
-        "redelay serve: data API on http://{} (lmstfy /api, native /v1){}",
+        "redelay serve: data API on http://{0} (lmstfy /api, native /v1), dashboard on http://{0}/{1}",
         config.listen,
         config.admin_listen.map(|a| format!(", admin (tokens) on http://{a}")).unwrap_or_default()
     );

@@ -192,21 +192,27 @@ async fn overview(a: Auth) -> ApiResult<Response> {
                 a
             })
         });
-        let bound = |q: f64| {
-            sum.as_ref()
-                .and_then(|s| s.lateness_bound_ms(q))
-                .map(|b| if b.is_finite() { json!(b) } else { json!("inf") })
-        };
         let mut row = json!({ "queue": n });
         row["stats"] = to_json(&stats);
-        row["last_hour"] = sum.as_ref().map_or(Value::Null, to_json);
+        row["last_hour"] = sum.as_ref().map_or(Value::Null, point);
         row["delivered_last_minute"] = json!(last_minute);
-        row["lateness_p50_below_ms"] = bound(0.5).unwrap_or(Value::Null);
-        row["lateness_p99_below_ms"] = bound(0.99).unwrap_or(Value::Null);
+        row["lateness_p50_below_ms"] = row["last_hour"]["lateness_p50_below_ms"].clone();
+        row["lateness_p99_below_ms"] = row["last_hour"]["lateness_p99_below_ms"].clone();
         Ok::<_, ApiError>(row)
     }))
     .await?;
     ok(json!({ "total": total, "queues": rows }))
+}
+
+/// A history point in the core's wire form, with the upper bounds of the lateness buckets
+/// holding its p50 and p99 (`lateness_p50_below_ms`, `lateness_p99_below_ms`: ms, `"inf"` for
+/// the last bucket, null without deliveries).
+fn point(p: &redelay::HistoryPoint) -> Value {
+    let mut v = to_json(p);
+    for (q, key) in [(0.5, "lateness_p50_below_ms"), (0.99, "lateness_p99_below_ms")] {
+        v[key] = p.lateness_bound_ms(q).map_or(Value::Null, |b| if b.is_finite() { json!(b) } else { json!("inf") });
+    }
+    v
 }
 
 /// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.
@@ -395,11 +401,11 @@ async fn history(r: Read) -> ApiResult<Response> {
     let until = r.a.num::<i64>("until_ms")?.unwrap_or(now);
     let since = r.a.num::<i64>("since_ms")?.unwrap_or(until - 3_600_000);
     let pts = r.queue.history(wire::time(since), wire::time(until), step).await.api(S)?;
-    ok(json!({ "points": pts.iter().map(to_json).collect::<Vec<_>>() }))
+    ok(json!({ "points": pts.iter().map(point).collect::<Vec<_>>() }))
 }
 
 async fn history_totals(r: Read) -> ApiResult<Response> {
-    ok(to_json(&r.queue.history_totals().await.api(S)?))
+    ok(point(&r.queue.history_totals().await.api(S)?))
 }
 
 /// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute).

@@ -155,6 +155,10 @@ async fn publish_fetch_settle_and_inspect() {
     let (st, v) = call(&s, "GET", &format!("{q}/history?step=minute"), None).await;
     assert_eq!(st, 200);
     assert!(v["points"].as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum::<u64>() >= 4);
+    // Each point with the lateness buckets of its p50 and p99 (null without deliveries).
+    let pts = v["points"].as_array().unwrap();
+    assert!(pts.iter().any(|p| p["lateness_p99_below_ms"].is_number() || p["lateness_p99_below_ms"] == "inf"), "{v}");
+    assert!(pts.iter().all(|p| p.get("lateness_p50_below_ms").is_some()), "{v}");
     let (_, v) = call(&s, "POST", &format!("{q}/verify"), None).await;
     assert_eq!((v["ok"].as_bool(), v["records"].as_u64()), (Some(true), Some(2)));
     let (_, v) = call(&s, "GET", "/v1/queues", None).await;
@@ -470,4 +474,31 @@ async fn bulk_actions_dead_letter_groups_and_whoami() {
         assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{body}: {v}");
         assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{body}: {v}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_assets_are_embedded_and_public_its_data_is_not() {
+    let s = common::start().await;
+    for (path, ty, has) in [
+        ("/", "text/html", "/dashboard.mjs"),
+        ("/dashboard.mjs", "text/javascript", "/v1/overview"),
+        ("/dashboard.css", "text/css", "tabular-nums"),
+        ("/icon.svg", "image/svg+xml", "<svg"),
+    ] {
+        let r = s.http.get(s.url(path)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{path}");
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with(ty), "{path}");
+        assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("script-src 'self'"), "{path}");
+        assert!(r.text().await.unwrap().contains(has), "{path}");
+    }
+    // Every /v1 route the page calls is in the router (and so in openapi.json).
+    let script = redelay_server::dashboard::SCRIPT;
+    for route in
+        ["/v1/whoami", "/v1/overview", "/stats", "/upcoming?", "/history?", "/dead/errors", "/bulk", "/search?"]
+    {
+        assert!(script.contains(route), "{route}");
+    }
+    assert_eq!(call_as(&s, "", "GET", "/v1/overview", None).await.0, 401);
+    let (st, v) = call(&s, "GET", "/nothing.js", None).await;
+    assert_eq!((st, v), (404, json!({"error": "api not found"})));
 }
