@@ -13,53 +13,42 @@ export declare class NativeClient {
   queue(name: string): NativeQueue
   get prefix(): string
   get closed(): boolean
-  queues(): Promise<string[]>
-  ping(): Promise<void>
-  /** The core's close: every subscription of this client drains, then the connections go. */
-  close(): Promise<void>
+  /**
+   * `queues`, `ping` or `close` (every subscription of the client drains, then the
+   * connections go).
+   */
+  call(op: string): Promise<unknown>
+  /**
+   * A subscription over several queues (see `NativeQueue::subscription`): strict priority in
+   * this order, or by `weights` (one per queue).
+   */
+  subscription(names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
 }
 
 export declare class NativeDelivery {
-  ack(): Promise<void>
-  /** Resolves to true when the message went to the dead letters. */
-  nack(opts?: NackOptions | undefined | null): Promise<boolean>
-  extend(ttrMs: number): Promise<void>
+  /** `ack`, `nack` or `extend` of this delivery, with its arguments in wire form. */
+  call(op: string, a: object): Promise<unknown>
   get settled(): boolean
   get leaseDeadline(): number
 }
 
 export declare class NativeQueue {
   get name(): string
-  publish(b: Body, opts?: PublishOptions | undefined | null): Promise<Published>
+  publish(body: Uint8Array, opts: object): Promise<unknown>
   /** Message `i` is `bodies[i]` with `opts[i]`. */
-  publishBatch(bodies: Array<Body>, opts: Array<PublishOptions>): Promise<Published[]>
-  /** Leased deliveries in the columns of a subscription batch, with a handle each. */
-  fetch(max: number, opts?: FetchOptions | undefined | null): Promise<RawBatch>
-  ack(id: string, token: string): Promise<void>
-  /** Resolves to true when the message went to the dead letters. */
-  nack(id: string, token: string, opts?: NackOptions | undefined | null): Promise<boolean>
-  extend(id: string, token: string, ttrMs: number): Promise<void>
-  cancel(id: string): Promise<boolean>
-  /** The new due time, in ms since the epoch. */
-  reschedule(id: string, delayMs?: number | undefined | null, at?: number | undefined | null): Promise<number>
-  peek(id: string): Promise<RawMessageInfo | null>
-  stats(): Promise<RawStats>
-  deadLetters(opts?: DeadLetterOptions | undefined | null): Promise<RawMessageInfo[]>
-  respawn(select: string[] | number | 'all'): Promise<number>
-  purgeDead(select: string[] | number | 'all'): Promise<number>
-  verify(): Promise<RawVerifyReport>
-  /** Deletes the queue and everything in it. */
-  destroy(): Promise<void>
+  publishBatch(bodies: Uint8Array[], opts: object[]): Promise<unknown>
+  /** Up to `max` leased deliveries in the columns of a subscription batch, with a handle each. */
+  fetch(a: object): Promise<RawBatch>
   /**
-   * A subscription, not started yet: `wake` is called on the JS thread when deliveries wait
-   * (JS then calls `take()` and reports with `complete`). It must not throw.
+   * Every other operation, by the core's name, with its arguments in wire form; resolves to
+   * the result in wire form.
    */
-  subscription(wake: () => void, opts?: RawSubscribeOptions | undefined | null): NativeSubscription
+  call(op: string, a: object): Promise<unknown>
+  /** A subscription of this queue (see `subscription::start`). */
+  subscription(wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
 }
 
 export declare class NativeSubscription {
-  /** Starts fetching; rejects (and lets go of the JS function) when the core refuses. */
-  start(): Promise<void>
   /** What waits in the inbox, in columns (on the JS thread, after a wake). */
   take(): RawBatch
   /**
@@ -76,69 +65,21 @@ export declare class NativeSubscription {
    * Stops fetching, gives back what did not start, waits for running handlers (up to the
    * drain timeout) and lets go of the JS function. Idempotent.
    */
-  close(): Promise<void>
+  close(): Promise<unknown>
   get closed(): boolean
-  counters(): RawCounters
+  /** delivered, acked, nacked, leaseLost, errors. */
+  counters(): Array<number>
 }
 
-export interface ClientOptions {
-  prefix?: string
-  maxBodyBytes?: number
-  connectTimeoutMs?: number
-  responseTimeoutMs?: number
-  defaultMaxAttempts?: number
-  defaultTtrMs?: number
-  defaultBackoffBaseMs?: number
-  defaultBackoffMaxMs?: number
-  waitForReplicas?: WaitForReplicas
-}
-
-export declare function connect(url: string, opts?: ClientOptions | undefined | null): Promise<NativeClient>
-
-export interface DeadLetterOptions {
-  offset?: number
-  limit?: number
-}
+export declare function connect(url: string, opts: object): Promise<NativeClient>
 
 /** Every error kind as `[name, code]`, for `RedelayError` and `ErrorCodes` in `redelay.js`. */
 export declare function errorKinds(): Array<Array<string>>
 
-export interface FetchOptions {
-  waitMs?: number
-  ttrMs?: number
-}
-
-export interface NackOptions {
-  retryInMs?: number
-  reason?: string
-}
-
-export interface Published {
-  id: string
-  /** `stored`, `duplicate` or `replaced`. */
-  status: string
-}
-
-export interface PublishOptions {
-  id?: string
-  delayMs?: number
-  /** Ms since the epoch (redelay.js turns a Date into it). */
-  at?: number
-  headers?: Record<string, string>
-  maxAttempts?: number
-  ttrMs?: number
-  backoffBaseMs?: number
-  backoffMaxMs?: number
-  replace?: boolean
-  expiresInMs?: number
-  /** Ms since the epoch (redelay.js turns a Date into it). */
-  expiresAt?: number
-  dropOnExpiry?: boolean
-}
-
 /** Deliveries in columns; `redelay.js` builds a `Message` from row `i`. */
 export interface RawBatch {
-  queue: string
+  /** The queues of the batch; column 8 of `nums` is each delivery's index in it. */
+  queues: Array<string>
   /** Each delivery's key, for `complete` and `delivery`. */
   slots: Float64Array
   ids: Array<string>
@@ -147,8 +88,8 @@ export interface RawBatch {
   bodies: Buffer
   ends: Uint32Array
   /**
-   * 7 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
-   * the epoch), latenessMs, leaseDeadline (ms since the epoch).
+   * 8 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
+   * the epoch), latenessMs, leaseDeadline (ms since the epoch), queue (index in `queues`).
    */
   nums: Float64Array
   /** Each delivery's headers; absent when none in the batch has any. */
@@ -159,63 +100,8 @@ export interface RawBatch {
   handles?: Array<NativeDelivery>
 }
 
-export interface RawCounters {
-  delivered: number
-  acked: number
-  nacked: number
-  leaseLost: number
-  errors: number
-}
-
-/** A stored message as peek and deadLetters show it (times in ms since the epoch). */
-export interface RawMessageInfo {
-  id: string
-  state: string
-  body: Buffer
-  headers: Record<string, string>
-  attempts: number
-  maxAttempts: number
-  ttrMs: number
-  publishedAt: number
-  dueAt: number
-  leaseDeadline?: number
-  diedAt?: number
-  lastError?: string
-}
-
-export interface RawStats {
-  now: number
-  total: number
-  scheduled: number
-  ready: number
-  leased: number
-  dead: number
-  nextDue?: number
-  oldestReadyDue?: number
-}
-
-export interface RawSubscribeOptions {
-  concurrency?: number
-  prefetch?: number
-  ttrMs?: number
-  drainTimeoutMs?: number
-  maxIdleMs?: number
-  /** Do not keep the Node.js process alive for this subscription. */
-  unref?: boolean
-}
-
-export interface RawVerifyReport {
-  records: number
-  problems: Array<string>
-}
-
 /**
  * Sends the core's records up to `level` (`error`, `warn`, `info`, `debug`, `trace` or `off`)
  * to `f([level, target, message])`, called on the JS thread.
  */
 export declare function setLogger(level: string, f: (record: [level: string, target: string, message: string]) => void): void
-
-export interface WaitForReplicas {
-  replicas: number
-  timeoutMs: number
-}

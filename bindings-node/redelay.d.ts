@@ -129,7 +129,9 @@ export interface MessageInfo {
   leaseDeadline: Date | null
   /** When it died, for a dead letter. */
   diedAt: Date | null
-  /** The reason of the last failure (for a dead letter: why it died). */
+  /** When it expires undelivered, if it does (`expiresInMs` / `expiresAt`). */
+  expiresAt: Date | null
+  /** The reason of the last failure (for a dead letter: why it died; `expired` after its expiry). */
   lastError: string | null
 }
 
@@ -143,6 +145,70 @@ export interface Stats {
   dead: number
   nextDue: Date | null
   oldestReadyDue: Date | null
+  /** Consumers receive nothing until `resume()`. */
+  paused: boolean
+}
+
+/** One minute or hour of a queue's history (or its totals), by the Redis clock. */
+export interface HistoryPoint {
+  /** Start of the minute or hour (totals: when they were read). */
+  at: Date
+  published: number
+  delivered: number
+  acked: number
+  /** Failed attempts that will be tried again (nacks and expired leases). */
+  retried: number
+  /** Messages that became dead letters. */
+  dead: number
+  /** Messages that expired before delivery. */
+  expired: number
+  /** Deliveries per lateness bucket: under 1 ms, 2, 4, … 16384 ms, and the rest (16 buckets). */
+  lateness: number[]
+  latenessSumMs: number
+}
+
+/** A page of `list`: the messages in that state now, and this page of them. */
+export interface ListPage {
+  total: number
+  items: MessageInfo[]
+}
+
+/** What `search` looks for: one of these. */
+export type SearchFor =
+  | { /** Ids starting with this. */ idPrefix: string }
+  | { /** A header with exactly this value: `{ tenant: 'a' }`. */ header: Record<string, string> }
+  | { /** Bodies containing these bytes (bodies over 64 KiB kept apart are not searched). */ body: Body }
+  | { /** Last errors containing this text. */ error: string }
+
+/**
+ * A bulk action on the messages named by `ids` (at most 10,000) or found by `search` (exactly one
+ * of them): delete them, give waiting ones a new due time (`delayMs` or `at`, reschedule only),
+ * make waiting ones due now, bring dead letters back, or delete dead letters.
+ */
+export type BulkOptions = {
+  action: 'cancel' | 'reschedule' | 'deliverNow' | 'respawn' | 'purge'
+  ids?: string[]
+  search?: SearchFor
+} & When
+
+/** What a bulk action did. */
+export interface BulkReport {
+  /** Messages named (ids given, or search matches). */
+  matched: number
+  /** Messages the action applied to (the others were gone, leased, not dead …). */
+  done: number
+  /** Records a search looked at. */
+  scanned: number
+}
+
+/** One bounded step of a search (about 500 records looked at). */
+export interface SearchPage {
+  /** What matched in this step (a message may show up twice over a whole search). */
+  items: MessageInfo[]
+  /** Records looked at in this step. */
+  scanned: number
+  /** Pass it to the next call; null once the whole queue was scanned. */
+  cursor: string | null
 }
 
 export interface VerifyReport {
@@ -160,13 +226,7 @@ export interface Counters {
 }
 
 export type ErrorCode =
-  | 'ERR_REDELAY_INVALID_ARGUMENT'
-  | 'ERR_REDELAY_CONNECTION'
-  | 'ERR_REDELAY_TIMEOUT'
-  | 'ERR_REDELAY_LEASE_LOST'
-  | 'ERR_REDELAY_NOT_FOUND'
-  | 'ERR_REDELAY_REDIS'
-  | 'ERR_REDELAY_HANDLER'
+  `ERR_REDELAY_${'INVALID_ARGUMENT' | 'CONNECTION' | 'TIMEOUT' | 'LEASE_LOST' | 'NOT_FOUND' | 'REDIS' | 'HANDLER'}`
 
 export type ErrorKind = 'InvalidArgument' | 'Connection' | 'Timeout' | 'LeaseLost' | 'NotFound' | 'Redis' | 'Handler'
 
@@ -212,6 +272,13 @@ export declare class Client {
   /** Names of the queues published to under this prefix. */
   queues(): Promise<string[]>
   ping(): Promise<void>
+  /**
+   * One subscription over several queues of this client, with one concurrency limit: an array
+   * is strict priority (always the first queue with a due message), an object gives weights
+   * (`{ urgent: 5, default: 3, bulk: 1 }`, 1 to 1000 each). `message.queue` says where each
+   * delivery comes from.
+   */
+  subscribe(queues: string[] | Record<string, number>, handler: Handler, opts?: SubscribeOptions): Promise<Subscription>
   /** Closes every subscription of this client gracefully; later calls reject with ERR_REDELAY_CONNECTION. */
   close(): Promise<void>
 }
@@ -249,6 +316,27 @@ export declare class Queue {
   verify(): Promise<VerifyReport>
   /** Deletes the whole queue: every message in every state. */
   destroy(): Promise<void>
+  /**
+   * Consumers stop receiving (leases in flight finish normally); publishes go on. Stored in
+   * Redis: it survives restarts. Resolves to false when it was paused already.
+   */
+  pause(): Promise<boolean>
+  /** Resolves to false when it was not paused. */
+  resume(): Promise<boolean>
+  /** Counting history on (the default) or off, for every client; false when it already was so. */
+  setHistory(on: boolean): Promise<boolean>
+  /** What happened per minute (kept 2 days) or hour (kept 90 days), at most 1440 points. */
+  history(since: Date | number, until: Date | number, step?: 'minute' | 'hour'): Promise<HistoryPoint[]>
+  /** The history counters' totals since the queue began. */
+  historyTotals(): Promise<HistoryPoint>
+  /** How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `widthMs` from `from`. */
+  upcoming(from: Date | number, widthMs: number, buckets: number): Promise<{ at: Date; count: number }[]>
+  /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000). */
+  list(state: MessageState, opts?: { offset?: number; limit?: number }): Promise<ListPage>
+  /** One bounded step of a search over every message; call again with `cursor` until it is null. */
+  search(what: SearchFor, cursor?: string | null): Promise<SearchPage>
+  /** One action on many messages, in bounded steps (not atomic: see BulkOptions). */
+  bulk(opts: BulkOptions): Promise<BulkReport>
 }
 
 export declare class Subscription {
@@ -263,6 +351,7 @@ export declare class Subscription {
 export declare class Message {
   private constructor()
   readonly id: string
+  /** The queue it came from (see `client.subscribe` over several queues). */
   readonly queue: string
   /** The body, byte for byte as published. */
   readonly body: Buffer

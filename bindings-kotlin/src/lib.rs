@@ -16,7 +16,7 @@ use std::future::Future;
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, SystemTime};
 
-use redelay::{ErrorKind, Failure, PublishStatus, Published, State, Step};
+use redelay::{BulkAction, ErrorKind, Failure, PublishStatus, Published, State, Step};
 
 uniffi::setup_scaffolding!();
 
@@ -251,6 +251,33 @@ pub enum Search {
     Body { bytes: Vec<u8> },
     LastError { text: String },
 }
+
+impl From<Search> for redelay::Search {
+    fn from(s: Search) -> Self {
+        match s {
+            Search::IdPrefix { prefix } => redelay::Search::IdPrefix(prefix),
+            Search::Header { name, value } => redelay::Search::Header(name, value),
+            Search::Body { bytes } => redelay::Search::Body(bytes),
+            Search::LastError { text } => redelay::Search::Error(text),
+        }
+    }
+}
+
+/// What `Queue.bulk` does to each message it matches.
+#[uniffi::remote(Enum)]
+pub enum BulkAction {
+    Cancel,
+    Reschedule,
+    DeliverNow,
+    Respawn,
+    Purge,
+}
+
+mirror!(
+    /// The result of `Queue.bulk`: messages matched (the ids given, or those the search found),
+    /// those the action applied to, and the records the search looked at.
+    BulkReport from redelay::BulkReport { matched: i64, done: i64, scanned: i64 }
+);
 
 /// The step of `Queue.history`: minutes (kept 2 days) or hours (kept 90 days).
 #[uniffi::remote(Enum)]
@@ -847,13 +874,25 @@ impl NativeQueue {
     /// `cursor` (null to start); call again with the page's cursor until it is null.
     #[uniffi::method(default(cursor = None))]
     pub async fn search(&self, what: Search, cursor: Option<String>) -> Res<SearchPage> {
-        let what = match what {
-            Search::IdPrefix { prefix } => redelay::Search::IdPrefix(prefix),
-            Search::Header { name, value } => redelay::Search::Header(name, value),
-            Search::Body { bytes } => redelay::Search::Body(bytes),
-            Search::LastError { text } => redelay::Search::Error(text),
-        };
+        let what = redelay::Search::from(what);
         call!(self, |q| q.search(&what, cursor.as_deref()).await?.into())
+    }
+
+    /// Applies `action` to the messages `ids` (up to 10,000) or to those a `search` finds (give
+    /// one; a search runs to its end in bounded steps). Only `RESCHEDULE` takes a new due time,
+    /// `delay` or `at`.
+    #[uniffi::method(default(ids = None, search = None, delay = None, at = None))]
+    pub async fn bulk(
+        &self,
+        action: BulkAction,
+        ids: Option<Vec<String>>,
+        search: Option<Search>,
+        delay: Option<Ms>,
+        at: Option<SystemTime>,
+    ) -> Res<BulkReport> {
+        let delay = opt_dur("delay", delay)?;
+        let opts = redelay::BulkOptions { action, delay, at, ids, search: search.map(Into::into) };
+        call!(self, |q| q.bulk(&opts).await?.into())
     }
 
     /// Deletes the whole queue: every message in every state (Kotlin: `destroy()`).

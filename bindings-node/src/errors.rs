@@ -25,13 +25,14 @@ pub(crate) fn invalid(msg: impl std::fmt::Display) -> napi::Error {
     napi::Error::new(Status::InvalidArg, msg.to_string())
 }
 
-/// Runs a core call on the runtime; the promise rejects with the core's error as [`js`] makes it.
-pub(crate) fn spawn<T, F>(env: &Env, fut: F) -> Result<PromiseRaw<'_, T>>
+/// Runs a core call on the runtime; the promise resolves to its result in the core's wire form
+/// (objects, bytes as Buffers, `()` as null) or rejects with the core's error as [`js`] makes it.
+pub(crate) fn spawn<'e, T, F>(env: &'e Env, fut: F) -> Result<PromiseRaw<'e, Unknown<'e>>>
 where
-    T: ToNapiValue + Send + 'static,
+    T: serde::Serialize + Send + 'static,
     F: Future<Output = redelay::Result<T>> + Send + 'static,
 {
-    env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r| r.map_err(|e| js(env, e)))
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r| env.to_js_value(&sync(env, r)?))
 }
 
 /// A synchronous core result on the JS thread.

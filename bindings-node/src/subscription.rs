@@ -6,21 +6,23 @@
 //! Buffer holding every body, the numbers in one Float64Array — and `redelay.js` builds the
 //! `Message` objects; it reports outcomes with one `complete` call per tick.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use redelay::{Delivery, Failure, Subscription, Wake};
 
-use crate::errors::{invalid, spawn};
-use crate::{count, opt_ms, time_ms, NativeDelivery};
+use crate::errors::{spawn, sync};
+use crate::{time_ms, NativeDelivery};
 
 /// Deliveries in columns; `redelay.js` builds a `Message` from row `i`.
 #[napi(object, object_from_js = false)]
 pub struct RawBatch {
-    pub queue: String,
+    /// The queues of the batch; column 8 of `nums` is each delivery's index in it.
+    pub queues: Vec<String>,
     /// Each delivery's key, for `complete` and `delivery`.
     pub slots: Float64Array,
     pub ids: Vec<String>,
@@ -28,11 +30,11 @@ pub struct RawBatch {
     /// Every body, one after the other; body `i` ends at `ends[i]`.
     pub bodies: Buffer,
     pub ends: Uint32Array,
-    /// 7 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
-    /// the epoch), latenessMs, leaseDeadline (ms since the epoch).
+    /// 8 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
+    /// the epoch), latenessMs, leaseDeadline (ms since the epoch), queue (index in `queues`).
     pub nums: Float64Array,
     /// Each delivery's headers; absent when none in the batch has any.
-    pub headers: Option<Vec<HashMap<String, String>>>,
+    pub headers: Option<Vec<BTreeMap<String, String>>>,
     /// Each delivery's previous failure; absent when none in the batch has one.
     pub last_errors: Option<Vec<Option<String>>>,
     /// Each delivery's handle (from `fetch`; a subscription's are asked for by slot).
@@ -40,72 +42,31 @@ pub struct RawBatch {
 }
 
 pub(crate) fn columns(batch: Vec<(u64, Delivery)>, handles: bool) -> RawBatch {
-    let n = batch.len();
-    let any_headers = batch.iter().any(|(_, d)| !d.headers().is_empty());
-    let any_errors = batch.iter().any(|(_, d)| d.last_error().is_some());
-    let mut b = RawBatch {
-        queue: batch.first().map(|(_, d)| d.queue().to_string()).unwrap_or_default(),
+    let (mut queues, mut nums, mut end) = (Vec::<String>::new(), Vec::with_capacity(batch.len() * 8), 0);
+    for (_, d) in &batch {
+        let q = queues.iter().position(|q| q == d.queue()).unwrap_or_else(|| {
+            queues.push(d.queue().to_string());
+            queues.len() - 1
+        });
+        let (published, due, delivered) = (time_ms(d.published_at()), time_ms(d.due_at()), time_ms(d.delivered_at()));
+        let lateness = d.lateness().as_secs_f64() * 1000.0;
+        let (attempt, max) = (d.attempt() as f64, d.max_attempts() as f64);
+        nums.extend([attempt, max, published, due, delivered, lateness, time_ms(d.lease_deadline()), q as f64]);
+    }
+    let all = |f: fn(&Delivery) -> bool| batch.iter().any(|(_, d)| f(d));
+    RawBatch {
+        queues,
         slots: Float64Array::new(batch.iter().map(|(k, _)| *k as f64).collect()),
-        ids: Vec::with_capacity(n),
-        tokens: Vec::with_capacity(n),
+        ids: batch.iter().map(|(_, d)| d.id().to_string()).collect(),
+        tokens: batch.iter().map(|(_, d)| d.token().to_string()).collect(),
         bodies: Buffer::from(batch.iter().flat_map(|(_, d)| d.body().iter().copied()).collect::<Vec<u8>>()),
-        ends: Uint32Array::new(Vec::new()),
-        nums: Float64Array::new(Vec::new()),
-        headers: any_headers.then(|| Vec::with_capacity(n)),
-        last_errors: any_errors.then(|| Vec::with_capacity(n)),
-        handles: handles.then(|| Vec::with_capacity(n)),
-    };
-    let (mut ends, mut nums, mut end) = (Vec::with_capacity(n), Vec::with_capacity(n * 7), 0u32);
-    for (_, d) in batch {
-        b.ids.push(d.id().to_string());
-        b.tokens.push(d.token().to_string());
-        end += d.body().len() as u32;
-        ends.push(end);
-        nums.extend_from_slice(&[
-            d.attempt() as f64,
-            d.max_attempts() as f64,
-            time_ms(d.published_at()),
-            time_ms(d.due_at()),
-            time_ms(d.delivered_at()),
-            d.lateness().as_secs_f64() * 1000.0,
-            time_ms(d.lease_deadline()),
-        ]);
-        if let Some(h) = &mut b.headers {
-            h.push(d.headers().iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-        }
-        if let Some(e) = &mut b.last_errors {
-            e.push(d.last_error().map(str::to_string));
-        }
-        if let Some(h) = &mut b.handles {
-            h.push(NativeDelivery { d });
-        }
+        ends: Uint32Array::new(batch.iter().map(|(_, d)| (end += d.body().len() as u32, end).1).collect()),
+        nums: Float64Array::new(nums),
+        headers: all(|d| !d.headers().is_empty()).then(|| batch.iter().map(|(_, d)| d.headers().clone()).collect()),
+        last_errors: all(|d| d.last_error().is_some())
+            .then(|| batch.iter().map(|(_, d)| d.last_error().map(str::to_string)).collect()),
+        handles: handles.then(|| batch.into_iter().map(|(_, d)| NativeDelivery { d }).collect()),
     }
-    b.ends = Uint32Array::new(ends);
-    b.nums = Float64Array::new(nums);
-    b
-}
-
-#[napi(object)]
-pub struct RawSubscribeOptions {
-    pub concurrency: Option<f64>,
-    pub prefetch: Option<f64>,
-    pub ttr_ms: Option<f64>,
-    pub drain_timeout_ms: Option<f64>,
-    pub max_idle_ms: Option<f64>,
-    /// Do not keep the Node.js process alive for this subscription.
-    pub unref: Option<bool>,
-}
-
-fn options(o: RawSubscribeOptions) -> Result<redelay::SubscribeOptions> {
-    let mut so = redelay::SubscribeOptions::default();
-    if let Some(c) = o.concurrency {
-        so.concurrency = count("concurrency", c)?;
-    }
-    so.prefetch = o.prefetch.map(|p| count("prefetch", p)).transpose()?;
-    so.ttr = opt_ms("ttrMs", o.ttr_ms)?;
-    so.drain_timeout = opt_ms("drainTimeoutMs", o.drain_timeout_ms)?.unwrap_or(so.drain_timeout);
-    so.max_idle = opt_ms("maxIdleMs", o.max_idle_ms)?.unwrap_or(so.max_idle);
-    Ok(so)
 }
 
 type Tsfn = ThreadsafeFunction<(), (), (), Status, false>;
@@ -134,121 +95,91 @@ impl Wake for JsWake {
     }
 }
 
-pub(crate) fn create(
-    env: &Env,
-    q: redelay::Queue,
+/// Starts a subscription over `q`: `wake` is called on the JS thread when deliveries wait (JS
+/// then calls `take()` and reports with `complete`); it must not throw, and may come before the
+/// promise resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
+pub(crate) fn start<'e>(
+    env: &'e Env,
+    q: redelay::Result<redelay::Queues>,
     wake: Function<'_, (), ()>,
-    opts: Option<RawSubscribeOptions>,
-) -> Result<NativeSubscription> {
-    let unref = opts.as_ref().and_then(|o| o.unref).unwrap_or(false);
-    let so = opts.map(options).transpose()?.unwrap_or_default();
+    so: redelay::SubscribeOptions,
+    unref: bool,
+) -> Result<PromiseRaw<'e, NativeSubscription>> {
+    let q = sync(env, q)?;
     let mut tsfn: Tsfn = wake.build_threadsafe_function().callee_handled::<false>().build()?;
     if unref {
         #[allow(deprecated)]
         tsfn.unref(env)?;
     }
-    Ok(NativeSubscription {
-        q,
-        opts: Mutex::new(Some(so)),
-        wake: Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() }),
-        sub: Arc::new(OnceLock::new()),
+    let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
+    let started = async move {
+        let sub = Arc::new(q.subscribe_foreign(wake.clone(), so).await.inspect_err(|_| wake.closed())?);
+        *wake.keep.lock().unwrap() = Some(sub.clone());
+        if sub.is_closed() {
+            wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run already
+        }
+        Ok(sub)
+    };
+    env.spawn_future_with_callback(async move { Ok(started.await) }, |env, r| {
+        Ok(NativeSubscription { sub: sync(env, r)? })
     })
 }
 
 #[napi]
 pub struct NativeSubscription {
-    q: redelay::Queue,
-    opts: Mutex<Option<redelay::SubscribeOptions>>,
-    wake: Arc<JsWake>,
-    sub: Arc<OnceLock<Arc<Subscription>>>,
+    sub: Arc<Subscription>,
 }
 
 #[napi]
 impl NativeSubscription {
-    /// Starts fetching; rejects (and lets go of the JS function) when the core refuses.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn start<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
-        let opts = self.opts.lock().unwrap().take().ok_or_else(|| invalid("subscription: already started"))?;
-        let (q, wake, cell) = (self.q.clone(), self.wake.clone(), self.sub.clone());
-        spawn(env, async move {
-            let sub = q.subscribe_foreign(wake.clone(), opts).await.inspect_err(|_| wake.closed())?;
-            let sub = Arc::new(sub);
-            let _ = cell.set(sub.clone());
-            *wake.keep.lock().unwrap() = Some(sub.clone());
-            if sub.is_closed() {
-                wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run
-            }
-            Ok(())
-        })
-    }
-
     /// What waits in the inbox, in columns (on the JS thread, after a wake).
     #[napi]
     pub fn take(&self) -> RawBatch {
-        columns(self.sub.get().map(|s| s.take()).unwrap_or_default(), false)
+        columns(self.sub.take(), false)
     }
 
     /// Reports finished handlers: `acks` succeeded; `fails[i]` failed with `reasons[i]`, to be
     /// retried after `retryInMs[i]` (NaN: the message's backoff). Unknown slots are ignored.
     #[napi]
     pub fn complete(&self, acks: Vec<f64>, fails: Vec<f64>, reasons: Vec<String>, retry_in_ms: Vec<f64>) {
-        let Some(sub) = self.sub.get() else { return };
         let mut out: Vec<(u64, std::result::Result<(), Failure>)> = acks.iter().map(|&k| (k as u64, Ok(()))).collect();
         for ((&k, reason), &r) in fails.iter().zip(reasons).zip(&retry_in_ms) {
-            let f = match crate::ms("retryInMs", r) {
+            let f = match Duration::try_from_secs_f64(r / 1000.0) {
                 Ok(d) => Failure::retry_in(reason, d),
                 Err(_) => Failure::new(reason),
             };
             out.push((k as u64, Err(f)));
         }
-        sub.complete(out);
+        self.sub.complete(out);
     }
 
     /// The delivery in `slot`, for `message.ack()` and friends while its handler runs; null
     /// once its outcome was reported.
     #[napi]
     pub fn delivery(&self, slot: f64) -> Option<NativeDelivery> {
-        Some(NativeDelivery { d: self.sub.get()?.delivery(slot as u64)? })
+        Some(NativeDelivery { d: self.sub.delivery(slot as u64)? })
     }
 
     /// Stops fetching, gives back what did not start, waits for running handlers (up to the
     /// drain timeout) and lets go of the JS function. Idempotent.
-    #[napi(ts_return_type = "Promise<void>")]
-    pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, ()>> {
-        self.opts.lock().unwrap().take();
-        let (sub, wake) = (self.sub.get().cloned(), self.wake.clone());
+    #[napi]
+    pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+        let sub = self.sub.clone();
         spawn(env, async move {
-            match sub {
-                Some(sub) => sub.close().await,
-                None => wake.closed(),
-            }
+            sub.close().await;
             Ok(())
         })
     }
 
     #[napi(getter)]
     pub fn closed(&self) -> bool {
-        self.sub.get().map_or_else(|| self.opts.lock().unwrap().is_none(), |s| s.is_closed())
+        self.sub.is_closed()
     }
 
+    /// delivered, acked, nacked, leaseLost, errors.
     #[napi]
-    pub fn counters(&self) -> RawCounters {
-        let c = self.sub.get().map(|s| s.counters()).unwrap_or_default();
-        RawCounters {
-            delivered: c.delivered as f64,
-            acked: c.acked as f64,
-            nacked: c.nacked as f64,
-            lease_lost: c.lease_lost as f64,
-            errors: c.errors as f64,
-        }
+    pub fn counters(&self) -> Vec<f64> {
+        let c = self.sub.counters();
+        [c.delivered, c.acked, c.nacked, c.lease_lost, c.errors].map(|n| n as f64).to_vec()
     }
-}
-
-#[napi(object)]
-pub struct RawCounters {
-    pub delivered: f64,
-    pub acked: f64,
-    pub nacked: f64,
-    pub lease_lost: f64,
-    pub errors: f64,
 }

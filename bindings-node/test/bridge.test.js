@@ -7,9 +7,7 @@ const path = require('node:path')
 const { once } = require('node:events')
 const { Worker } = require('node:worker_threads')
 const { RedelayError, setLogger } = require('..')
-const { REDIS_URL, connect, until, sleep } = require('./helpers')
-
-const isInvalid = (words) => (e) => e instanceof RedelayError && e.kind === 'InvalidArgument' && words.test(e.message)
+const { REDIS_URL, connect, until, sleep, isInvalid } = require('./helpers')
 
 test('delayMs and at together are refused by the core, in publish, publishBatch and reschedule', async (t) => {
   const c = await connect('delay-at')

@@ -19,6 +19,8 @@ const options = (args, skip = []) =>
       .map(([k, v]) => [camel(k), v]),
   )
 const select = (a) => a.ids ?? a.oldest ?? 'all'
+// A search in the wire form as this API takes it: `{ id_prefix }` is `{ idPrefix }`, `{ header: [k, v] }` is `{ header: { k: v } }`.
+const searchFor = (s) => (s.header ? { header: Object.fromEntries([s.header]) } : options(s))
 
 const ops = {
   async connect(a) {
@@ -51,6 +53,29 @@ const ops = {
     return 'subscribed'
   },
   destroy: (a, q) => q.destroy().then(() => null),
+  async subscribe_many(a, q, c) {
+    const queues = a.weights ? Object.fromEntries(a.queues.map((n, i) => [n, a.weights[i]])) : a.queues
+    const sub = await c.subscribe(queues, () => {}, options(a, ['queues', 'weights']))
+    await sub.close()
+    return 'subscribed'
+  },
+  pause: (a, q) => q.pause(),
+  resume: (a, q) => q.resume(),
+  set_history: (a, q) => q.setHistory(a.on),
+  history: async (a, q) => (await q.history(a.since_ms, a.until_ms, a.step)).length,
+  upcoming: async (a, q) => (await q.upcoming(a.from_ms, a.width_ms, a.buckets)).length,
+  async list(a, q) {
+    const page = await q.list(a.state, options(a, ['state']))
+    return { total: page.total, items: page.items.length }
+  },
+  async search(a, q) {
+    const page = await q.search(searchFor(a.search), a.cursor)
+    return { items: page.items.length, done: page.cursor === null }
+  },
+  async bulk(a, q) {
+    const o = options(a, ['action', 'search'])
+    return q.bulk({ ...o, action: camel(a.action), ...(a.search && { search: searchFor(a.search) }) })
+  },
 }
 
 test('every operation of the table is in the JS API', () => {

@@ -1,6 +1,6 @@
 'use strict'
 // Shared by the tests: a real Redis from tests/with-redis.sh (REDIS_URL), a fresh prefix per test.
-const { Client } = require('..')
+const { Client, RedelayError } = require('..')
 const net = require('node:net')
 const { spawn, spawnSync } = require('node:child_process')
 
@@ -78,4 +78,7 @@ async function closedPort() {
   return port
 }
 
-module.exports = { REDIS_URL, uniquePrefix, connect, sleep, until, redisCli, privateRedis, closedPort }
+/** An assert.rejects/throws check: an InvalidArgument RedelayError whose message matches `words`. */
+const isInvalid = (words) => (e) => e instanceof RedelayError && e.kind === 'InvalidArgument' && words.test(e.message)
+
+module.exports = { REDIS_URL, uniquePrefix, connect, sleep, until, redisCli, privateRedis, closedPort, isInvalid }

@@ -2,6 +2,7 @@
 // misuse is a type error.
 import { Client, Queue, Message, Subscription, RedelayError, RetryLater, ErrorCodes, setLogger } from 'redelay'
 import type { Published, Stats, MessageInfo, VerifyReport, Counters, ErrorCode, PublishOptions } from 'redelay'
+import type { HistoryPoint, ListPage, SearchPage, BulkReport } from 'redelay'
 
 export async function everything(url: string): Promise<void> {
   const c: Client = await Client.connect(url, { prefix: 'p', maxBodyBytes: 1024, connectTimeoutMs: 100 })
@@ -48,6 +49,16 @@ export async function everything(url: string): Promise<void> {
   const dl: MessageInfo[] = await q.deadLetters({ limit: 5 })
   const n: number = (await q.respawn(['a'])) + (await q.respawn(3)) + (await q.purgeDead('all'))
   const v: VerifyReport = await q.verify()
+  const paused: boolean = (await q.pause()) && (await q.resume()) && (await q.setHistory(true)) && st.paused
+  const many: Subscription = await c.subscribe(['urgent', 'default'], (m) => void m.queue, { concurrency: 4 })
+  await c.subscribe({ urgent: 5, default: 1 }, () => {})
+  const hist: HistoryPoint[] = await q.history(new Date(Date.now() - 3_600_000), Date.now(), 'hour')
+  const tot: HistoryPoint = await q.historyTotals()
+  const next: { at: Date; count: number }[] = await q.upcoming(new Date(), 60_000, 10)
+  const page: ListPage = await q.list('dead', { limit: 10 })
+  const found: SearchPage = await q.search({ header: { tenant: 'a' } }, page.items[0]?.id)
+  const bulk: BulkReport = await q.bulk({ action: 'reschedule', search: { idPrefix: 'order-' }, delayMs: 1000 })
+  void [paused, many, hist, tot, next, page, found, bulk, info?.expiresAt]
   await c.close()
   try {
     c.queue('')
@@ -75,6 +86,10 @@ export async function misuse(q: Queue): Promise<void> {
     const s: string = m.body
     void s
   })
+  // @ts-expect-error history steps are minutes or hours
+  await q.history(0, 1, 'day')
+  // @ts-expect-error no such bulk action
+  await q.bulk({ action: 'explode', ids: ['a'] })
   // @ts-expect-error objects come from Client.connect and client.queue
   new Queue()
 }

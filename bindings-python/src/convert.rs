@@ -2,10 +2,11 @@
 //! conversions. Only representability is checked here (a negative number of seconds is no
 //! `Duration`); every default, range and rule is the core's.
 
-use std::borrow::Cow;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::de::DeserializeOwned;
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -83,10 +84,6 @@ pub fn datetime(py: Python<'_>, t: SystemTime) -> PyResult<Bound<'_, PyAny>> {
         Ok(d) => epoch.bind(py).add(d),
         Err(e) => epoch.bind(py).sub(e.duration()),
     }
-}
-
-pub fn opt_datetime(py: Python<'_>, t: Option<SystemTime>) -> PyResult<Option<Bound<'_, PyAny>>> {
-    t.map(|t| datetime(py, t)).transpose()
 }
 
 /// Runs `fut` on the runtime without holding the GIL, checking for signals (Ctrl-C) every
@@ -172,30 +169,6 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
     }
 }
 
-/// A time argument: an aware `datetime` (a naive one has no instant).
-pub struct At(pub SystemTime);
-
-impl<'a, 'py> FromPyObject<'a, 'py> for At {
-    type Error = PyErr;
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let py = obj.py();
-        if !obj.hasattr("utcoffset")? {
-            let name = obj.get_type().name()?;
-            return Err(pyo3::exceptions::PyTypeError::new_err(format!("at: expected an aware datetime, got {name}")));
-        }
-        if obj.call_method0("utcoffset")?.is_none() {
-            let msg = format!("at: naive datetime {} has no time zone; pass an aware one", obj.repr()?);
-            return Err(to_py_err(py, redelay::Error::invalid(msg)));
-        }
-        let since = obj.sub(datetime(py, UNIX_EPOCH)?)?; // exact to the microsecond
-        let t = match since.extract::<Duration>() {
-            Ok(d) => UNIX_EPOCH.checked_add(d),
-            Err(_) => UNIX_EPOCH.checked_sub(since.neg()?.extract::<Duration>()?),
-        };
-        t.map(At).ok_or_else(|| to_py_err(py, redelay::Error::invalid("at: out of range")))
-    }
-}
-
 /// A duration argument as a `Duration` (`field` names it in the error).
 pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
     secs.map(|Secs(s)| {
@@ -205,16 +178,6 @@ pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
         })
     })
     .transpose()
-}
-
-/// A body argument: bytes or bytearray (the Python layer encodes str and copies memoryview).
-pub struct Body(pub Vec<u8>);
-
-impl<'a, 'py> FromPyObject<'a, 'py> for Body {
-    type Error = PyErr;
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Body(obj.extract::<Cow<'_, [u8]>>()?.into_owned()))
-    }
 }
 
 /// Runs a close (blocking or awaitable), waiting at most `timeout` when given.
@@ -230,4 +193,24 @@ where
         }
         Ok::<(), redelay::Error>(())
     })
+}
+
+/// A core result handed to Python in its wire form, as JSON text (`redelay._results` reads it
+/// into the result's dataclass).
+pub struct Json<T>(pub T);
+
+impl<'py, T: serde::Serialize> IntoPyObject<'py> for Json<T> {
+    type Target = pyo3::types::PyString;
+    type Output = Bound<'py, Self::Target>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
+        let text = serde_json::to_string(&self.0).map_err(|e| to_py_err(py, redelay::Error::invalid(e.to_string())))?;
+        Ok(pyo3::types::PyString::new(py, &text))
+    }
+}
+
+/// Arguments in their wire form (JSON text from `redelay._results.wire`); an error names the
+/// field.
+pub fn de<T: DeserializeOwned>(py: Python<'_>, json: &str) -> PyResult<T> {
+    redelay::wire::decode(&mut serde_json::Deserializer::from_str(json)).map_err(|e| to_py_err(py, e))
 }

@@ -7,7 +7,6 @@ mod convert;
 mod message;
 mod queue;
 mod subscribe;
-mod types;
 
 /// Bridges the core's `log` records (tracing emits them) into Python `logging`.
 struct PyLog;
@@ -43,11 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<message::BaseMessage>()?;
     m.add_class::<message::Message>()?;
     m.add_class::<message::SyncMessage>()?;
-    m.add_class::<types::Published>()?;
-    m.add_class::<types::Stats>()?;
-    m.add_class::<types::MessageInfo>()?;
-    m.add_class::<types::VerifyReport>()?;
-    m.add_class::<types::Counters>()?;
+    m.add_function(wrap_pyfunction!(queue::subscribe, m)?)?;
     m.add_function(wrap_pyfunction!(convert::_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(_log_level, m)?)?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();

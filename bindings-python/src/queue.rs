@@ -1,17 +1,18 @@
 //! NativeClient and NativeQueue: every call takes `blocking` and either blocks with the GIL
-//! released (sync API) or returns an awaitable (asyncio API). Arguments map one to one onto
-//! the core's option structs; None keeps the core's default.
+//! released (sync API) or returns an awaitable (asyncio API). Options cross in the core's wire
+//! form (JSON text, `*_ms` numbers) and results go back the same way: `redelay._api` builds
+//! both, so no option or result field is mapped here.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyList};
+use serde::Deserialize;
 
-use crate::convert::{dur, rt, run, to_py_err, At, Body, Secs};
+use crate::convert::{de, dur, rt, run, to_py_err, Json, Secs};
 use crate::message::new_message;
 use crate::subscribe::{NativeSubscription, PyWake};
-use crate::types::{ToPy, VerifyReport};
 
 /// A connection to one Redis (the core's Client).
 #[pyclass(frozen, module = "redelay._native")]
@@ -21,37 +22,10 @@ pub struct NativeClient {
 
 #[pymethods]
 impl NativeClient {
-    /// Connects; returns a NativeClient (blocking) or an awaitable of one.
+    /// Connects with `opts` (the core's ClientOptions); a NativeClient or an awaitable of one.
     #[staticmethod]
-    #[pyo3(signature = (url, blocking, prefix=None, max_body_bytes=None, connect_timeout=None, response_timeout=None, default_max_attempts=None, default_ttr=None, default_backoff=None, wait_for_replicas=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn connect(
-        py: Python<'_>,
-        url: String,
-        blocking: bool,
-        prefix: Option<String>,
-        max_body_bytes: Option<usize>,
-        connect_timeout: Option<Secs>,
-        response_timeout: Option<Secs>,
-        default_max_attempts: Option<u32>,
-        default_ttr: Option<Secs>,
-        default_backoff: Option<(Secs, Secs)>,
-        wait_for_replicas: Option<(u32, Secs)>,
-    ) -> PyResult<Bound<'_, PyAny>> {
-        let mut o = redelay::ClientOptions::default();
-        o.prefix = prefix.unwrap_or(o.prefix);
-        o.max_body_bytes = max_body_bytes.unwrap_or(o.max_body_bytes);
-        o.connect_timeout = dur(connect_timeout, "connect_timeout")?.unwrap_or(o.connect_timeout);
-        o.response_timeout = dur(response_timeout, "response_timeout")?.unwrap_or(o.response_timeout);
-        o.default_max_attempts = default_max_attempts.unwrap_or(o.default_max_attempts);
-        o.default_ttr = dur(default_ttr, "default ttr")?.unwrap_or(o.default_ttr);
-        if let Some((base, max)) = default_backoff {
-            o.default_backoff_base = dur(Some(base), "default backoff base")?.unwrap_or_default();
-            o.default_backoff_max = dur(Some(max), "default backoff max")?.unwrap_or_default();
-        }
-        if let Some((n, t)) = wait_for_replicas {
-            o.wait_for_replicas = Some((n, dur(Some(t), "wait_for_replicas timeout")?.unwrap_or_default()));
-        }
+    fn connect<'py>(py: Python<'py>, url: String, opts: &str, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        let o: redelay::ClientOptions = de(py, opts)?;
         run(py, blocking, async move { redelay::Client::connect_with(&url, o).await.map(|c| NativeClient { c }) })
     }
 
@@ -90,62 +64,43 @@ pub struct NativeQueue {
     q: redelay::Queue,
 }
 
-/// `publish`'s keyword arguments (the ones given), mapped onto the core's PublishOptions.
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
-pub struct Opts {
-    #[pyo3(default)]
-    delay: Option<Secs>,
-    #[pyo3(default)]
-    at: Option<Py<PyAny>>,
-    #[pyo3(default)]
-    id: Option<String>,
-    #[pyo3(default)]
-    headers: Option<BTreeMap<String, String>>,
-    #[pyo3(default)]
-    max_attempts: Option<u32>,
-    #[pyo3(default)]
-    ttr: Option<Secs>,
-    #[pyo3(default)]
-    backoff: Option<(Secs, Secs)>,
-    replace: bool,
+/// The scalar arguments of the queue's calls, by their wire names (options with a struct of
+/// their own in the core are read as that struct).
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct Args {
+    id: String,
+    token: String,
+    reason: String,
+    delay_ms: Option<f64>,
+    at_ms: Option<f64>,
+    retry_in_ms: Option<f64>,
+    ttr_ms: Option<f64>,
+    since_ms: f64,
+    until_ms: f64,
+    start_ms: f64,
+    width_ms: f64,
+    buckets: usize,
+    step: Option<redelay::Step>,
+    state: Option<redelay::State>,
+    offset: usize,
+    limit: usize,
+    search: Option<redelay::Search>,
+    cursor: Option<String>,
+    on: bool,
 }
 
-fn options(py: Python<'_>, o: Option<Opts>) -> PyResult<redelay::PublishOptions> {
-    let Some(o) = o else { return Ok(Default::default()) };
-    let (backoff_base, backoff_max) = match o.backoff {
-        Some((b, m)) => (dur(Some(b), "backoff base")?, dur(Some(m), "backoff max")?),
-        None => (None, None),
-    };
-    Ok(redelay::PublishOptions {
-        id: o.id,
-        delay: dur(o.delay, "delay")?,
-        at: o.at.map(|a| a.bind(py).extract::<At>()).transpose()?.map(|a| a.0),
-        headers: o.headers.unwrap_or_default(),
-        max_attempts: o.max_attempts,
-        ttr: dur(o.ttr, "ttr")?,
-        backoff_base,
-        backoff_max,
-        replace: o.replace,
-        ..Default::default()
-    })
+/// Milliseconds from Python as a Duration; `field` names it in the error.
+fn ms(v: Option<f64>, field: &str) -> PyResult<Option<Duration>> {
+    dur(v.map(|m| Secs(m / 1000.0)), field)
 }
 
-/// Which dead letters: the core's Select from (ids, oldest, all).
-fn select(py: Python<'_>, ids: Option<Vec<String>>, oldest: Option<usize>, all: bool) -> PyResult<redelay::Select> {
-    match (ids, oldest, all) {
-        (Some(ids), None, false) => Ok(redelay::Select::Ids(ids)),
-        (None, Some(n), false) => Ok(redelay::Select::Oldest(n)),
-        (None, None, true) => Ok(redelay::Select::All),
-        _ => Err(to_py_err(py, redelay::Error::invalid("select: give exactly one of ids, oldest=N or all=True"))),
-    }
+fn time(v: f64, field: &str) -> PyResult<std::time::SystemTime> {
+    Ok(UNIX_EPOCH + ms(Some(v), field)?.unwrap_or_default())
 }
 
-macro_rules! call {
-    ($self:ident, $py:ident, $blocking:expr, |$q:ident| $body:expr) => {{
-        let $q = $self.q.clone();
-        run($py, $blocking, async move { $body })
-    }};
+fn epoch_ms(t: std::time::SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 #[pymethods]
@@ -155,30 +110,92 @@ impl NativeQueue {
         self.q.name()
     }
 
-    #[pyo3(signature = (body, opts, blocking))]
-    fn publish<'py>(
+    /// Runs the queue call `op` with `args` (wire form) and `bodies` (publish); the result in
+    /// its wire form.
+    fn call<'py>(
         &self,
         py: Python<'py>,
-        body: Body,
-        opts: Option<Opts>,
+        op: &str,
+        args: &str,
+        bodies: Vec<Bound<'py, PyBytes>>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let m = options(py, opts)?.message(body.0).map_err(|e| to_py_err(py, e))?;
-        call!(self, py, blocking, |q| q.publish(m).await.map(crate::types::Published::from))
-    }
-
-    fn publish_batch<'py>(
-        &self,
-        py: Python<'py>,
-        items: Vec<(Body, Option<Opts>)>,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let items = items.into_iter().map(|(b, o)| Ok((b.0, options(py, o)?))).collect::<PyResult<Vec<_>>>()?;
-        let msgs = redelay::batch_messages(items).map_err(|e| to_py_err(py, e))?;
-        call!(self, py, blocking, |q| q
-            .publish_batch(msgs)
-            .await
-            .map(|v| v.into_iter().map(crate::types::Published::from).collect::<Vec<_>>()))
+        let q = self.q.clone();
+        let e = |e| to_py_err(py, e);
+        macro_rules! go {
+            ($f:expr) => {
+                run(py, blocking, async move { $f.await.map(Json) })
+            };
+            ($a:ident: $t:ty => $f:expr) => {{
+                let $a: $t = de(py, args)?;
+                go!($f)
+            }};
+        }
+        match op {
+            "publish" => {
+                let body = bodies.first().map(|b| b.as_bytes().to_vec()).unwrap_or_default();
+                let m = de::<redelay::PublishOptions>(py, args)?.message(body).map_err(e)?;
+                go!(q.publish(m))
+            }
+            "publish_batch" => {
+                let opts: Vec<redelay::PublishOptions> = de(py, args)?;
+                let msgs = redelay::batch_messages(bodies.iter().map(|b| b.as_bytes().to_vec()).zip(opts).collect())
+                    .map_err(e)?;
+                go!(q.publish_batch(msgs))
+            }
+            "ack" => go!(a: Args => q.ack(&a.id, &a.token)),
+            "nack" => {
+                let a = de::<Args>(py, args)?;
+                let retry_in = ms(a.retry_in_ms, "retry_in")?;
+                go!(q.nack(&a.id, &a.token, retry_in, &a.reason))
+            }
+            "extend" => {
+                let a = de::<Args>(py, args)?;
+                let ttr = ms(a.ttr_ms, "ttr")?.unwrap_or_default();
+                go!(q.extend(&a.id, &a.token, ttr))
+            }
+            "cancel" => go!(a: Args => q.cancel(&a.id)),
+            "reschedule" => {
+                let a = de::<Args>(py, args)?;
+                let at = a.at_ms.map(|t| time(t, "at")).transpose()?;
+                let due = redelay::Due::from_parts(ms(a.delay_ms, "delay")?, at).map_err(e)?;
+                go!(async move { q.reschedule(&a.id, due).await.map(epoch_ms) })
+            }
+            "peek" => go!(a: Args => q.peek(&a.id)),
+            "stats" => go!(q.stats()),
+            "dead_letters" => {
+                let o: redelay::DeadLetterQuery = de(py, args)?;
+                o.validate().map_err(e)?;
+                go!(q.dead_letters(o.offset, o.limit))
+            }
+            "respawn" => go!(s: redelay::Select => q.respawn(s)),
+            "purge_dead" => go!(s: redelay::Select => q.purge_dead(s)),
+            "destroy" => go!(q.destroy()),
+            "verify" => go!(q.verify()),
+            "pause" => go!(q.pause()),
+            "resume" => go!(q.resume()),
+            "set_history" => go!(a: Args => q.set_history(a.on)),
+            "history" => {
+                let a = de::<Args>(py, args)?;
+                let (since, until) = (time(a.since_ms, "since")?, time(a.until_ms, "until")?);
+                go!(q.history(since, until, a.step.unwrap_or(redelay::Step::Minute)))
+            }
+            "history_totals" => go!(q.history_totals()),
+            "upcoming" => {
+                let a = de::<Args>(py, args)?;
+                let (start, width) = (time(a.start_ms, "start")?, ms(Some(a.width_ms), "width")?.unwrap_or_default());
+                let pairs = |v: Vec<_>| v.into_iter().map(|(t, n)| (epoch_ms(t), n)).collect::<Vec<_>>();
+                go!(async move { q.upcoming(start, width, a.buckets).await.map(pairs) })
+            }
+            "list" => go!(a: Args => q.list(a.state.unwrap_or(redelay::State::Ready), a.offset, a.limit)),
+            "search" => {
+                let a = de::<Args>(py, args)?;
+                let what = a.search.ok_or_else(|| e(redelay::Error::invalid("search: say what to look for")))?;
+                go!(q.search(&what, a.cursor.as_deref()))
+            }
+            "bulk" => go!(o: redelay::BulkOptions => async move { q.bulk(&o).await }),
+            _ => Err(pyo3::exceptions::PyValueError::new_err(format!("unknown queue call {op:?}"))),
+        }
     }
 
     fn fetch<'py>(
@@ -194,134 +211,32 @@ impl NativeQueue {
         let fut = async move { q.fetch_leasing(max, wait, ttr).await.map(|v| Deliveries(v, blocking)) };
         run(py, blocking, fut)
     }
+}
 
-    fn ack<'py>(&self, py: Python<'py>, id: String, token: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        call!(self, py, blocking, |q| q.ack(&id, &token).await)
-    }
-
-    fn nack<'py>(
-        &self,
-        py: Python<'py>,
-        id: String,
-        token: String,
-        retry_in: Option<Secs>,
-        reason: String,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let retry_in = dur(retry_in, "retry_in")?;
-        call!(self, py, blocking, |q| q.nack(&id, &token, retry_in, &reason).await)
-    }
-
-    fn extend<'py>(
-        &self,
-        py: Python<'py>,
-        id: String,
-        token: String,
-        ttr: Secs,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let ttr = dur(Some(ttr), "ttr")?.unwrap_or_default();
-        call!(self, py, blocking, |q| q.extend(&id, &token, ttr).await)
-    }
-
-    fn cancel<'py>(&self, py: Python<'py>, id: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        call!(self, py, blocking, |q| q.cancel(&id).await)
-    }
-
-    fn reschedule<'py>(
-        &self,
-        py: Python<'py>,
-        id: String,
-        delay: Option<Secs>,
-        at: Option<At>,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let due = redelay::Due::from_parts(dur(delay, "delay")?, at.map(|a| a.0)).map_err(|e| to_py_err(py, e))?;
-        call!(self, py, blocking, |q| q.reschedule(&id, due).await.map(ToPy))
-    }
-
-    fn peek<'py>(&self, py: Python<'py>, id: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        call!(self, py, blocking, |q| q.peek(&id).await.map(|o| o.map(ToPy)))
-    }
-
-    fn stats<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        call!(self, py, blocking, |q| q.stats().await.map(ToPy))
-    }
-
-    fn dead_letters<'py>(
-        &self,
-        py: Python<'py>,
-        limit: Option<usize>,
-        offset: Option<usize>,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let mut o = redelay::DeadLetterQuery::default();
-        (o.limit, o.offset) = (limit.unwrap_or(o.limit), offset.unwrap_or(o.offset));
-        o.validate().map_err(|e| to_py_err(py, e))?;
-        call!(self, py, blocking, |q| q
-            .dead_letters(o.offset, o.limit)
-            .await
-            .map(|v| v.into_iter().map(ToPy).collect::<Vec<_>>()))
-    }
-
-    fn respawn<'py>(
-        &self,
-        py: Python<'py>,
-        ids: Option<Vec<String>>,
-        oldest: Option<usize>,
-        all: bool,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let sel = select(py, ids, oldest, all)?;
-        call!(self, py, blocking, |q| q.respawn(sel).await)
-    }
-
-    fn purge_dead<'py>(
-        &self,
-        py: Python<'py>,
-        ids: Option<Vec<String>>,
-        oldest: Option<usize>,
-        all: bool,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let sel = select(py, ids, oldest, all)?;
-        call!(self, py, blocking, |q| q.purge_dead(sel).await)
-    }
-
-    fn destroy<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        call!(self, py, blocking, |q| q.destroy().await)
-    }
-
-    fn verify<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        call!(self, py, blocking, |q| q.verify().await.map(VerifyReport::from))
-    }
-
-    /// Starts a subscription on the core's bridge. `wake` given: called (from any thread) when
-    /// deliveries wait, for an event loop that then calls `take`; None: worker threads call
-    /// `take_wait`.
-    #[pyo3(signature = (wake, closed, blocking, concurrency=None, prefetch=None, ttr=None, drain_timeout=None, max_idle=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn subscribe<'py>(
-        &self,
-        py: Python<'py>,
-        wake: Option<Py<PyAny>>,
-        closed: Option<Py<PyAny>>,
-        blocking: bool,
-        concurrency: Option<usize>,
-        prefetch: Option<usize>,
-        ttr: Option<Secs>,
-        drain_timeout: Option<Secs>,
-        max_idle: Option<Secs>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let mut o = redelay::SubscribeOptions::default();
-        o.concurrency = concurrency.unwrap_or(o.concurrency);
-        o.prefetch = prefetch;
-        o.ttr = dur(ttr, "ttr")?;
-        o.drain_timeout = dur(drain_timeout, "drain_timeout")?.unwrap_or(o.drain_timeout);
-        o.max_idle = dur(max_idle, "max_idle")?.unwrap_or(o.max_idle);
-        let w = Arc::new(PyWake { wake, closed });
-        call!(self, py, blocking, |q| q.subscribe_foreign(w, o).await.map(NativeSubscription::from))
-    }
+/// Starts a subscription of `queues` (in priority order, or by their weights when `weighted`)
+/// on the core's bridge. `wake` given: called (from any thread) when deliveries wait, for an
+/// event loop that then calls `take`; None: worker threads call `take_wait`. `closed` is called
+/// once when the subscription closed.
+#[pyfunction]
+pub fn subscribe<'py>(
+    py: Python<'py>,
+    queues: Vec<(Py<NativeQueue>, u32)>,
+    weighted: bool,
+    wake: Option<Py<PyAny>>,
+    closed: Option<Py<PyAny>>,
+    opts: &str,
+    blocking: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o: redelay::SubscribeOptions = de(py, opts)?;
+    let list: Vec<(redelay::Queue, u32)> = queues.iter().map(|(q, w)| (q.get().q.clone(), *w)).collect();
+    let qs = if weighted {
+        redelay::Queues::weighted(list)
+    } else {
+        redelay::Queues::priority(list.into_iter().map(|(q, _)| q).collect())
+    };
+    let qs = qs.map_err(|e| to_py_err(py, e))?;
+    let w = Arc::new(PyWake { wake, closed });
+    run(py, blocking, async move { qs.subscribe_foreign(w, o).await.map(NativeSubscription::from) })
 }
 
 /// Deliveries handed to Python as a list of `Message`s (asyncio) or `SyncMessage`s.

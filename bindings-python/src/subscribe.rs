@@ -9,7 +9,6 @@ use pyo3::prelude::*;
 
 use crate::convert::{Secs, ACTIVE, SHUTDOWN};
 use crate::message::new_message;
-use crate::types::Counters;
 
 /// Wakes the event loop: calls the Python `wake` (`loop.call_soon_threadsafe(drain)`); None
 /// for worker threads, which wait in `take_wait` instead. `closed` is called once at close.
@@ -97,8 +96,10 @@ impl NativeSubscription {
         crate::convert::close(py, blocking, timeout, async move { sub.close().await })
     }
 
-    fn counters(&self) -> Counters {
-        self.sub.counters().into()
+    /// (delivered, acked, nacked, lease_lost, errors).
+    fn counters(&self) -> (u64, u64, u64, u64, u64) {
+        let c = self.sub.counters();
+        (c.delivered, c.acked, c.nacked, c.lease_lost, c.errors)
     }
 
     #[getter]

@@ -18,8 +18,17 @@ def ms(a: Dict[str, Any], k: str) -> Optional[timedelta]:
     return None if k not in a else timedelta(milliseconds=a[k])
 
 
+def time(a: Dict[str, Any], k: str) -> Optional[datetime]:
+    return None if k not in a else datetime.fromtimestamp(a[k] / 1000, timezone.utc)
+
+
 def at(a: Dict[str, Any]) -> Optional[datetime]:
-    return None if "at_ms" not in a else datetime.fromtimestamp(a["at_ms"] / 1000, timezone.utc)
+    return time(a, "at_ms")
+
+
+def search(s: Dict[str, Any]) -> Any:
+    """A wire-form search as the keyword arguments of ``search``/``bulk``."""
+    return {k: tuple(v) if k == "header" else v for k, v in s.items()}
 
 
 def publish_kwargs(a: Dict[str, Any]) -> Dict[str, Any]:
@@ -30,6 +39,9 @@ def publish_kwargs(a: Dict[str, Any]) -> Dict[str, Any]:
         "headers": a.get("headers"),
         "max_attempts": a.get("max_attempts"),
         "ttr": ms(a, "ttr_ms"),
+        "expires_in": ms(a, "expires_in_ms"),
+        "expires_at": time(a, "expires_at_ms"),
+        "drop_on_expiry": a.get("drop_on_expiry", False),
     }
 
 
@@ -89,6 +101,29 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
             return "subscribed"
     if op == "destroy":
         return q.destroy()
+    if op == "subscribe_many":
+        qs = a["queues"] if "weights" not in a else dict(zip(a["queues"], a["weights"]))
+        with client.subscribe(qs, lambda m: None, concurrency=a.get("concurrency")):
+            return "subscribed"
+    if op in ("pause", "resume"):
+        return getattr(q, op)()
+    if op == "set_history":
+        return q.set_history(a["on"])
+    if op == "history":
+        since = datetime.fromtimestamp(a["since_ms"] / 1000, timezone.utc)
+        return len(q.history(since, time(a, "until_ms"), a["step"]))
+    if op == "upcoming":
+        return len(q.upcoming(ms(a, "width_ms") or 0, a["buckets"], start=time(a, "from_ms")))
+    if op == "list":
+        page = q.list(a["state"], offset=a.get("offset", 0), limit=a["limit"])
+        return {"total": page.total, "items": len(page.items)}
+    if op == "search":
+        found = q.search(cursor=a.get("cursor"), **search(a["search"]))
+        return {"items": len(found.items), "done": found.cursor is None}
+    if op == "bulk":
+        where = search(a.get("search", {}))
+        r = q.bulk(a["action"], a.get("ids"), delay=ms(a, "delay_ms"), at=time(a, "at_ms"), **where)
+        return {"matched": r.matched, "done": r.done}
     raise AssertionError(f"the Python API has no operation {op!r} of the conformance table")
 
 

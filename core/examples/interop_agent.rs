@@ -4,6 +4,7 @@
 //!   interop_agent publish URL QUEUES SPEC_JSON_FILE
 //!   interop_agent consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
 //!   interop_agent peek URL QUEUE ID
+//!   interop_agent admin URL QUEUE OP ARG_JSON
 //!
 //! QUEUES is one queue name or several separated by commas (queue names cannot contain one).
 //!
@@ -18,6 +19,11 @@
 //! Exits 3 when some did not arrive in time (what did arrive is written and settled).
 //!
 //! `peek` prints the stored message as JSON (`null` when there is none).
+//!
+//! `admin` runs one operation of the queue and prints its outcome as JSON: `pause` / `resume`
+//! (ARG `{}`, prints `{"changed"}`), `search` (ARG `{"header": [NAME, VALUE]}`, runs every
+//! step, prints `{"ids"}` sorted), `bulk` (ARG `{"action": "deliver_now" | ..., "header":
+//! [NAME, VALUE]}`, prints `{"matched", "done"}`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -32,7 +38,8 @@ fn usage() -> ! {
     eprintln!(
         "usage: interop_agent publish URL QUEUES SPEC_JSON_FILE\n       \
          interop_agent consume URL QUEUES N OUT_JSON_FILE [--nack REASON]\n       \
-         interop_agent peek URL QUEUE ID"
+         interop_agent peek URL QUEUE ID\n       \
+         interop_agent admin URL QUEUE pause|resume|search|bulk ARG_JSON"
     );
     std::process::exit(2)
 }
@@ -114,6 +121,9 @@ fn spec_message(e: &Value) -> Result<Message, String> {
     }
     if let Some(n) = e["max_attempts"].as_u64() {
         m = m.max_attempts(n as u32);
+    }
+    if let Some(d) = e["expires_in_ms"].as_u64() {
+        m = m.expires_in(Duration::from_millis(d)).drop_on_expiry(e["drop_on_expiry"].as_bool().unwrap_or(false));
     }
     Ok(m)
 }
@@ -226,6 +236,47 @@ async fn peek(client: &Client, queue: &str, id: &str) {
     println!("{v}");
 }
 
+/// The `{"header": [NAME, VALUE]}` of an admin argument as a search.
+fn header_search(arg: &Value) -> redelay::Search {
+    match arg["header"].as_array().map(|h| h.iter().map(|v| v.as_str()).collect::<Vec<_>>()).as_deref() {
+        Some([Some(n), Some(v)]) => redelay::Search::Header(n.to_string(), v.to_string()),
+        _ => die(format!("admin: want {{\"header\": [NAME, VALUE]}}, got {arg}")),
+    }
+}
+
+async fn admin(client: &Client, queue: &str, op: &str, arg: &str) {
+    let q = client.queue(queue).unwrap_or_else(|e| die(e));
+    let arg: Value = serde_json::from_str(arg).unwrap_or_else(|e| die(format!("admin argument: {e}")));
+    let out = match op {
+        "pause" => json!({"changed": q.pause().await.unwrap_or_else(|e| die(e))}),
+        "resume" => json!({"changed": q.resume().await.unwrap_or_else(|e| die(e))}),
+        "search" => {
+            let what = header_search(&arg);
+            let (mut ids, mut cursor) = (Vec::new(), None::<String>);
+            loop {
+                let page = q.search(&what, cursor.as_deref()).await.unwrap_or_else(|e| die(e));
+                ids.extend(page.items.into_iter().map(|m| m.id));
+                cursor = page.cursor;
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            ids.sort();
+            ids.dedup();
+            json!({ "ids": ids })
+        }
+        "bulk" => {
+            let action: redelay::BulkAction = serde_json::from_value(arg["action"].clone())
+                .unwrap_or_else(|e| die(format!("admin bulk action: {e}")));
+            let opts = redelay::BulkOptions::search(action, header_search(&arg));
+            let r = q.bulk(&opts).await.unwrap_or_else(|e| die(e));
+            json!({"matched": r.matched, "done": r.done})
+        }
+        _ => usage(),
+    };
+    println!("{out}");
+}
+
 #[tokio::main]
 async fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -240,6 +291,7 @@ async fn main() {
             consume(&client, &a[3], n, &a[5], a.get(7).cloned()).await
         }
         "peek" if a.len() == 5 => peek(&client, &a[3], &a[4]).await,
+        "admin" if a.len() == 6 => admin(&client, &a[3], &a[4], &a[5]).await,
         _ => usage(),
     }
 }

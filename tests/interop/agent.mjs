@@ -4,6 +4,7 @@
 //
 //   node agent.mjs publish URL QUEUES SPEC_JSON_FILE
 //   node agent.mjs consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
+//   node agent.mjs admin URL QUEUE pause|resume|search|bulk ARG_JSON
 //
 // QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs.
 
@@ -32,6 +33,10 @@ async function publish(client, queueArg, specFile) {
     if (e.headers != null) item.headers = e.headers
     if (e.delay_ms != null) item.delayMs = e.delay_ms
     if (e.max_attempts != null) item.maxAttempts = e.max_attempts
+    if (e.expires_in_ms != null) {
+      item.expiresInMs = e.expires_in_ms
+      item.dropOnExpiry = Boolean(e.drop_on_expiry)
+    }
     return item
   })
   const out = []
@@ -130,8 +135,33 @@ async function consume(client, queueArg, n, outFile, nack) {
   }
 }
 
+async function admin(client, name, op, argJson) {
+  const q = client.queue(name)
+  const arg = JSON.parse(argJson)
+  const header = () => ({ header: { [arg.header[0]]: arg.header[1] } })
+  let out
+  if (op === 'pause') out = { changed: await q.pause() }
+  else if (op === 'resume') out = { changed: await q.resume() }
+  else if (op === 'search') {
+    const ids = new Set()
+    let cursor = null
+    do {
+      const page = await q.search(header(), cursor)
+      for (const m of page.items) ids.add(m.id)
+      cursor = page.cursor
+    } while (cursor != null)
+    out = { ids: [...ids].sort() }
+  } else if (op === 'bulk') {
+    const action = arg.action.replace(/_(.)/g, (_, c) => c.toUpperCase())
+    const r = await q.bulk({ action, search: header() })
+    out = { matched: r.matched, done: r.done }
+  } else die(`admin: unknown operation ${op}`, 2)
+  process.stdout.write(JSON.stringify(out) + '\n')
+}
+
 const argv = process.argv.slice(2)
-const usage = 'usage: agent.mjs publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]'
+const usage =
+  'usage: agent.mjs publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON] | admin URL QUEUE OP ARG_JSON'
 if (argv.length < 4) die(usage, 2)
 const [cmd, url] = argv
 const client = await Client.connect(url)
@@ -139,6 +169,7 @@ try {
   if (cmd === 'publish' && argv.length === 4) await publish(client, argv[2], argv[3])
   else if (cmd === 'consume' && (argv.length === 5 || (argv.length === 7 && argv[5] === '--nack')))
     await consume(client, argv[2], Number.parseInt(argv[3], 10), argv[4], argv.length === 7 ? argv[6] : null)
+  else if (cmd === 'admin' && argv.length === 5) await admin(client, argv[2], argv[3], argv[4])
   else die(usage, 2)
 } catch (e) {
   die(e && e.stack ? e.stack : String(e))

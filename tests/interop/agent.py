@@ -3,6 +3,7 @@ core/examples/interop_agent.rs, using only the public API of the installed `rede
 
   agent.py publish URL QUEUES SPEC_JSON_FILE
   agent.py consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
+  agent.py admin URL QUEUE pause|resume|search|bulk ARG_JSON
 
 QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs
 for the formats.
@@ -51,6 +52,9 @@ async def publish(client: redelay.AsyncClient, queue_arg: str, spec_file: str) -
             item["delay"] = timedelta(milliseconds=e["delay_ms"])
         if e.get("max_attempts") is not None:
             item["max_attempts"] = e["max_attempts"]
+        if e.get("expires_in_ms") is not None:
+            item["expires_in"] = timedelta(milliseconds=e["expires_in_ms"])
+            item["drop_on_expiry"] = bool(e.get("drop_on_expiry"))
         items.append(item)
     out = []
     for name in queues(queue_arg):
@@ -116,8 +120,37 @@ async def consume(client: redelay.AsyncClient, queue_arg: str, n: int, out_file:
         die("; ".join(problems), 3)
 
 
+async def admin(client: redelay.AsyncClient, name: str, op: str, arg_json: str) -> None:
+    q = client.queue(name)
+    arg = json.loads(arg_json)
+    out: Dict[str, Any]
+    if op == "pause":
+        out = {"changed": await q.pause()}
+    elif op == "resume":
+        out = {"changed": await q.resume()}
+    elif op == "search":
+        ids: List[str] = []
+        cursor: Optional[str] = None
+        while True:
+            page = await q.search(header=tuple(arg["header"]), cursor=cursor)
+            ids += [m.id for m in page.items]
+            cursor = page.cursor
+            if cursor is None:
+                break
+        out = {"ids": sorted(set(ids))}
+    elif op == "bulk":
+        report = await q.bulk(arg["action"], header=tuple(arg["header"]))
+        out = {"matched": report.matched, "done": report.done}
+    else:
+        die(f"admin: unknown operation {op!r}", 2)
+    print(json.dumps(out, ensure_ascii=False))
+
+
 async def main(argv: List[str]) -> None:
-    usage = "usage: agent.py publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]"
+    usage = (
+        "usage: agent.py publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]"
+        " | admin URL QUEUE OP ARG_JSON"
+    )
     if len(argv) < 4:
         die(usage, 2)
     cmd, url = argv[0], argv[1]
@@ -127,6 +160,8 @@ async def main(argv: List[str]) -> None:
             await publish(client, argv[2], argv[3])
         elif cmd == "consume" and (len(argv) == 5 or (len(argv) == 7 and argv[5] == "--nack")):
             await consume(client, argv[2], int(argv[3]), argv[4], argv[6] if len(argv) == 7 else None)
+        elif cmd == "admin" and len(argv) == 5:
+            await admin(client, argv[2], argv[3], argv[4])
         else:
             die(usage, 2)
     finally:

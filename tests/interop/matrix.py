@@ -185,6 +185,7 @@ class Run:
                     "headers": m["headers"],
                     "delay_ms": m["delay_ms"],
                     "max_attempts": m["max_attempts"],
+                    **{k: m[k] for k in ("expires_in_ms", "drop_on_expiry") if k in m},
                 }
             )
         with open(path, "w", encoding="utf-8") as f:
@@ -476,11 +477,130 @@ class Run:
         for lang in langs:
             self.checks.report(g_dead[lang], g_dead[lang])
 
-    # -- 4. nothing left ------------------------------------------------------------------
+    # -- 4. expiry, pause, search and bulk across languages ---------------------------------
+
+    def admin(self, group: str, lang: str, queue: str, op: str, arg: Dict[str, Any]) -> Dict[str, Any]:
+        """Runs `AGENT admin` (pause, resume, search, bulk) and returns the JSON it printed."""
+        log = f"admin-{op}-{lang}-{queue[-12:]}.log"
+        p = self.start(lang, ["admin", self.url, queue, op, json.dumps(arg, ensure_ascii=False)], log)
+        code, out, err = self.finish(p, log)
+        if not self.checks.check(group, code == 0, f"{lang} admin {op} exited {code}: {err}"):
+            return {}
+        try:
+            v = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            v = None
+        self.checks.check(group, isinstance(v, dict), f"{lang} admin {op} printed no JSON object: {short(out)}")
+        return v if isinstance(v, dict) else {}
+
+    def stats(self, group: str, queue: str) -> Dict[str, Any]:
+        code, out = self.cli_run("stats", "--json", queue)
+        rows: List[Dict[str, Any]] = []
+        if self.checks.check(group, code == 0, f"redelay stats exited {code}: {short(out, 200)}"):
+            try:
+                rows = json.loads(out)
+            except ValueError:
+                rows = []
+        return rows[0] if rows else {}
+
+    def features(self) -> None:
+        """L publishes messages with an expiry to a queue that M paused; N consumes. While paused
+        nothing is leased; M's search finds L's messages by a Unicode header; M resumes; L's bulk
+        deliver_now sends the delayed ones to N; the expired ones are never handed to N (a dead
+        letter "expired", or gone with drop_on_expiry), and the kept expiry reads back right."""
+        langs = self.langs
+        nxt = {lang: langs[(i + 1) % len(langs)] for i, lang in enumerate(langs)}
+        third = {lang: nxt[nxt[lang]] for lang in langs}
+        q = {lang: self.queue("f", lang) for lang in langs}
+        g = {lang: f"{lang} expiry + bulk, {nxt[lang]} pause + search + resume -> {third[lang]}" for lang in langs}
+        tenant = {lang: f"ténant ☂ {lang}" for lang in langs}
+        specs: Dict[str, List[Dict[str, Any]]] = {}
+        for lang in langs:
+            base = {"delay_ms": 0, "max_attempts": 3}
+            specs[lang] = [
+                {**base, "id": f"expire-{lang}", "body": b"too late", "headers": {}, "expires_in_ms": 200},
+                {
+                    **base,
+                    "id": f"drop-{lang}",
+                    "body": b"too late, drop",
+                    "headers": {},
+                    "expires_in_ms": 200,
+                    "drop_on_expiry": True,
+                },
+                {**base, "id": f"held-{lang}", "body": b"held while paused", "headers": {}},
+            ] + [
+                {
+                    "id": f"later-{lang}-{i}",
+                    "body": f"later {i} ✓".encode(),
+                    "headers": {"tenant": tenant[lang]},
+                    "delay_ms": 3_600_000,
+                    "max_attempts": 3,
+                    "expires_in_ms": 7_200_000,
+                }
+                for i in (1, 2)
+            ]
+        for lang in langs:
+            r = self.admin(g[lang], nxt[lang], q[lang], "pause", {})
+            self.checks.check(g[lang], r.get("changed") is True, f"{nxt[lang]} pause printed {r}")
+        self.publish_all(
+            {lang: ([q[lang]], self.write_spec(f"spec-f-{lang}.json", specs[lang]), specs[lang]) for lang in langs},
+            {q[lang]: g[lang] for lang in langs},
+        )
+        # Each consumer runs while its queue is paused: the expiries (200 ms) pass meanwhile.
+        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 3, None) for c in langs}, "features")
+        for c, err in self.wait_ready(self._pending).items():
+            for lang in [lang for lang in langs if third[lang] == c]:
+                self.checks.check(g[lang], err is None, f"{c} consumer: {err}")
+        time.sleep(1.5)
+        for lang in langs:
+            st = self.stats(g[lang], q[lang])
+            self.checks.check(g[lang], st.get("paused") is True, f"stats while paused: {st}")
+            self.checks.check(g[lang], st.get("leased") == 0, f"leased while paused: {st}")
+            self.checks.check(g[lang], st.get("total") == 5, f"total while paused: {st}")
+            peeked = self.peek(g[lang], q[lang], f"later-{lang}-1")
+            self.checks.check(g[lang], "expires" in peeked, f"peek of a message with an expiry: {peeked}")
+            want = sorted(m["id"] for m in specs[lang][3:])
+            r = self.admin(g[lang], nxt[lang], q[lang], "search", {"header": ["tenant", tenant[lang]]})
+            self.checks.check(g[lang], sorted(r.get("ids") or []) == want, f"{nxt[lang]} search found {r}")
+            r = self.admin(g[lang], nxt[lang], q[lang], "resume", {})
+            self.checks.check(g[lang], r.get("changed") is True, f"{nxt[lang]} resume printed {r}")
+            r = self.admin(
+                g[lang], lang, q[lang], "bulk", {"action": "deliver_now", "header": ["tenant", tenant[lang]]}
+            )
+            self.checks.check(g[lang], r == {"matched": 2, "done": 2}, f"{lang} bulk deliver_now printed {r}")
+
+        for c, (err, records) in self.collect("features").items():
+            mine_q = [q[lang] for lang in langs if third[lang] == c]
+            for lang in [lang for lang in langs if third[lang] == c]:
+                e = error_for(err, q[lang], mine_q)
+                if e:
+                    self.checks.check(g[lang], False, e)
+                mine = sorted(r.get("id") for r in records if r.get("queue") == q[lang])
+                want = sorted(m["id"] for m in specs[lang][2:])
+                self.checks.check(g[lang], mine == want, f"{c} got {mine}, want {want}")
+                for r in records:
+                    m = next((m for m in specs[lang] if m["id"] == r.get("id")), None)
+                    if m is not None:
+                        self.check_delivery(g[lang], m, r, q[lang], attempt=1, timing=False)
+
+        for lang in langs:
+            f = self.peek(g[lang], q[lang], f"expire-{lang}")
+            self.checks.check(g[lang], f.get("state") == "dead", f"expired message: state {f.get('state')!r}")
+            self.checks.check(
+                g[lang], (f.get("last error") or "").startswith("expired:"), f"expired: {f.get('last error')!r}"
+            )
+            code, out = self.cli_run("peek", q[lang], f"drop-{lang}")
+            self.checks.check(g[lang], code == 1, f"dropped message still there: {code} {short(out, 200)}")
+            code, out = self.cli_run("dead", "purge", q[lang], "--all")
+            self.checks.check(g[lang], code == 0, f"redelay dead purge: {code} {short(out, 200)}")
+            self.checks.report(g[lang], g[lang])
+
+    # -- 5. nothing left ------------------------------------------------------------------
 
     def all_empty(self) -> None:
         langs = self.langs
         queues = [self.queue("m", p, "to", c) for p in langs for c in langs] + [self.queue("x", lang) for lang in langs]
+        queues += [self.queue("f", lang) for lang in langs]
         group = "every queue empty at the end"
         code, out = self.cli_run("stats", "--json", *queues)
         if self.checks.check(group, code == 0, f"redelay stats exited {code}: {short(out, 200)}"):
@@ -520,6 +640,7 @@ def main() -> int:
     try:
         run.matrix()
         run.nack_and_dead()
+        run.features()
         run.all_empty()
     except Exception:  # a bug of the orchestrator still ends with the summary line
         traceback.print_exc(file=sys.stdout)

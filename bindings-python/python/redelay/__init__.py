@@ -24,14 +24,15 @@ Quick start (asyncio)::
 Blocking code uses :class:`Client` the same way, without ``await``.
 """
 
-from . import _asyncio, _errors, _sync, _types
+from . import _asyncio, _errors, _results, _sync, _types
 from ._asyncio import *  # noqa: F403
 from ._errors import *  # noqa: F403
-from ._native import BaseMessage, Counters, Message, MessageInfo, Published, Stats, SyncMessage, VerifyReport
+from ._native import BaseMessage, Message, SyncMessage
+from ._results import *  # noqa: F403
 from ._sync import *  # noqa: F403
 from ._types import *  # noqa: F403
 
 __version__ = "0.1.0"
 
-__all__ = ["BaseMessage", "Counters", "Message", "MessageInfo", "Published", "Stats", "SyncMessage", "VerifyReport"]
-__all__ += _asyncio.__all__ + _sync.__all__ + _types.__all__ + _errors.__all__ + ["__version__"]
+__all__ = ["BaseMessage", "Message", "SyncMessage", "__version__"]
+__all__ += _asyncio.__all__ + _sync.__all__ + _results.__all__ + _types.__all__ + _errors.__all__

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Union
+import json
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Tuple, Union
 
 from . import _runtime
-from ._native import Message, NativeClient, NativeSubscription, SyncMessage
-from ._ops import Async, ClientOps, QueueOps, SubscriptionBase
-from ._types import ClientOptions, Seconds, SubscribeOptions, is_async_callable
+from ._native import Message, NativeClient, NativeQueue, NativeSubscription, SyncMessage
+from ._ops import Async, ClientOps, QueueOps, SubscriptionBase, sources, start
+from ._results import wire
+from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_callable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -44,11 +46,20 @@ class AsyncClient(ClientOps, Async):
         Redis cannot be reached.
         """
         _runtime.read_log_level()
-        return cls(await NativeClient.connect(url, False, **options))
+        return cls(await NativeClient.connect(url, json.dumps(wire(options)), False))
 
     def queue(self, name: str) -> AsyncQueue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
         return AsyncQueue(self._native.queue(name))
+
+    def subscribe(
+        self, queues: Queues, handler: Union[AsyncHandler, SyncHandler], **options: Unpack[SubscribeOptions]
+    ) -> SubscribeCall:
+        """One subscription for several queues: ``["urgent", "default"]`` in strict priority
+        order (always the first queue with a due message), or weights ``{"a": 5, "b": 1}`` (each
+        picked in proportion among those with a due message). One ``concurrency`` for all; each
+        message's ``queue`` says where it came from. Otherwise as :meth:`AsyncQueue.subscribe`."""
+        return SubscribeCall(lambda: _subscribe(*sources(self._native, queues), handler, options))
 
     async def close(self) -> None:
         """Closes every subscription made through this client (each stops fetching and drains:
@@ -87,21 +98,24 @@ class AsyncQueue(QueueOps, Async):
         its backoff (raise :class:`RetryLater` to choose the delay). The options are
         :class:`SubscribeOptions`. The subscription runs until closed.
         """
-        return SubscribeCall(lambda: self._subscribe(handler, options))
+        return SubscribeCall(lambda: _subscribe([(self._native, 1)], False, handler, options))
 
-    async def _subscribe(self, handler: Union[AsyncHandler, SyncHandler], options: SubscribeOptions) -> Subscription:
-        if not callable(handler):
-            raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
-        loop = asyncio.get_running_loop()
-        runner = _runtime.LoopRunner(handler, loop) if is_async_callable(handler) else None
-        wake = None if runner is None else runner.wake
-        done = asyncio.Event()  # set when the core reports the subscription closed
-        closed = functools.partial(loop.call_soon_threadsafe, done.set)
-        native = await self._native.subscribe(wake, closed, blocking=False, **options)
-        if runner is None:
-            return Subscription(native, self.name, loop, _runtime.ThreadRunner(handler, native, self.name), done)
-        runner.sub = native
-        return Subscription(native, self.name, loop, runner, done)
+
+async def _subscribe(
+    queues: List[Tuple[NativeQueue, int]], weighted: bool, handler: Union[AsyncHandler, SyncHandler], options: Any
+) -> Subscription:
+    if not callable(handler):
+        raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
+    loop, name = asyncio.get_running_loop(), queues[0][0].name
+    runner = _runtime.LoopRunner(handler, loop) if is_async_callable(handler) else None
+    wake = None if runner is None else runner.wake
+    done = asyncio.Event()  # set when the core reports the subscription closed
+    closed = functools.partial(loop.call_soon_threadsafe, done.set)
+    native = await start(queues, weighted, wake, closed, options, False)
+    if runner is None:
+        return Subscription(native, name, loop, _runtime.ThreadRunner(handler, native, name), done)
+    runner.sub = native
+    return Subscription(native, name, loop, runner, done)
 
 
 class SubscribeCall:

@@ -82,9 +82,13 @@ for _kind, _code in _native.ERROR_CODES:
     _BY_KIND[_kind].code = _code
 
 
+class _WrongType(InvalidArgumentError, TypeError):
+    """An argument of the wrong type (also a ``TypeError``), e.g. a header value that is no str."""
+
+
 def from_core(kind: str, message: str) -> RedelayError:
     """The exception for the core's error ``kind`` (its name, e.g. ``"LeaseLost"``)."""
-    return _BY_KIND[kind](message)
+    return (_WrongType if "invalid type: " in message else _BY_KIND[kind])(message)
 
 
 class RetryLater(Exception):

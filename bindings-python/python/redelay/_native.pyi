@@ -5,7 +5,7 @@ call takes ``blocking`` and either blocks (GIL released) or returns an awaitable
 """
 
 from datetime import datetime, timedelta
-from typing import Any, Awaitable, Callable, Dict, Final, List, Optional, Tuple, Union
+from typing import Any, Awaitable, Callable, Final, List, Optional, Tuple, Union
 
 CORE_VERSION: str
 
@@ -19,119 +19,6 @@ def _log_level(level: int) -> None:
     """Lets the core's log records through up to ``level`` (0 off, 1 error ... 5 trace)."""
 
 _Seconds = Union[int, float, timedelta]
-
-class Published:
-    """The outcome of publishing one message."""
-
-    @property
-    def id(self) -> str:
-        """The message id (generated when none was given)."""
-    @property
-    def status(self) -> str:
-        """``"stored"``, ``"duplicate"`` (an existing id; nothing changed) or ``"replaced"``."""
-    @property
-    def duplicate(self) -> bool:
-        """True when a message with this id already existed and nothing was changed."""
-
-class Stats:
-    """Counts of one queue, read atomically."""
-
-    @property
-    def now(self) -> datetime:
-        """Redis time of the reading (aware UTC)."""
-    @property
-    def total(self) -> int:
-        """All stored messages (scheduled + ready + leased + dead)."""
-    @property
-    def scheduled(self) -> int:
-        """Messages waiting for their due time."""
-    @property
-    def ready(self) -> int:
-        """Due messages waiting for a consumer."""
-    @property
-    def leased(self) -> int:
-        """Messages delivered and not yet settled."""
-    @property
-    def dead(self) -> int:
-        """Dead letters."""
-    @property
-    def next_due(self) -> Optional[datetime]:
-        """Due time of the next scheduled message."""
-    @property
-    def oldest_ready_due(self) -> Optional[datetime]:
-        """Due time of the oldest message that is due but not yet picked up."""
-
-class MessageInfo:
-    """A stored message as ``peek`` and ``dead_letters`` show it."""
-
-    @property
-    def id(self) -> str:
-        """The message id."""
-    @property
-    def state(self) -> str:
-        """``"scheduled"``, ``"ready"``, ``"leased"`` or ``"dead"``."""
-    @property
-    def body(self) -> bytes:
-        """The body, byte for byte as published."""
-    @property
-    def headers(self) -> dict[str, str]:
-        """The headers as published."""
-    @property
-    def attempts(self) -> int:
-        """Failed or expired attempts so far."""
-    @property
-    def max_attempts(self) -> int:
-        """Deliveries allowed before the message goes to the dead letters."""
-    @property
-    def ttr(self) -> timedelta:
-        """Lease length of each delivery."""
-    @property
-    def published_at(self) -> datetime:
-        """When Redis stored the message (aware UTC)."""
-    @property
-    def due_at(self) -> datetime:
-        """When the message is (or was) due (aware UTC)."""
-    @property
-    def lease_deadline(self) -> Optional[datetime]:
-        """While leased: when the lease runs out."""
-    @property
-    def died_at(self) -> Optional[datetime]:
-        """While dead: when it died."""
-    @property
-    def last_error(self) -> Optional[str]:
-        """The reason of the last failure (for a dead letter: why it died)."""
-
-class VerifyReport:
-    """Result of ``verify``: the queue's invariant checked atomically."""
-
-    @property
-    def records(self) -> int:
-        """Records checked."""
-    @property
-    def problems(self) -> List[str]:
-        """What is wrong (at most 50 lines); empty when the queue is consistent."""
-    @property
-    def ok(self) -> bool:
-        """True when no problem was found."""
-
-class Counters:
-    """Counts kept by a subscription since it started."""
-
-    @property
-    def delivered(self) -> int:
-        """Messages leased by this subscription."""
-    @property
-    def acked(self) -> int:
-        """Acknowledged after the handler returned (or by the handler itself)."""
-    @property
-    def nacked(self) -> int:
-        """Nacked after the handler failed (retries and dead letters)."""
-    @property
-    def lease_lost(self) -> int:
-        """Settles refused because the lease had been lost."""
-    @property
-    def errors(self) -> int:
-        """Fetch or settle calls that failed (the subscription retries)."""
 
 class BaseMessage:
     """One delivery of a message: its fields. :class:`Message` and :class:`SyncMessage` add
@@ -185,57 +72,34 @@ class NativeSubscription:
     def complete(self, outcomes: List[Tuple[int, Optional[Tuple[str, Optional[float]]]]]) -> None: ...
     def give_back(self, keys: List[int]) -> None: ...
     def close(self, blocking: bool, timeout: Optional[_Seconds] = None) -> Any: ...
-    def counters(self) -> Counters: ...
-    @property
-    def closed(self) -> bool: ...
+    def counters(self) -> Tuple[int, int, int, int, int]: ...
+    closed: Final[bool]
 
 class NativeQueue:
     """A queue handle of the core (internal)."""
 
-    @property
-    def name(self) -> str: ...
-    def publish(self, body: Any, opts: Optional[Dict[str, Any]], blocking: bool) -> Any: ...
-    def publish_batch(self, items: List[Tuple[Any, Optional[Dict[str, Any]]]], blocking: bool) -> Any: ...
+    name: Final[str]
+    def call(self, op: str, args: str, bodies: List[bytes], blocking: bool) -> Any:
+        """The core's call ``op`` with ``args`` in its wire form (JSON); the result likewise."""
     def fetch(self, max: int, wait: Any, ttr: Any, blocking: bool) -> Any: ...
-    def ack(self, id: str, token: str, blocking: bool) -> Any: ...
-    def nack(self, id: str, token: str, retry_in: Any, reason: str, blocking: bool) -> Any: ...
-    def extend(self, id: str, token: str, ttr: Any, blocking: bool) -> Any: ...
-    def cancel(self, id: str, blocking: bool) -> Any: ...
-    def reschedule(self, id: str, delay: Any, at: Any, blocking: bool) -> Any: ...
-    def peek(self, id: str, blocking: bool) -> Any: ...
-    def stats(self, blocking: bool) -> Any: ...
-    def dead_letters(self, limit: Optional[int], offset: Optional[int], blocking: bool) -> Any: ...
-    def respawn(self, ids: Optional[List[str]], oldest: Optional[int], all: bool, blocking: bool) -> Any: ...
-    def purge_dead(self, ids: Optional[List[str]], oldest: Optional[int], all: bool, blocking: bool) -> Any: ...
-    def destroy(self, blocking: bool) -> Any: ...
-    def verify(self, blocking: bool) -> Any: ...
-    def subscribe(
-        self,
-        wake: Optional[Callable[[], None]],
-        closed: Optional[Callable[[], Any]],
-        blocking: bool,
-        **options: Any,
-    ) -> Any: ...
+
+def subscribe(
+    queues: List[Tuple[NativeQueue, int]],
+    weighted: bool,
+    wake: Optional[Callable[[], None]],
+    closed: Optional[Callable[[], Any]],
+    opts: str,
+    blocking: bool,
+) -> Any:
+    """Starts a subscription of ``queues`` on the core's bridge (internal)."""
 
 class NativeClient:
     """A client of the core (internal)."""
 
     @staticmethod
-    def connect(
-        url: str,
-        blocking: bool,
-        prefix: Optional[str] = None,
-        max_body_bytes: Optional[int] = None,
-        connect_timeout: Any = None,
-        response_timeout: Any = None,
-        default_max_attempts: Any = None,
-        default_ttr: Any = None,
-        default_backoff: Optional[Tuple[Any, Any]] = None,
-        wait_for_replicas: Optional[Tuple[Any, Any]] = None,
-    ) -> Any: ...
+    def connect(url: str, opts: str, blocking: bool) -> Any: ...
     def queue(self, name: str) -> NativeQueue: ...
-    @property
-    def prefix(self) -> str: ...
+    prefix: Final[str]
     def queues(self, blocking: bool) -> Any: ...
     def ping(self, blocking: bool) -> Any: ...
     def close(self, blocking: bool, timeout: Optional[_Seconds] = None) -> Any: ...

@@ -3,40 +3,55 @@
 
 Each method is an :class:`op`: on the asyncio classes (:class:`Async`) it returns an awaitable,
 on the blocking ones (:class:`Sync`) it blocks (GIL released) and returns the value. The
-native module does the switch: every call takes ``blocking``.
+native module does the switch: every call takes ``blocking``. Arguments and results cross in
+the core's wire form (:mod:`redelay._results`).
 """
 
 from __future__ import annotations
 
+import json
 import types
-from datetime import datetime
+from datetime import datetime, timezone
+from functools import partial
 from typing import (
     TYPE_CHECKING,
     Any,
     Awaitable,
     Callable,
     ClassVar,
+    Dict,
     Generic,
     Iterable,
     List,
+    Literal,
+    Mapping,
     Optional,
+    Tuple,
     TypeVar,
     Union,
     overload,
 )
 
-from . import _types
-from ._native import (
+from . import _native, _types
+from ._native import NativeClient, NativeQueue, NativeSubscription
+from ._results import (
+    BulkReport,
     Counters,
+    HistoryPoint,
+    ListPage,
     MessageInfo,
-    NativeClient,
-    NativeQueue,
-    NativeSubscription,
     Published,
+    SearchPage,
+    State,
     Stats,
     VerifyReport,
+    _same,
+    many,
+    of,
+    time,
+    wire,
 )
-from ._types import Body, PublishItem, Seconds
+from ._types import Body, PublishItem, Queues, SearchQuery, Seconds
 
 if TYPE_CHECKING:
     from typing_extensions import Concatenate, ParamSpec, Unpack
@@ -47,6 +62,14 @@ if TYPE_CHECKING:
 else:
     P = TypeVar("P")  # a ParamSpec for the type checker only (Python 3.9 has none)
 T = TypeVar("T")
+
+
+async def _then(fut: Awaitable[str], conv: Callable[[Any], T]) -> T:
+    return conv(json.loads(await fut))
+
+
+def _select(ids: Optional[Iterable[str]], oldest: Optional[int], all: bool) -> Dict[str, Any]:
+    return {"ids": None if ids is None else [*ids], "oldest": oldest, "all": all}
 
 
 class Async:
@@ -121,6 +144,11 @@ class QueueOps:
         """The queue's name."""
         return self._native.name
 
+    def _call(self, op: str, args: Any, conv: Callable[[Any], Any] = _same, bodies: List[bytes] = []) -> Any:  # noqa: B006
+        """The core's call ``op`` with ``args`` in wire form; its result through ``conv``."""
+        raw = self._native.call(op, json.dumps(args), bodies, self._blocking)
+        return conv(json.loads(raw)) if self._blocking else _then(raw, conv)
+
     @op
     def publish(self, body: Body, **opts: Unpack[PublishOptions]) -> Published:
         """Publishes one message, due after ``delay`` (seconds or ``timedelta``) or at ``at``
@@ -130,65 +158,68 @@ class QueueOps:
         makes the publish idempotent: an existing id is reported as a duplicate and changes
         nothing, unless ``replace=True``. ``headers`` are string pairs carried along;
         ``max_attempts``, ``ttr`` (lease length) and ``backoff`` ``(base, max)`` override the
-        client's defaults. Times are by the Redis clock.
+        client's defaults. ``expires_in`` (a duration) or ``expires_at`` (a time): a message not
+        delivered by then never is; it becomes a dead letter with the reason "expired", or is
+        deleted with ``drop_on_expiry=True``. Times are by the Redis clock.
         """
-        return self._native.publish(_types.body(body), _types.options(**opts), self._blocking)
+        return self._call("publish", _types.options(opts), partial(of, Published), [_types.body(body)])
 
     @op
     def publish_batch(self, messages: Iterable[Union[Body, PublishItem]]) -> List[Published]:
         """Publishes many messages in one round trip (up to 100,000). Each item is a body or a
         dict with ``publish``'s arguments as keys (``{"body": b"..", "delay": 5}``). One bad
         message refuses the whole batch and nothing is written."""
-        return self._native.publish_batch([_types.item(m) for m in messages], self._blocking)
+        items = [_types.item(m) for m in messages]
+        return self._call("publish_batch", [o for _, o in items], many(Published), [b for b, _ in items])
 
     @op
     def ack(self, id: str, token: str) -> None:
         """Acknowledges a leased message by id and lease token (see :meth:`Message.ack`)."""
-        return self._native.ack(id, token, self._blocking)
+        return self._call("ack", {"id": id, "token": token})
 
     @op
     def nack(self, id: str, token: str, *, retry_in: Optional[Seconds] = None, reason: str = "") -> bool:
         """Nacks a leased message by id and lease token; True when it went to the dead letters."""
-        return self._native.nack(id, token, retry_in, reason, self._blocking)
+        return self._call("nack", wire({"id": id, "token": token, "retry_in": retry_in, "reason": reason}))
 
     @op
     def extend(self, id: str, token: str, ttr: Seconds) -> None:
         """Extends a lease by id and lease token to ``ttr`` from now."""
-        return self._native.extend(id, token, ttr, self._blocking)
+        return self._call("extend", wire({"id": id, "token": token, "ttr": ttr}))
 
     @op
     def cancel(self, id: str) -> bool:
         """Deletes a message wherever it is; False when there was no such id."""
-        return self._native.cancel(id, self._blocking)
+        return self._call("cancel", {"id": id})
 
     @op
     def reschedule(self, id: str, *, delay: Optional[Seconds] = None, at: Optional[datetime] = None) -> datetime:
         """Gives a scheduled or ready message a new due time; returns it. Raises
         :class:`NotFoundError` for an unknown id and :class:`InvalidArgumentError` for a leased
         or dead message."""
-        return self._native.reschedule(id, delay, at, self._blocking)
+        return self._call("reschedule", wire({"id": id, "delay": delay, "at": at}), time)
 
     @op
     def peek(self, id: str) -> Optional[MessageInfo]:
         """Looks at a message without changing it; None when there is no such id."""
-        return self._native.peek(id, self._blocking)
+        return self._call("peek", {"id": id}, lambda v: v and of(MessageInfo, v))
 
     @op
     def stats(self) -> Stats:
-        """Counts of the queue (scheduled, ready, leased, dead ...)."""
-        return self._native.stats(self._blocking)
+        """Counts of the queue (scheduled, ready, leased, dead, paused ...)."""
+        return self._call("stats", {}, partial(of, Stats))
 
     @op
     def dead_letters(self, limit: Optional[int] = None, *, offset: Optional[int] = None) -> List[MessageInfo]:
         """Dead letters, the oldest death first: ``limit`` (default 100, at most 1000) from
         ``offset`` (default 0)."""
-        return self._native.dead_letters(limit, offset, self._blocking)
+        return self._call("dead_letters", wire({"limit": limit, "offset": offset}), many(MessageInfo))
 
     @op
     def respawn(self, ids: Optional[Iterable[str]] = None, *, oldest: Optional[int] = None, all: bool = False) -> int:
         """Brings dead letters back (attempts reset, due now): the given ``ids``, the
         ``oldest`` N, or ``all=True``. Returns how many."""
-        return self._native.respawn(None if ids is None else list(ids), oldest, all, self._blocking)
+        return self._call("respawn", _select(ids, oldest, all))
 
     @op
     def purge_dead(
@@ -196,20 +227,105 @@ class QueueOps:
     ) -> int:
         """Deletes dead letters for good: the given ``ids``, the ``oldest`` N, or ``all=True``.
         Returns how many."""
-        return self._native.purge_dead(None if ids is None else list(ids), oldest, all, self._blocking)
+        return self._call("purge_dead", _select(ids, oldest, all))
 
     @op
     def destroy(self) -> None:
         """Deletes the queue: every message in every state, and its name from the registry."""
-        return self._native.destroy(self._blocking)
+        return self._call("destroy", {})
 
     @op
     def verify(self) -> VerifyReport:
         """Checks the queue's invariant atomically (O(n): for tests and maintenance)."""
-        return self._native.verify(self._blocking)
+        return self._call("verify", {}, partial(of, VerifyReport))
+
+    @op
+    def pause(self) -> bool:
+        """Pauses the queue: consumers receive nothing (leases already held finish as usual),
+        publishes go on. Kept in Redis: it holds for every consumer and survives restarts.
+        False when it was already paused."""
+        return self._call("pause", {})
+
+    @op
+    def resume(self) -> bool:
+        """Resumes a paused queue; idle consumers are woken at once. False when it was not paused."""
+        return self._call("resume", {})
+
+    @op
+    def set_history(self, on: bool) -> bool:
+        """Turns the queue's history counters on (the default) or off, for every client. False
+        when it already was so."""
+        return self._call("set_history", {"on": on})
+
+    @op
+    def history(
+        self, since: datetime, until: Optional[datetime] = None, step: Literal["minute", "hour"] = "minute"
+    ) -> List[HistoryPoint]:
+        """The queue's history from ``since`` to ``until`` (default now), one point per
+        ``step`` (at most 1440 points): published, delivered, acked, retried, dead, expired and
+        the lateness of the deliveries. Minutes are kept 2 days, hours 90 days."""
+        until = until or datetime.now(timezone.utc)
+        return self._call("history", wire({"since": since, "until": until, "step": step}), many(HistoryPoint))
+
+    @op
+    def history_totals(self) -> HistoryPoint:
+        """The history counters' totals since the queue began (monotonic)."""
+        return self._call("history_totals", {}, partial(of, HistoryPoint))
+
+    @op
+    def upcoming(self, width: Seconds, buckets: int, *, start: Optional[datetime] = None) -> List[Tuple[datetime, int]]:
+        """How many waiting messages fall due in each of ``buckets`` (1 to 1000) spans of
+        ``width`` from ``start`` (default now): the load ahead, as (start of span, count)."""
+        start = start or datetime.now(timezone.utc)
+        args = wire({"start": start, "width": width, "buckets": buckets})
+        return self._call("upcoming", args, lambda v: [(time(t), n) for t, n in v])
+
+    @op
+    def list(self, state: Union[State, str], *, offset: int = 0, limit: int = 100) -> ListPage:
+        """A page of the messages in ``state``, in its order (due time, lease deadline or time
+        of death): ``limit`` (1 to 1000) from ``offset``."""
+        return self._call("list", {"state": str(state), "offset": offset, "limit": limit}, partial(of, ListPage))
+
+    @op
+    def search(self, *, cursor: Optional[str] = None, **what: Unpack[SearchQuery]) -> SearchPage:
+        """One bounded step of a search over every message (about 500 records looked at per
+        call) for one :class:`SearchQuery` (``id_prefix=``, ``header=(name, value)``, ``body=``
+        or ``error=``). Call again with the page's ``cursor`` until it is None."""
+        return self._call("search", {"search": _types.search(what), "cursor": cursor}, partial(of, SearchPage))
+
+    @op
+    def bulk(
+        self,
+        action: Literal["cancel", "reschedule", "deliver_now", "respawn", "purge"],
+        ids: Optional[Iterable[str]] = None,
+        *,
+        delay: Optional[Seconds] = None,
+        at: Optional[datetime] = None,
+        **where: Unpack[SearchQuery],
+    ) -> BulkReport:
+        """Applies ``action`` to the messages ``ids`` (up to 10,000), or to every message a
+        :class:`SearchQuery` finds (``where``, in bounded steps): cancel, reschedule (with
+        ``delay`` or ``at``), deliver_now, respawn or purge (dead letters). Reports how many
+        matched and how many were done (ids in another state are skipped)."""
+        args = wire({"action": action, "ids": None if ids is None else [*ids], "delay": delay, "at": at})
+        return self._call("bulk", {**args, "search": _types.search(where)}, partial(of, BulkReport))
 
     def __repr__(self) -> str:
         return f"<redelay.{type(self).__name__} {self.name!r}>"
+
+
+def sources(client: NativeClient, queues: Queues) -> Tuple[List[Tuple[NativeQueue, int]], bool]:
+    """The queues of a subscription: names in priority order, or names with their weights."""
+    if isinstance(queues, Mapping):
+        return [(client.queue(n), max(0, w)) for n, w in queues.items()], True
+    return [(client.queue(n), 1) for n in ([queues] if isinstance(queues, str) else queues)], False
+
+
+def start(
+    queues: List[Tuple[NativeQueue, int]], weighted: bool, wake: Any, closed: Any, opts: Any, blocking: bool
+) -> Any:
+    """Starts a subscription on the core's bridge (see ``redelay._native.subscribe``)."""
+    return _native.subscribe(queues, weighted, wake, closed, json.dumps(wire(opts)), blocking)
 
 
 class SubscriptionBase:
@@ -230,7 +346,7 @@ class SubscriptionBase:
 
     def counters(self) -> Counters:
         """Counts so far: delivered, acked, nacked, lease_lost, errors."""
-        return self._native.counters()
+        return Counters(*self._native.counters())
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "running"

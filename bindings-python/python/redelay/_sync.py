@@ -6,12 +6,14 @@ The calls themselves are those of the asyncio API (:mod:`redelay._ops`), without
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+import json
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from . import _runtime
-from ._native import NativeClient, NativeSubscription, SyncMessage
-from ._ops import ClientOps, QueueOps, SubscriptionBase, Sync
-from ._types import ClientOptions, Seconds, SubscribeOptions, is_async_callable
+from ._native import NativeClient, NativeQueue, NativeSubscription, SyncMessage
+from ._ops import ClientOps, QueueOps, SubscriptionBase, Sync, sources, start
+from ._results import wire
+from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_callable
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -32,12 +34,19 @@ class Client(ClientOps, Sync):
         :class:`ClientOptions` given. Raises :class:`InvalidArgumentError` for a bad URL or
         option and :class:`ConnectionError` when Redis cannot be reached."""
         _runtime.read_log_level()
-        self._native: NativeClient = NativeClient.connect(url, True, **options)
+        self._native: NativeClient = NativeClient.connect(url, json.dumps(wire(options)), True)
         _runtime.clients.add(self)
 
     def queue(self, name: str) -> Queue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
         return Queue(self._native.queue(name))
+
+    def subscribe(
+        self, queues: Queues, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]
+    ) -> SyncSubscription:
+        """One subscription for several queues, in priority order or by weights; see
+        :meth:`AsyncClient.subscribe` and :meth:`Queue.subscribe`."""
+        return _subscribe(*sources(self._native, queues), handler, options)
 
     def close(self) -> None:
         """Closes every subscription made through this client (they drain), then the
@@ -67,12 +76,19 @@ class Queue(QueueOps, Sync):
         pool for every due message, up to ``concurrency`` at a time. Returning acks; raising
         nacks (see :meth:`AsyncQueue.subscribe`). For ``async def`` handlers use
         :class:`AsyncClient`. The subscription runs until closed."""
-        if not callable(handler):
-            raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
-        if is_async_callable(handler):
-            raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
-        native: NativeSubscription = self._native.subscribe(None, None, blocking=True, **options)
-        return SyncSubscription(native, self.name, _runtime.ThreadRunner(handler, native, self.name))
+        return _subscribe([(self._native, 1)], False, handler, options)
+
+
+def _subscribe(
+    queues: List[Tuple[NativeQueue, int]], weighted: bool, handler: Callable[[SyncMessage], Any], options: Any
+) -> SyncSubscription:
+    if not callable(handler):
+        raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
+    if is_async_callable(handler):
+        raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
+    native: NativeSubscription = start(queues, weighted, None, None, options, True)
+    name = queues[0][0].name
+    return SyncSubscription(native, name, _runtime.ThreadRunner(handler, native, name))
 
 
 class SyncSubscription(SubscriptionBase):

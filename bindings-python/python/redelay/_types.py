@@ -5,15 +5,29 @@ from __future__ import annotations
 import functools
 import inspect
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, TypedDict, Union
+
+from ._results import wire
 
 if TYPE_CHECKING:
     from typing_extensions import Required
 
-__all__ = ["Body", "Seconds", "PublishItem", "PublishOptions", "ClientOptions", "SubscribeOptions"]
+__all__ = [
+    "Body",
+    "Seconds",
+    "PublishItem",
+    "PublishOptions",
+    "ClientOptions",
+    "SubscribeOptions",
+    "Queues",
+    "SearchQuery",
+]
 
 #: A message body: ``bytes``, ``bytearray``, ``memoryview`` or ``str`` (stored as UTF-8).
 Body = Union[bytes, bytearray, memoryview, str]
+
+#: The queues of one subscription: names in priority order, or names with weights (1 to 1000).
+Queues = Union[Sequence[str], Mapping[str, int]]
 
 #: A duration: seconds as ``int``/``float``, or a ``timedelta``.
 Seconds = Union[int, float, timedelta]
@@ -30,6 +44,9 @@ class PublishOptions(TypedDict, total=False):
     ttr: Optional[Seconds]
     backoff: Optional[Tuple[Seconds, Seconds]]
     replace: bool
+    expires_in: Optional[Seconds]
+    expires_at: Optional[datetime]
+    drop_on_expiry: bool
 
 
 class PublishItem(PublishOptions, total=False):
@@ -75,31 +92,44 @@ class SubscribeOptions(TypedDict, total=False):
     max_idle: Optional[Seconds]
 
 
-def body(b: Body) -> Union[bytes, bytearray]:
+class SearchQuery(TypedDict, total=False):
+    """What ``search`` and ``bulk`` look for (exactly one): ids starting with ``id_prefix``, a
+    ``header`` ``(name, value)``, bodies containing ``body``, last errors containing ``error``."""
+
+    id_prefix: str
+    header: Tuple[str, str]
+    body: Body
+    error: str
+
+
+def body(b: Body) -> bytes:
     """A body as the native module takes it (str as UTF-8)."""
-    return b.encode() if isinstance(b, str) else bytes(b) if isinstance(b, memoryview) else b
+    if not isinstance(b, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"body: expected bytes, bytearray, memoryview or str, got {type(b).__name__}")
+    return b.encode() if isinstance(b, str) else bytes(b)
 
 
-def options(**kwargs: Any) -> Optional[Dict[str, Any]]:
-    """``publish``'s keyword arguments as the native module takes them (those given)."""
+def options(kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+    """``publish``'s keyword arguments in the core's wire form."""
     unknown = sorted(set(kwargs) - set(PublishOptions.__annotations__))
     if unknown:
         raise TypeError(f"unknown key {unknown[0]!r}; expected some of {', '.join(PublishOptions.__annotations__)}")
-    given = {k: v for k, v in kwargs.items() if v is not None and k != "replace"}
-    if "headers" in given:
-        given["headers"] = dict(given["headers"])  # any mapping
-    replace = bool(kwargs.get("replace"))
-    return {**given, "replace": replace} if given or replace else None
+    return wire(kwargs)
 
 
-def item(m: Union[Body, PublishItem]) -> Tuple[Any, Optional[Dict[str, Any]]]:
+def search(what: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """A :class:`SearchQuery` in the core's wire form (None when empty: the core refuses it)."""
+    return {k: [*body(v)] if k == "body" else v for k, v in what.items() if v is not None} or None
+
+
+def item(m: Union[Body, PublishItem]) -> Tuple[bytes, Dict[str, Any]]:
     """One message of ``publish_batch``: a body, or a dict of ``publish``'s arguments."""
     if not isinstance(m, Mapping):
-        return body(m), None
+        return body(m), {}
     d: Dict[str, Any] = dict(m)
     if "body" not in d:
         raise TypeError('missing key "body"')
-    return body(d.pop("body")), options(**d)
+    return body(d.pop("body")), options(d)
 
 
 def is_async_callable(fn: Any) -> bool:

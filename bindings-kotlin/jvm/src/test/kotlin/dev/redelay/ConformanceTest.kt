@@ -157,6 +157,14 @@ class ConformanceTest {
         )
             .let { mapOf("total" to it.total, "items" to it.items.size) }
 
+        "bulk" -> q.bulk(
+            BulkAction.valueOf(a.str("action")!!.uppercase()),
+            a.getAsJsonArray("ids")?.map { it.asString },
+            a.getAsJsonObject("search")?.let(::search),
+            a.ms("delay_ms"),
+            a.at("at_ms"),
+        ).let { mapOf("matched" to it.matched, "done" to it.done) }
+
         "search" -> q.search(search(a.getAsJsonObject("search")), a.str("cursor"))
             .let { mapOf("items" to it.items.size, "done" to (it.cursor == null)) }
 

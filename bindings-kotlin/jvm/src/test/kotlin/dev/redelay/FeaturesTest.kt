@@ -165,4 +165,24 @@ class FeaturesTest {
             bad("search") { q.search(Search.IdPrefix("")) }
         }
     }
+
+    @Test
+    fun `bulk actions on ids or a search`() = runBlocking<Unit> {
+        testClient("bulk").use { client ->
+            val q = client.queue(uniqueName("bulk"))
+            for (i in 1..3) q.publish("b".encodeToByteArray(), id = "job-$i", delay = 1.hours)
+            q.publish("b".encodeToByteArray(), id = "other", delay = 1.hours)
+            val now = q.bulk(BulkAction.DELIVER_NOW, search = Search.IdPrefix("job-"))
+            assertEquals(listOf(3L, 3L), listOf(now.matched, now.done))
+            assertEquals(3, q.stats().ready)
+            assertEquals(1, q.bulk(BulkAction.RESCHEDULE, ids = listOf("job-1"), delay = 2.hours).done)
+            assertEquals(MessageState.SCHEDULED, q.peek("job-1")!!.state)
+            val gone = q.bulk(BulkAction.CANCEL, ids = listOf("job-2", "nope"))
+            assertEquals(listOf(2L, 1L), listOf(gone.matched, gone.done))
+            assertNull(q.peek("job-2"))
+            assertNotNull(q.peek("other"))
+            bad("delay/at") { q.bulk(BulkAction.RESCHEDULE, ids = listOf("x")) }
+            bad("ids/search") { q.bulk(BulkAction.PURGE) }
+        }
+    }
 }

@@ -3,18 +3,21 @@
 //
 //   interop.AgentKt publish URL QUEUES SPEC_JSON_FILE
 //   interop.AgentKt consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
+//   interop.AgentKt admin URL QUEUE pause|resume|search|bulk ARG_JSON
 //
 // QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs.
 // JSON is read and written by the few lines at the end of this file (no dependency besides
 // redelay); the output escapes every non-ASCII character, so it does not depend on the locale.
 package interop
 
+import dev.redelay.BulkAction
 import dev.redelay.Client
 import dev.redelay.Delivery
 import dev.redelay.Message
 import dev.redelay.PublishOptions
 import dev.redelay.Queue
 import dev.redelay.RedelayException
+import dev.redelay.Search
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.coroutineScope
@@ -53,6 +56,8 @@ private suspend fun publish(client: Client, queueArg: String, specFile: String) 
                 headers = headers,
                 delay = (e["delay_ms"] as Number?)?.toLong()?.milliseconds,
                 maxAttempts = (e["max_attempts"] as Number?)?.toInt(),
+                expiresIn = (e["expires_in_ms"] as Number?)?.toLong()?.milliseconds,
+                dropOnExpiry = e["drop_on_expiry"] == true,
             ),
         )
     }
@@ -122,8 +127,45 @@ private suspend fun consume(client: Client, queueArg: String, n: Int, outFile: S
     }
 }
 
+private suspend fun admin(client: Client, name: String, op: String, argJson: String) {
+    val q = client.queue(name)
+
+    @Suppress("UNCHECKED_CAST")
+    val arg = Json.parse(argJson) as Map<String, Any?>
+    val header = {
+        @Suppress("UNCHECKED_CAST")
+        val h = arg["header"] as List<String>
+        Search.Header(h[0], h[1])
+    }
+    val out: Map<String, Any?> = when (op) {
+        "pause" -> mapOf("changed" to q.pause())
+
+        "resume" -> mapOf("changed" to q.resume())
+
+        "search" -> {
+            val ids = sortedSetOf<String>()
+            var cursor: String? = null
+            do {
+                val page = q.search(header(), cursor)
+                page.items.forEach { ids += it.id }
+                cursor = page.cursor
+            } while (cursor != null)
+            mapOf("ids" to ids.toList())
+        }
+
+        "bulk" -> {
+            val r = q.bulk(BulkAction.valueOf((arg["action"] as String).uppercase()), search = header())
+            mapOf("matched" to r.matched, "done" to r.done)
+        }
+
+        else -> die("admin: unknown operation $op", 2)
+    }
+    println(Json.write(out))
+}
+
 fun main(args: Array<String>) = runBlocking {
-    val usage = "usage: interop.AgentKt publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]"
+    val usage = "usage: interop.AgentKt publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]" +
+        " | admin URL QUEUE OP ARG_JSON"
     if (args.size < 4) die(usage, 2)
     val client = try {
         Client.connect(args[1])
@@ -136,6 +178,8 @@ fun main(args: Array<String>) = runBlocking {
 
             args[0] == "consume" && (args.size == 5 || (args.size == 7 && args[5] == "--nack")) ->
                 consume(client, args[2], args[3].toInt(), args[4], if (args.size == 7) args[6] else null)
+
+            args[0] == "admin" && args.size == 5 -> admin(client, args[2], args[3], args[4])
 
             else -> die(usage, 2)
         }

@@ -1,0 +1,242 @@
+'use strict'
+// Issue 15 in Node: expiry, pause/resume, one subscription over several queues, history, and
+// inspection (upcoming, list, search), against the real Redis.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { connect, until, sleep, isInvalid } = require('./helpers')
+
+test('expiry: a message not delivered in time becomes a dead letter "expired", or is dropped', async (t) => {
+  const c = await connect('expire')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const kept = await q.publish('late', { delayMs: 10, expiresInMs: 30 })
+  const at = new Date(Date.now() + 120_000)
+  const info = await q.peek((await q.publish('far', { delayMs: 60_000, expiresAt: at })).id)
+  assert.ok(info.expiresAt instanceof Date && info.expiresAt.getTime() === at.getTime())
+  await q.publish('gone', { delayMs: 10, expiresInMs: 30, dropOnExpiry: true })
+  await sleep(100)
+  assert.deepEqual(await q.fetch(10), [], 'an expired message is never handed out')
+  const dead = await q.deadLetters()
+  assert.deepEqual(
+    dead.map((m) => m.id),
+    [kept.id],
+  )
+  assert.match(dead[0].lastError, /^expired/)
+  assert.equal((await q.stats()).total, 2, 'the dropped one is gone, the far one waits')
+  await assert.rejects(q.publish('x', { delayMs: 5000, expiresInMs: 1000 }), isInvalid(/expire/))
+})
+
+test('pause and resume: consumers stop receiving, publishes go on, stats shows it', async (t) => {
+  const c = await connect('pause')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const got = []
+  const sub = await q.subscribe((m) => void got.push(m.text()))
+  t.after(() => sub.close())
+  assert.equal(await q.pause(), true)
+  assert.equal(await q.pause(), false, 'already paused')
+  assert.equal((await q.stats()).paused, true)
+  await q.publish('while paused')
+  await sleep(300)
+  assert.deepEqual(got, [], 'nothing delivered while paused')
+  assert.deepEqual(await q.fetch(1), [], 'fetch takes nothing either')
+  assert.equal(await q.resume(), true)
+  assert.equal(await q.resume(), false, 'not paused')
+  await until(() => got.length === 1, 5000, 'the delivery after resume')
+  assert.deepEqual(got, ['while paused'])
+  assert.equal((await q.stats()).paused, false)
+})
+
+test('client.subscribe over several queues: strict priority, each delivery says its queue', async (t) => {
+  const c = await connect('multi')
+  t.after(() => c.close())
+  const [urgent, normal] = [c.queue('urgent'), c.queue('default')]
+  await normal.publishBatch([{ body: 'n1' }, { body: 'n2' }])
+  await urgent.publishBatch([{ body: 'u1' }, { body: 'u2' }])
+  const got = []
+  const sub = await c.subscribe(['urgent', 'default'], (m) => void got.push(`${m.queue}:${m.text()}`), {
+    concurrency: 1,
+  })
+  t.after(() => sub.close())
+  await until(() => got.length === 4, 5000, 'four deliveries')
+  assert.deepEqual(got, ['urgent:u1', 'urgent:u2', 'default:n1', 'default:n2'])
+  // A publish to either wakes the subscription.
+  await normal.publish('n3', { delayMs: 50 })
+  await until(() => got.length === 5, 5000, 'the later delivery')
+  assert.equal(got[4], 'default:n3')
+})
+
+test('client.subscribe by weights: every queue is served, the heavier more often', async (t) => {
+  const c = await connect('weights')
+  t.after(() => c.close())
+  const names = ['a', 'b']
+  for (const n of names) await c.queue(n).publishBatch(Array.from({ length: 60 }, () => ({ body: n })))
+  const seen = { a: 0, b: 0 }
+  const sub = await c.subscribe({ a: 5, b: 1 }, (m) => void (seen[m.queue] += 1), { concurrency: 1, prefetch: 0 })
+  t.after(() => sub.close())
+  await until(() => seen.a + seen.b >= 36, 10000, '36 deliveries')
+  await sub.close()
+  assert.ok(seen.a > seen.b && seen.b > 0, JSON.stringify(seen))
+  await assert.rejects(
+    c.subscribe({ a: 0 }, () => {}),
+    isInvalid(/weight of queue "a": must be 1 to 1000/),
+  )
+  await assert.rejects(
+    c.subscribe(['a', 'a'], () => {}),
+    isInvalid(/given twice/),
+  )
+  await assert.rejects(
+    c.subscribe([], () => {}),
+    isInvalid(/queues/),
+  )
+  await assert.rejects(
+    c.subscribe(['bad name'], () => {}),
+    isInvalid(/queue name/),
+  )
+  await assert.rejects(
+    c.subscribe('a', () => {}),
+    isInvalid(/queues/),
+  )
+})
+
+test('history: per minute, per hour and totals; setHistory turns the counting off', async (t) => {
+  const c = await connect('history')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const t0 = new Date()
+  await q.publishBatch([{ body: 'a' }, { body: 'b' }, { body: 'c', maxAttempts: 1 }])
+  const ms = await q.fetch(3, { waitMs: 1000 })
+  for (const m of ms) await (m.text() === 'c' ? m.nack({ reason: 'no' }) : m.ack())
+  const total = await q.historyTotals()
+  assert.deepEqual(
+    [total.published, total.delivered, total.acked, total.retried, total.dead, total.expired],
+    [3, 3, 2, 0, 1, 0],
+  )
+  assert.equal(total.lateness.length, 16)
+  assert.equal(
+    total.lateness.reduce((a, b) => a + b),
+    3,
+  )
+  assert.equal(typeof total.latenessSumMs, 'number')
+  const points = await q.history(t0.getTime() - 60_000, new Date())
+  assert.ok(points.length >= 2 && points.every((p) => p.at instanceof Date))
+  assert.equal(points[1].at - points[0].at, 60_000)
+  assert.equal(
+    points.reduce((a, p) => a + p.published, 0),
+    3,
+  )
+  const hours = await q.history(t0, new Date(), 'hour')
+  assert.equal(
+    hours.reduce((a, p) => a + p.acked, 0),
+    2,
+  )
+  assert.equal(await q.setHistory(false), true)
+  await q.publish('uncounted')
+  assert.equal((await q.historyTotals()).published, 3)
+  assert.equal(await q.setHistory(true), true)
+  await assert.rejects(q.history(new Date(), t0.getTime() - 3_600_000), isInvalid(/^until/))
+  await assert.rejects(q.history(t0, new Date(), 'day'), isInvalid(/step/))
+})
+
+test('upcoming: how many messages fall due per bucket', async (t) => {
+  const c = await connect('upcoming')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const base = Date.now() + 3_600_000
+  await q.publishBatch([0, 1, 2, 120_000, 125_000].map((d) => ({ body: 'u', at: base + d })))
+  const b = await q.upcoming(new Date(base), 60_000, 4)
+  assert.deepEqual(
+    b.map((x) => x.count),
+    [3, 0, 2, 0],
+  )
+  assert.ok(b[2].at instanceof Date && b[2].at.getTime() === base + 120_000)
+  await assert.rejects(q.upcoming(base, 60_000, 0), isInvalid(/buckets/))
+  await assert.rejects(q.upcoming(base, 0, 3), isInvalid(/width/))
+})
+
+test('list: a page of one state, with the total', async (t) => {
+  const c = await connect('list')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  await q.publishBatch(['r0', 'r1', 'r2'].map((id) => ({ body: id, id })))
+  await q.publish('s', { id: 's0', delayMs: 60_000 })
+  const page = await q.list('ready', { offset: 1, limit: 1 })
+  assert.equal(page.total, 3)
+  assert.deepEqual(
+    page.items.map((m) => m.id),
+    ['r1'],
+  )
+  const s = await q.list('scheduled')
+  assert.deepEqual(
+    s.items.map((m) => [m.id, m.state, m.body.toString()]),
+    [['s0', 'scheduled', 's']],
+  )
+  assert.ok(s.items[0].dueAt instanceof Date)
+  assert.equal((await q.list('dead')).total, 0)
+  await assert.rejects(q.list('ready', { limit: 0 }), isInvalid(/limit/))
+  await assert.rejects(q.list('lost'), isInvalid(/state/))
+})
+
+test('search: by id prefix, header, body or last error, step by step with a cursor', async (t) => {
+  const c = await connect('search')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const msgs = Array.from({ length: 700 }, (_, i) => ({ body: `order ${i}`, id: `order-${i}`, headers: { t: 'a' } }))
+  msgs.push({ body: 'refund 7', id: 'refund-7', headers: { t: 'b' } })
+  await q.publishBatch(msgs)
+  await q.publish('x', { id: 'bad', maxAttempts: 1 })
+  for (const m of await q.fetch(1000)) await (m.id === 'bad' ? m.nack({ reason: 'card declined' }) : m.ack())
+  await q.publishBatch(msgs)
+
+  async function all(what) {
+    const ids = new Set()
+    let cursor = null
+    let steps = 0
+    do {
+      const page = await q.search(what, cursor)
+      steps += 1
+      assert.equal(typeof page.scanned, 'number')
+      for (const m of page.items) ids.add(m.id)
+      cursor = page.cursor
+    } while (cursor !== null)
+    return { ids: [...ids].sort(), steps }
+  }
+  const byId = await all({ idPrefix: 'order-6' })
+  assert.equal(byId.ids.length, 111, 'order-6, order-60..69, order-600..699')
+  assert.ok(byId.steps > 1, 'one step is bounded')
+  assert.deepEqual((await all({ header: { t: 'b' } })).ids, ['refund-7'])
+  assert.deepEqual((await all({ body: 'refund' })).ids, ['refund-7'])
+  assert.deepEqual((await all({ body: Buffer.from('der 69') })).ids.length, 11)
+  assert.deepEqual((await all({ error: 'declined' })).ids, ['bad'])
+  const first = await q.search({ idPrefix: 'bad' })
+  assert.equal(first.cursor === null || typeof first.cursor === 'string', true)
+  await assert.rejects(q.search({ body: '' }), isInvalid(/search body/))
+  await assert.rejects(q.search({ idPrefix: 'x' }, 'abc'), isInvalid(/cursor/))
+  await assert.rejects(q.search({}), isInvalid(/search/))
+})
+
+test('bulk: cancel, reschedule, deliver now, respawn and purge, by ids or by a search', async (t) => {
+  const c = await connect('bulk')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  await q.publishBatch(['a1', 'a2', 'a3', 'b1'].map((id) => ({ body: id, id, delayMs: 600_000 })))
+  assert.deepEqual(await q.bulk({ action: 'cancel', ids: ['a1', 'nope'] }), { matched: 2, done: 1, scanned: 0 })
+  const at = new Date(Date.now() + 3_600_000)
+  const r = await q.bulk({ action: 'reschedule', search: { idPrefix: 'a' }, at })
+  assert.deepEqual([r.matched, r.done], [2, 2])
+  assert.equal((await q.peek('a2')).dueAt.getTime(), at.getTime())
+  assert.equal((await q.bulk({ action: 'deliverNow', ids: ['b1'] })).done, 1)
+  assert.equal((await q.peek('b1')).state, 'ready')
+  const [m] = await q.fetch(1)
+  await m.nack({ reason: 'broken', retryInMs: 600_000 })
+  await q.publish('x', { id: 'b2', maxAttempts: 1 })
+  await (await q.fetch(1))[0].nack()
+  assert.equal((await q.stats()).dead, 1, 'b2 dead, b1 retried')
+  assert.equal((await q.bulk({ action: 'respawn', ids: ['b2'] })).done, 1)
+  await (await q.fetch(1, { waitMs: 1000 }))[0].nack()
+  assert.equal((await q.bulk({ action: 'purge', search: { idPrefix: 'b2' } })).done, 1)
+  assert.equal((await q.stats()).dead, 0)
+  await assert.rejects(q.bulk({ action: 'reschedule', ids: ['a2'] }), isInvalid(/^delay\/at: reschedule needs/))
+  await assert.rejects(q.bulk({ action: 'cancel' }), isInvalid(/^ids\/search/))
+  await assert.rejects(q.bulk({ action: 'explode', ids: ['a2'] }), isInvalid(/^action: unknown variant/))
+})

@@ -1,0 +1,227 @@
+"""What the calls return, as dataclasses, and the one place where the core's wire forms cross:
+:func:`wire` turns keyword arguments into the core's option form (``*_ms`` milliseconds) and
+:func:`of` turns a result's wire form into its dataclass (``*_ms`` into ``datetime`` or
+``timedelta`` by the field's type)."""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
+
+from ._errors import InvalidArgumentError
+
+__all__ = ["Published", "State", "Stats", "MessageInfo", "VerifyReport", "Counters", "HistoryPoint", "ListPage"]
+__all__ += ["SearchPage", "BulkReport"]
+
+R = TypeVar("R")
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class State(str, enum.Enum):
+    """Where a message is in its life (compares equal to its name: ``State.DEAD == "dead"``)."""
+
+    SCHEDULED = "scheduled"  #: waiting for its due time
+    READY = "ready"  #: due, waiting for a consumer
+    LEASED = "leased"  #: delivered, lease running
+    DEAD = "dead"  #: out of attempts (or expired); kept until respawned or purged
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Published:
+    """The outcome of publishing one message."""
+
+    id: str  #: the message id (generated when none was given)
+    status: str  #: ``"stored"``, ``"duplicate"`` (an existing id; nothing changed) or ``"replaced"``
+
+    @property
+    def duplicate(self) -> bool:
+        """True when a message with this id already existed and nothing was changed."""
+        return self.status == "duplicate"
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Counts of one queue, read atomically."""
+
+    now: datetime  #: Redis time of the reading (aware UTC)
+    total: int  #: all stored messages (scheduled + ready + leased + dead)
+    scheduled: int  #: waiting for their due time
+    ready: int  #: due, waiting for a consumer
+    leased: int  #: delivered and not yet settled
+    dead: int  #: dead letters
+    next_due: Optional[datetime]  #: due time of the next scheduled message
+    oldest_ready_due: Optional[datetime]  #: due time of the oldest message due but not picked up
+    paused: bool  #: consumers receive nothing until ``resume()``
+
+
+@dataclass(frozen=True)
+class MessageInfo:
+    """A stored message as ``peek``, ``dead_letters``, ``list`` and ``search`` show it."""
+
+    id: str
+    state: State
+    body: bytes  #: byte for byte as published
+    headers: Dict[str, str]
+    attempts: int  #: failed or expired attempts so far
+    max_attempts: int  #: deliveries allowed before the message goes to the dead letters
+    ttr: timedelta  #: lease length of each delivery
+    published_at: datetime  #: when Redis stored it (aware UTC)
+    due_at: datetime  #: when it is (or was) due
+    lease_deadline: Optional[datetime]  #: while leased: when the lease runs out
+    died_at: Optional[datetime]  #: while dead: when it died
+    expires_at: Optional[datetime]  #: when it expires, if it does
+    last_error: Optional[str]  #: the reason of the last failure (for a dead letter: why it died)
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Result of ``verify``: the queue's invariant checked atomically."""
+
+    records: int  #: records checked
+    problems: List[str]  #: what is wrong (at most 50 lines); empty when consistent
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Counts kept by a subscription since it started."""
+
+    delivered: int  #: messages leased by this subscription
+    acked: int  #: acknowledged after the handler returned (or by the handler itself)
+    nacked: int  #: nacked after the handler failed (retries and dead letters)
+    lease_lost: int  #: settles refused because the lease had been lost
+    errors: int  #: fetch or settle calls that failed (the subscription retries)
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One minute or hour of a queue's history (or its totals since it began)."""
+
+    at: datetime  #: start of the minute or hour (for totals: when they were read)
+    published: int
+    delivered: int
+    acked: int
+    retried: int  #: failed attempts that will be tried again (nacks and expired leases)
+    dead: int  #: messages that became dead letters
+    expired: int  #: messages that expired before delivery
+    lateness: List[int]  #: deliveries per lateness bucket: under 1 ms, 2, 4 ... 16384 ms, and above
+    lateness_sum: timedelta  #: the sum of the deliveries' lateness
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """A page of ``list``: the messages of one state, in its order."""
+
+    total: int  #: messages in that state now
+    items: List[MessageInfo]
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    """One bounded step of ``search``: call again with ``cursor`` until it is None."""
+
+    items: List[MessageInfo]  #: what matched in this step
+    scanned: int  #: records looked at in this step
+    cursor: Optional[str]  #: for the next step; None when the whole queue was scanned
+
+
+@dataclass(frozen=True)
+class BulkReport:
+    """What ``bulk`` did."""
+
+    matched: int  #: ids given, or messages the search found
+    done: int  #: of those, acted on (the others were gone or in another state)
+    scanned: int  #: records a search looked at
+
+
+def time(ms: float) -> datetime:
+    """Milliseconds since the Unix epoch as an aware UTC datetime."""
+    return EPOCH + timedelta(milliseconds=ms)
+
+
+_FROM: Dict[str, Callable[[Any], Any]] = {
+    "datetime": time,
+    "Optional[datetime]": time,
+    "timedelta": lambda v: timedelta(milliseconds=v),
+    "bytes": bytes,
+    "State": State,
+    "List[MessageInfo]": lambda v: [of(MessageInfo, x) for x in v],
+}
+
+
+def of(cls: Type[R], d: Mapping[str, Any]) -> R:
+    """The dataclass ``cls`` from its wire form."""
+    kw = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        v = d.get(f.name, d.get(f.name + "_ms"))
+        kw[f.name] = v if v is None else _FROM.get(str(f.type), _same)(v)
+    return cls(**kw)
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def many(cls: Type[R]) -> Callable[[List[Any]], List[R]]:
+    """A list of ``cls`` from its wire form."""
+    return lambda v: [of(cls, x) for x in v]
+
+
+#: Duration arguments (seconds or timedelta), sent as ``NAME_ms``.
+_DURATIONS = {"delay", "ttr", "expires_in", "retry_in", "wait", "width"}
+_DURATIONS |= {"connect_timeout", "response_timeout", "default_ttr", "drain_timeout", "max_idle"}
+#: Pairs of durations, sent as two ``*_ms`` fields.
+_PAIRS = {"backoff": ("backoff_base_ms", "backoff_max_ms")}
+_PAIRS["default_backoff"] = ("default_backoff_base_ms", "default_backoff_max_ms")
+#: Time arguments (aware datetimes), sent as ``NAME_ms``.
+_TIMES = {"at", "expires_at", "since", "until", "start"}
+
+
+def ms(v: Any, field: str) -> float:
+    """A duration argument (seconds or timedelta) in milliseconds."""
+    s = v.total_seconds() if isinstance(v, timedelta) else v
+    if isinstance(s, bool) or not isinstance(s, (int, float)):
+        raise TypeError(f"{field}: expected seconds (int or float) or a timedelta, got {type(v).__name__}")
+    if not math.isfinite(s):
+        raise InvalidArgumentError(f"{field}: must be a finite number of seconds, got {s}")
+    return s * 1000
+
+
+def epoch_ms(v: Any, field: str) -> float:
+    """A time argument (an aware datetime) in milliseconds since the Unix epoch."""
+    if not isinstance(v, datetime):
+        raise TypeError(f"{field}: expected an aware datetime, got {type(v).__name__}")
+    if v.utcoffset() is None:
+        raise InvalidArgumentError(f"{field}: naive datetime {v!r} has no time zone; pass an aware one")
+    return (v - EPOCH) / timedelta(milliseconds=1)
+
+
+def wire(args: Mapping[str, Any]) -> Dict[str, Any]:
+    """Keyword arguments (those not None) in the core's wire form."""
+    out: Dict[str, Any] = {}
+    for k, v in args.items():
+        if v is None:
+            continue
+        if k in _PAIRS:
+            out.update(zip(_PAIRS[k], (ms(x, k) for x in v)))
+        elif k == "wait_for_replicas":
+            out[k] = {"replicas": v[0], "timeout_ms": ms(v[1], k)}
+        elif k in _DURATIONS:
+            out[k + "_ms"] = ms(v, k)
+        elif k in _TIMES:
+            out[k + "_ms"] = epoch_ms(v, k)
+        elif isinstance(v, Mapping):
+            out[k] = dict(v)
+        else:
+            out[k] = v
+    return out

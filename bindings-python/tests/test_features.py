@@ -1,0 +1,180 @@
+"""Issue 15 through Python: expiry, pause/resume, several queues in one subscription, history,
+upcoming, list, search — each against the real Redis, in the sync API and (where the path
+differs) the asyncio one."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, List, Set
+
+import pytest
+
+import redelay
+
+from conftest import run
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_message_past_its_expiry_is_never_delivered(client: redelay.Client) -> None:
+    q = client.queue("exp")
+    kept = q.publish(b"late", expires_in=0.05).id
+    dropped = q.publish(b"gone", expires_in=timedelta(milliseconds=50), drop_on_expiry=True).id
+    at = datetime.now(timezone.utc) + timedelta(hours=1)
+    info = q.peek(q.publish(b"ok", expires_at=at).id)
+    assert info is not None and info.expires_at is not None and abs(info.expires_at - at) < timedelta(seconds=1)
+    time.sleep(0.2)
+    assert [m.body for m in q.fetch(10)] == [b"ok"]
+    dead = q.dead_letters()
+    assert [d.id for d in dead] == [kept] and "expired" in (dead[0].last_error or "")
+    assert q.peek(dropped) is None
+
+
+def test_expiry_rules_are_the_cores(client: redelay.Client) -> None:
+    q = client.queue("exp-bad")
+    with pytest.raises(redelay.InvalidArgumentError, match="expires_in/expires_at"):
+        q.publish(b"x", expires_in=5, expires_at=datetime.now(timezone.utc))
+    with pytest.raises(redelay.InvalidArgumentError, match="expir"):
+        q.publish(b"x", delay=60, expires_in=5)  # expires before it is due
+    with pytest.raises(redelay.InvalidArgumentError, match="expires_at: naive"):
+        q.publish(b"x", expires_at=datetime.now())
+
+
+def test_pause_stops_consumers_and_resume_restarts_them(client: redelay.Client) -> None:
+    q = client.queue("pause")
+    assert q.pause() is True and q.pause() is False
+    assert q.stats().paused
+    got: List[bytes] = []
+    with q.subscribe(lambda m: got.append(m.body)):
+        q.publish(b"held")
+        time.sleep(0.5)
+        assert got == [] and q.stats().ready + q.stats().scheduled == 1
+        assert q.resume() is True and q.resume() is False
+        assert wait_for(lambda: got == [b"held"])
+    assert not q.stats().paused
+
+
+def test_one_subscription_for_several_queues_in_priority_order(client: redelay.Client) -> None:
+    urgent, default = client.queue("urgent"), client.queue("default")
+    default.publish_batch([b"d%d" % i for i in range(5)])
+    urgent.publish_batch([b"u%d" % i for i in range(5)])
+    seen: List[str] = []
+    lock = threading.Lock()
+
+    def handler(m: redelay.SyncMessage) -> None:
+        with lock:
+            seen.append(m.queue)
+
+    with client.subscribe(["urgent", "default"], handler, concurrency=1, prefetch=0) as sub:
+        assert wait_for(lambda: len(seen) == 10)
+        assert sub.queue == "urgent"
+    assert seen == ["urgent"] * 5 + ["default"] * 5
+    assert sub.counters().acked == 10 and urgent.stats().total + default.stats().total == 0
+
+
+def test_bad_input_of_a_subscription_of_several_queues(client: redelay.Client) -> None:
+    with pytest.raises(redelay.InvalidArgumentError, match="weight"):
+        client.subscribe({"wa": 0}, lambda m: None)
+    with pytest.raises(redelay.InvalidArgumentError, match="queue name"):
+        client.subscribe(["wa", "bad name"], lambda m: None)
+    with pytest.raises(redelay.InvalidArgumentError, match="twice"):
+        client.subscribe(["wa", "wa"], lambda m: None)
+
+
+def test_weighted_subscription(client: redelay.Client) -> None:
+    a, b = client.queue("wa"), client.queue("wb")
+    a.publish_batch([b"a"] * 6)
+    b.publish_batch([b"b"] * 2)
+    seen: Set[str] = set()
+    with client.subscribe({"wa": 5, "wb": 1}, lambda m: seen.add(m.queue)):
+        assert wait_for(lambda: a.stats().total + b.stats().total == 0)
+    assert seen == {"wa", "wb"}
+
+
+def test_history_counts_what_the_scripts_did(client: redelay.Client) -> None:
+    q = client.queue("hist")
+    since = datetime.now(timezone.utc) - timedelta(minutes=2)
+    q.publish_batch([b"1", b"2"])
+    for m in q.fetch(2):
+        m.ack()
+    points = q.history(since)
+    assert sum(p.published for p in points) == 2 and sum(p.acked for p in points) == 2
+    assert sum(sum(p.lateness) for p in points) == 2
+    assert all(isinstance(p.at, datetime) and isinstance(p.lateness_sum, timedelta) for p in points)
+    assert q.history_totals().delivered == 2
+    assert len(q.history(since, step="hour")) >= 1
+    with pytest.raises(redelay.InvalidArgumentError, match="until"):
+        q.history(since, since - timedelta(minutes=5))
+    assert q.set_history(False) is True and q.set_history(False) is False
+    q.publish(b"3")
+    assert q.history_totals().published == 2
+    assert q.set_history(True) is True
+
+
+def test_upcoming_list_and_search(client: redelay.Client) -> None:
+    q = client.queue("look")
+    q.publish(b"soon", id="order-1", delay=10, headers={"tenant": "a"})
+    q.publish(b"later body", id="order-2", delay=70)
+    q.publish(b"now", id="other")
+    assert [n for _, n in q.upcoming(60, 3)] == [2, 1, 0]  # "other" is due already
+    page = q.list("scheduled", limit=1)
+    assert page.total == 2 and [m.id for m in page.items] == ["order-1"]
+    assert page.items[0].state == "scheduled"  # a str enum
+    assert page.items[0].state is redelay.State.SCHEDULED
+    assert [m.id for m in q.list(redelay.State.READY).items] == ["other"]
+    assert [m.id for m in q.list("scheduled", offset=1).items] == ["order-2"]
+
+    def search(**what: Any) -> Set[str]:
+        found: Set[str] = set()
+        cursor = None
+        while True:
+            page = q.search(cursor=cursor, **what)
+            found |= {m.id for m in page.items}
+            cursor = page.cursor
+            if cursor is None:
+                return found
+
+    assert search(id_prefix="order-") == {"order-1", "order-2"}
+    assert search(header=("tenant", "a")) == {"order-1"}
+    assert search(body="body") == {"order-2"} == search(body=b"body")
+    with pytest.raises(redelay.InvalidArgumentError, match="search"):
+        q.search()
+    with pytest.raises(redelay.InvalidArgumentError, match="buckets"):
+        q.upcoming(60, 0)
+
+
+def test_the_asyncio_api_has_them_too(url: str, prefix: str) -> None:
+    async def body() -> None:
+        async with await redelay.AsyncClient.connect(url, prefix=prefix) as c:
+            q = c.queue("async-features")
+            assert await q.pause() is True
+            assert (await q.stats()).paused
+            await q.publish(b"x", id="a-1", expires_in=60)
+            got: List[str] = []
+
+            async def handler(m: redelay.Message) -> None:
+                got.append(m.queue)
+
+            async with c.subscribe(["async-features", "async-other"], handler):
+                assert await q.resume() is True
+                for _ in range(500):
+                    if got:
+                        break
+                    await asyncio.sleep(0.02)
+            assert got == ["async-features"]
+            assert (await q.history_totals()).acked == 1
+            assert (await q.list("dead")).total == 0
+            assert (await q.search(id_prefix="a-")).scanned >= 0
+            assert len(await q.upcoming(1, 5)) == 5
+
+    run(body)
