@@ -34,6 +34,13 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
+/// The paths of the dashboard's files.
+const PATHS: [&str; 4] = ["/", "/dashboard.mjs", "/dashboard.css", "/icon.svg"];
+
+pub fn is_asset(path: &str) -> bool {
+    PATHS.contains(&path)
+}
+
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(|| async { asset("text/html; charset=utf-8", INDEX) }))
