@@ -85,6 +85,8 @@ const hm = (ms) => {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}`
 }
 
+const dayHm = (ms) => `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date(ms).getDay()]} ${hm(ms)}`
+
 /** The upper bound of a lateness bucket (ms, exclusive), as the API gives it. */
 function bound(b) {
   if (b === null || b === undefined) return '–'
@@ -157,6 +159,27 @@ function confirmAction(title, text, okLabel) {
     dlg.showModal()
     document.getElementById('confirm-cancel').focus()
   })
+}
+
+/** Buttons of which one is pressed (aria-pressed), each with `data-NAME=value`; a click presses
+ * it and calls `onChange(value)`. */
+function toggle(name, options, initial, onChange) {
+  const buttons = options.map(([value, label]) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        'aria-pressed': String(value === initial),
+        dataset: { [name]: value },
+        onclick: () => {
+          for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset[name] === value))
+          onChange(value)
+        },
+      },
+      label,
+    ),
+  )
+  return buttons
 }
 
 /** An action button: asks to confirm, runs `run`, shows its report, then refreshes the view. */
@@ -478,7 +501,7 @@ function drawBars(el, buckets, fmtTime, describe) {
 }
 
 /** Lines of several series over the same points: series [{key, label, cls, value(p)}]. */
-function drawLines(el, points, series, { max: fixedMax, ticks, yOf, dots = false } = {}) {
+function drawLines(el, points, series, { max: fixedMax, ticks, yOf, dots = false, fmtTime = hm } = {}) {
   el.replaceChildren()
   const W = el.viewBox.baseVal.width
   const vals = points.flatMap((p) => series.map((s) => s.value(p))).filter((v) => v !== null)
@@ -492,8 +515,8 @@ function drawLines(el, points, series, { max: fixedMax, ticks, yOf, dots = false
     ticks || linearTicks(max),
     points.length
       ? [
-          [x(0), hm(points[0].at_ms), 'start'],
-          [W - PAD.r, hm(points[points.length - 1].at_ms), 'end'],
+          [x(0), fmtTime(points[0].at_ms), 'start'],
+          [W - PAD.r, fmtTime(points[points.length - 1].at_ms), 'end'],
         ]
       : [],
   )
@@ -513,7 +536,7 @@ function drawLines(el, points, series, { max: fixedMax, ticks, yOf, dots = false
           svg(
             'circle',
             { class: `dot ${s.cls}`, cx: x(i), cy: y(v), r: 3 },
-            svg('title', {}, `${hm(p.at_ms)} ${s.label}`),
+            svg('title', {}, `${fmtTime(p.at_ms)} ${s.label}`),
           ),
         )
       })
@@ -634,26 +657,33 @@ function queueView(queue) {
   let upcomingMode = 'hour'
   const upSvg = chartSvg('upcoming', 'Messages falling due', 1240)
   const upNote = h('p', { class: 'note', id: 'upcoming-note' }, '')
-  const modeButtons = [
-    ['hour', 'Next hour, per minute'],
-    ['days', 'Next 3 days, per hour'],
-  ].map(([mode, label]) =>
-    h(
-      'button',
-      {
-        type: 'button',
-        'aria-pressed': String(mode === upcomingMode),
-        dataset: { mode },
-        onclick: (ev) => {
-          upcomingMode = mode
-          for (const b of modeButtons) b.setAttribute('aria-pressed', String(b === ev.currentTarget))
-          refreshUpcoming()
-        },
-      },
-      label,
-    ),
+  const modeButtons = toggle(
+    'mode',
+    [
+      ['hour', 'Next hour, per minute'],
+      ['days', 'Next 3 days, per hour'],
+    ],
+    upcomingMode,
+    (mode) => {
+      upcomingMode = mode
+      refreshUpcoming()
+    },
   )
 
+  // History: the last hour per minute, or the last 2 days per hour.
+  let historyRange = 'hour'
+  const rangeButtons = toggle(
+    'range',
+    [
+      ['hour', 'Last hour, per minute'],
+      ['days', 'Last 2 days, per hour'],
+    ],
+    historyRange,
+    (range) => {
+      historyRange = range
+      refreshHistory()
+    },
+  )
   const tpSvg = chartSvg('throughput', 'Throughput per minute over the last hour', 600)
   const tpNote = h('p', { class: 'note', id: 'throughput-note' })
   const latSvg = chartSvg('lateness', 'Lateness per minute over the last hour', 600)
@@ -712,8 +742,8 @@ function queueView(queue) {
     h(
       'div',
       { class: 'grid2' },
-      panel('h-tp', 'Throughput, last hour, per minute', null, tpSvg, legend(THROUGHPUT), tpNote),
-      panel('h-lat', 'Lateness, last hour, per minute', null, latSvg, legend(LATENESS), latNote),
+      panel('h-tp', 'Throughput', rangeButtons, tpSvg, legend(THROUGHPUT), tpNote),
+      panel('h-lat', 'Lateness (p50, p99)', null, latSvg, legend(LATENESS), latNote),
     ),
     panel('h-dead', 'Dead letters by error', deadAll, deadNote, deadBox),
     panel(
@@ -788,7 +818,7 @@ function queueView(queue) {
     const from = Math.floor(Date.now() / width) * width
     const u = await api('GET', `${base}/upcoming?from_ms=${from}&width_ms=${width}&buckets=${n}`)
     if (view !== app.view) return
-    const fmt = days ? (t) => `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date(t).getDay()]} ${hm(t)}` : hm
+    const fmt = days ? dayHm : hm
     drawBars(upSvg, u.buckets, fmt, (total, b) => {
       const top = b.reduce((a, x) => (x.count > a.count ? x : a), { count: 0 })
       return `${total} messages fall due ${days ? 'in the next 3 days' : 'in the next hour'}${top.count ? `; most at ${fmt(top.at_ms)} (${top.count})` : ''}`
@@ -798,11 +828,20 @@ function queueView(queue) {
 
   async function refreshHistory() {
     const view = app.view
-    const hist = await api('GET', `${base}/history?step=minute`)
+    const days = historyRange === 'days'
+    const until = Date.now()
+    const since = until - (days ? 48 * 3600000 : 3600000)
+    const step = days ? 'hour' : 'minute'
+    const hist = await api('GET', `${base}/history?step=${step}&since_ms=${since}&until_ms=${until}`)
     if (view !== app.view) return
-    const sums = drawLines(tpSvg, hist.points, THROUGHPUT)
-    setText(tpNote, `Last hour: ${sums.join(', ')}.`)
+    const span = days ? 'Last 2 days, per hour' : 'Last hour, per minute'
+    const fmtTime = days ? dayHm : hm
+    const sums = drawLines(tpSvg, hist.points, THROUGHPUT, { fmtTime })
+    tpSvg.setAttribute('aria-label', `Throughput. ${span}: ${sums.join(', ')}`)
+    setText(tpNote, `${span}: ${sums.join(', ')}.`)
+    latSvg.setAttribute('aria-label', `Lateness p50 and p99. ${span}.`)
     drawLines(latSvg, hist.points, LATENESS, {
+      fmtTime,
       max: 32768,
       dots: true,
       yOf: (v) => Math.log2(Math.max(1, v)) / 15,
@@ -813,12 +852,9 @@ function queueView(queue) {
         [1, '≥16 s'],
       ],
     })
-    const tot = hist.points.reduce((a, p) => {
-      p.lateness.forEach((c, i) => (a[i] += c))
-      return a
-    }, new Array(16).fill(0))
-    const n = tot.reduce((a, b) => a + b, 0)
-    setText(latNote, n ? `${num(n)} deliveries in the last hour.` : 'No delivery in the last hour.')
+    const n = hist.points.reduce((a, p) => a + p.delivered, 0)
+    const when = days ? 'in the last 2 days' : 'in the last hour'
+    setText(latNote, n ? `${num(n)} deliveries ${when}.` : `No delivery ${when}.`)
   }
 
   async function refreshDead(force = false) {
@@ -1038,20 +1074,18 @@ function messageView(queue, id) {
   let mode = null
   let msg = null
   let shownKey = ''
-  const modes = ['text', 'json', 'hex'].map((m) =>
-    h(
-      'button',
-      {
-        type: 'button',
-        'aria-pressed': 'false',
-        dataset: { mode: m },
-        onclick: () => {
-          mode = m
-          showBody()
-        },
-      },
-      { text: 'Text', json: 'JSON', hex: 'Hex' }[m],
-    ),
+  const modes = toggle(
+    'mode',
+    [
+      ['text', 'Text'],
+      ['json', 'JSON'],
+      ['hex', 'Hex'],
+    ],
+    null,
+    (m) => {
+      mode = m
+      showBody()
+    },
   )
   function showBody() {
     for (const b of modes) b.setAttribute('aria-pressed', String(b.dataset.mode === mode))

@@ -146,6 +146,16 @@ describe('dashboard', () => {
       return s.delivered === 1 && s.acked === 1
     })
     await page.waitForSelector('#lateness circle')
+    // The last 2 days per hour count it too (the current hour).
+    await page.click('button[data-range="days"]')
+    await page.waitForFunction(() =>
+      /^Last 2 days, per hour: .*delivered 1\b/.test(document.querySelector('#throughput-note')?.textContent),
+    )
+    assert.equal(JSON.parse(await page.getAttribute('#throughput', 'data-sums')).delivered, 1)
+    await page.click('button[data-range="hour"]')
+    await page.waitForFunction(() =>
+      /^Last hour, per minute: /.test(document.querySelector('#throughput-note')?.textContent),
+    )
     await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '4')
     assert.deepEqual(errors, [])
     await page.close()
