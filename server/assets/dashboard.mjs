@@ -821,7 +821,7 @@ function queueView(queue) {
     const fmt = days ? dayHm : hm
     drawBars(upSvg, u.buckets, fmt, (total, b) => {
       const top = b.reduce((a, x) => (x.count > a.count ? x : a), { count: 0 })
-      return `${total} messages fall due ${days ? 'in the next 3 days' : 'in the next hour'}${top.count ? `; most at ${fmt(top.at_ms)} (${top.count})` : ''}`
+      return `${num(total)} message${total === 1 ? '' : 's'} ${total === 1 ? 'falls' : 'fall'} due ${days ? 'in the next 3 days' : 'in the next hour'}${top.count ? `; most at ${fmt(top.at_ms)} (${top.count})` : ''}`
     })
     setText(upNote, upSvg.getAttribute('aria-label') + '.')
   }
