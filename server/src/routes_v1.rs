@@ -219,7 +219,7 @@ fn point(p: &redelay::HistoryPoint) -> Value {
 async fn publish(r: Write, body: Bytes) -> ApiResult<Response> {
     let (b, o) = wire::publish_parts(parse(&body)?).map_err(|m| ApiError::invalid(m, S))?;
     let p = r.queue.publish(o.message(b).api(S)?).await.api(S)?;
-    Ok((StatusCode::CREATED, Json(json!({ "id": p.id, "status": p.status.as_str() }))).into_response())
+    Ok((StatusCode::CREATED, Json(to_json(&p))).into_response())
 }
 
 #[derive(Default, Deserialize)]
@@ -238,14 +238,7 @@ async fn publish_batch(r: Write, body: Bytes) -> ApiResult<Response> {
         .map(|(i, m)| wire::publish_parts(m).map_err(|e| ApiError::invalid(format!("message {i}: {e}"), S)))
         .collect::<ApiResult<Vec<_>>>()?;
     let msgs = redelay::batch_messages(items).api(S)?;
-    let res: Vec<Value> = r
-        .queue
-        .publish_batch(msgs)
-        .await
-        .api(S)?
-        .into_iter()
-        .map(|p| json!({ "id": p.id, "status": p.status.as_str() }))
-        .collect();
+    let res: Vec<Value> = r.queue.publish_batch(msgs).await.api(S)?.into_iter().map(|p| to_json(&p)).collect();
     Ok((StatusCode::CREATED, Json(json!({ "results": res }))).into_response())
 }
 
