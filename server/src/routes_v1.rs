@@ -456,12 +456,17 @@ async fn bulk(r: Write, body: Bytes) -> ApiResult<Response> {
     ok(to_json(&r.queue.bulk(&o).await.api(S)?))
 }
 
-/// Dead letters a grouping reads at most (the first to die first).
+/// Dead letters a grouping reads at most (the first to die first), in pages of [`GROUP_PAGE`].
 const MAX_GROUPED: usize = 10_000;
+const GROUP_PAGE: usize = 200;
+/// Body bytes a grouping reads at most (the core's pages carry the bodies): past this it stops,
+/// so that a dashboard's poll never pulls gigabytes of large dead letters.
+const MAX_GROUPED_BYTES: usize = 32 << 20;
 
 /// `GET .../dead/errors`: the dead letters grouped by their last error, largest group first,
-/// each with its count, a few ids and when the first and last of them died. Reads at most the
-/// first 10,000 dead letters (`scanned`; `total` is all of them).
+/// each with its count, a few ids and when the first and last of them died. Reads the first
+/// 10,000 dead letters at most, and stops after 32 MiB of bodies (`scanned`: how many were
+/// read; `total`: all of them).
 async fn dead_errors(r: Read) -> ApiResult<Response> {
     struct Group {
         count: u64,
@@ -470,16 +475,16 @@ async fn dead_errors(r: Read) -> ApiResult<Response> {
         last: i64,
     }
     let mut groups: HashMap<String, Group> = HashMap::new();
-    let mut scanned = 0;
-    let mut total = 0;
-    while scanned < MAX_GROUPED {
-        let page = r.queue.list(MsgState::Dead, scanned, 1000).await.api(S)?;
+    let (mut scanned, mut total, mut bytes) = (0, 0, 0);
+    while scanned < MAX_GROUPED && bytes < MAX_GROUPED_BYTES {
+        let page = r.queue.list(MsgState::Dead, scanned, GROUP_PAGE).await.api(S)?;
         total = page.total;
         if page.items.is_empty() {
             break;
         }
         scanned += page.items.len();
         for m in page.items {
+            bytes += m.body.len();
             let died = wire::ms(m.died_at.unwrap_or(m.due_at));
             let g = groups.entry(m.last_error.unwrap_or_default()).or_insert(Group {
                 count: 0,

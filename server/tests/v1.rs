@@ -256,7 +256,9 @@ async fn dead_letters_several_queues_and_bad_input() {
     assert_eq!(st, 400);
     assert!(v["error"]["message"].as_str().unwrap().starts_with("body:"), "{v}");
     let huge = "x".repeat(2 << 20);
-    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({ "body": huge }))).await;
+    // (Connection: close: the server drops this connection unread, the next request must not reuse it.)
+    let big_req = s.http.post(s.url(&format!("{q}/messages"))).bearer_auth(ADMIN).header("connection", "close");
+    let (st, v) = json(big_req.json(&json!({ "body": huge })).send().await.unwrap()).await;
     assert_eq!((st, v["error"]["code"].as_str()), (413, Some("ERR_REDELAY_TOO_LARGE")), "{v}");
     let (st, v) = call(&s, "GET", "/v1/nothing", None).await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NO_ROUTE")));
