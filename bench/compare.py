@@ -26,6 +26,9 @@ FIGURES = [
     ("(d) burst: time to drain", ("burst", "drain_s"), "s", "low", None),
     ("(d) burst lateness p99", ("burst", "p99_ms"), "ms", "low", "<= 1000"),
     ("(e) Redis memory per pending msg", ("memory", "bytes_per_message"), "B", "low", "<= 300"),
+    ("Redis CPU per msg: publish single", ("redis_cpu_us_per_msg", "publish_single"), "µs", "low", None),
+    ("Redis CPU per msg: publish batched", ("redis_cpu_us_per_msg", "publish_batch"), "µs", "low", None),
+    ("Redis CPU per msg: deliver+ack", ("redis_cpu_us_per_msg", "deliver_ack"), "µs", "low", None),
 ]
 
 

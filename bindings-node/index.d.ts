@@ -10,19 +10,18 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 export declare class NativeClient {
+  /**
+   * A subscription over the queues `names`, in strict priority in this order or by `weights`
+   * (one per queue): `wake` is called on the JS thread when deliveries wait (JS then calls
+   * `take()` and reports with `complete`); it must not throw, and may come before the promise
+   * resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
+   */
+  subscription(names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
   queue(name: string): NativeQueue
   get prefix(): string
   get closed(): boolean
-  /**
-   * `queues`, `ping` or `close` (every subscription of the client drains, then the
-   * connections go).
-   */
+  /** `queues`, `ping` or `close` (see `redelay::Client::call`). */
   call(op: string): Promise<unknown>
-  /**
-   * A subscription over several queues (see `NativeQueue::subscription`): strict priority in
-   * this order, or by `weights` (one per queue).
-   */
-  subscription(names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
 }
 
 export declare class NativeDelivery {
@@ -41,21 +40,20 @@ export declare class NativeQueue {
   fetch(a: object): Promise<RawBatch>
   /**
    * Every other operation, by the core's name, with its arguments in wire form; resolves to
-   * the result in wire form.
+   * the result in wire form (see `redelay::Queue::call`).
    */
   call(op: string, a: object): Promise<unknown>
-  /** A subscription of this queue (see `subscription::start`). */
-  subscription(wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
 }
 
 export declare class NativeSubscription {
   /** What waits in the inbox, in columns (on the JS thread, after a wake). */
   take(): RawBatch
   /**
-   * Reports finished handlers: `acks` succeeded; `fails[i]` failed with `reasons[i]`, to be
-   * retried after `retryInMs[i]` (NaN: the message's backoff). Unknown slots are ignored.
+   * Reports finished handlers: `slots[i]` succeeded when `reasons[i]` is null, else failed
+   * with that reason, to be retried after `retryInMs[i]` (NaN: the message's backoff).
+   * Unknown slots are ignored.
    */
-  complete(acks: Array<number>, fails: Array<number>, reasons: Array<string>, retryInMs: Array<number>): void
+  complete(slots: Array<number>, reasons: Array<string | undefined | null>, retryInMs: Array<number>): void
   /**
    * The delivery in `slot`, for `message.ack()` and friends while its handler runs; null
    * once its outcome was reported.

@@ -33,6 +33,8 @@ class RetryLater extends Error {
 
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
+// The core's errors decoding a wire form (redelay::wire), which name the field the wire's way.
+const DECODE = /^(message \d+: )?[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown variant)/
 
 /**
  * The native layer's errors carry `code` and `kind` (src/errors.rs); they become RedelayErrors.
@@ -42,6 +44,7 @@ function toRedelayError(e) {
   if (e instanceof Error && !(e instanceof RedelayError)) {
     if (typeof e.kind === 'string' && e.code in KINDS) Object.setPrototypeOf(e, RedelayError.prototype)
     else if (NAPI_ARG.test(e.code)) return new RedelayError(CODES.InvalidArgument, jsNames(e.message))
+    if (e.code === CODES.InvalidArgument && DECODE.test(e.message)) e.message = jsNames(e.message)
   }
   return e
 }
@@ -162,6 +165,7 @@ function setLogger(fn, level = 'debug') {
 if (isMainThread) setLogger(null)
 
 const N = Symbol('redelay.native')
+const CLIENT = Symbol('redelay.client')
 
 /** What the library makes (`new` refuses): holds the native object. */
 class Handle {
@@ -193,10 +197,12 @@ class Client extends Handle {
 
   /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). */
   queue(name) {
-    return new Queue(
+    const q = new Queue(
       INTERNAL,
       sync(() => this[N].queue(name)),
     )
+    q[CLIENT] = this
+    return q
   }
 
   get prefix() {
@@ -205,11 +211,18 @@ class Client extends Handle {
 
   /** One subscription over several queues: `[names]` in strict priority, or `{ name: weight }`. */
   subscribe(queues, handler, opts) {
-    return subscribe(handler, (wake) => {
+    if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
+    let n
+    const wake = () => n && run(n, handler)
+    return call(() => {
       const weighted = queues !== null && typeof queues === 'object' && !Array.isArray(queues)
       if (!weighted && !Array.isArray(queues)) throw invalid(`queues: must be an array of names or { name: weight }`)
+      const { unref, ...o } = toWire(opts)
       const names = weighted ? Object.keys(queues) : queues
-      return this[N].subscription(names, weighted ? Object.values(queues) : null, wake, ...subscribeOptions(opts))
+      return this[N].subscription(names, weighted ? Object.values(queues) : null, wake, o, unref === true)
+    }).then((started) => {
+      run((n = started), handler) // a wake may have come before: what waits is taken now
+      return new Subscription(INTERNAL, n)
     })
   }
 
@@ -219,12 +232,6 @@ class Client extends Handle {
 }
 // close: every subscription of the client drains, then the connections go; later calls fail.
 ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] })
-
-/** Subscribe options as the native subscription takes them: the wire form, and `unref`. */
-function subscribeOptions(opts) {
-  const { unref, ...o } = toWire(opts)
-  return [o, unref === true]
-}
 
 function failure(e) {
   try {
@@ -236,18 +243,18 @@ function failure(e) {
 }
 
 // Outcomes of finished handlers, per native subscription, reported with one native call per
-// tick: `complete(acks, fails, reasons, retryInMs)`, which the core settles in one script call.
+// tick: `complete(slots, reasons, retryInMs)` (a null reason: acked), which the core settles in
+// one script call.
 const reports = new Map()
 
 function report(n, slot, ok, e) {
   let r = reports.get(n)
   if (r === undefined) {
-    reports.set(n, (r = { acks: [], fails: [], reasons: [], retry: [] }))
+    reports.set(n, (r = { slots: [], reasons: [], retry: [] }))
     if (reports.size === 1) process.nextTick(flushReports)
   }
-  if (ok) return void r.acks.push(slot)
-  const { reason, retryInMs } = failure(e)
-  r.fails.push(slot)
+  const { reason, retryInMs } = ok ? { reason: null, retryInMs: NaN } : failure(e)
+  r.slots.push(slot)
   r.reasons.push(reason)
   r.retry.push(retryInMs)
 }
@@ -255,7 +262,7 @@ function report(n, slot, ok, e) {
 function flushReports() {
   for (const [n, r] of reports) {
     try {
-      n.complete(r.acks, r.fails, r.reasons, r.retry)
+      n.complete(r.slots, r.reasons, r.retry)
     } catch {
       // Cannot happen with these arrays; if it did, the leases run out and the messages come
       // back, which beats crashing the process from a nextTick callback.
@@ -289,19 +296,6 @@ function run(n, handler) {
   }
 }
 
-/**
- * Starts the native subscription `create(wake)` makes, running `handler` on each delivery. A
- * wake may come before it resolves: what waits is taken then.
- */
-function subscribe(handler, create) {
-  if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
-  let n
-  return call(() => create(() => n && run(n, handler))).then((started) => {
-    run((n = started), handler)
-    return new Subscription(INTERNAL, n)
-  })
-}
-
 class Queue extends Handle {
   get name() {
     return this[N].name
@@ -333,7 +327,7 @@ class Queue extends Handle {
    * resolving) acks the message; throwing or rejecting nacks it with the error's message.
    */
   subscribe(handler, opts) {
-    return subscribe(handler, (wake) => this[N].subscription(wake, ...subscribeOptions(opts)))
+    return this[CLIENT].subscribe([this.name], handler, opts)
   }
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
@@ -372,10 +366,7 @@ ops(Queue, {
   setHistory: [(on) => ({ on })],
   history: [(since, until, step) => toWire({ since, until, step })],
   historyTotals: [],
-  upcoming: [
-    (from, widthMs, buckets) => toWire({ from, widthMs, buckets }),
-    (v) => v.map(([at, count]) => ({ at: new Date(at), count })),
-  ],
+  upcoming: [(from, widthMs, buckets) => toWire({ from, widthMs, buckets })],
   list: [(state, o) => ({ state, ...toWire(o) })],
   search: [(what, cursor) => ({ search: searchFor(what), cursor })],
 })

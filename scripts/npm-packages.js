@@ -36,6 +36,12 @@ function common() {
   }
 }
 
+// The licenses (the repository root's LICENSE-MIT and LICENSE-APACHE) go into every package.
+const LICENSES = ['LICENSE-MIT', 'LICENSE-APACHE']
+function copyLicenses(out) {
+  for (const f of LICENSES) fs.copyFileSync(path.join(nodeDir, '..', f), path.join(out, f))
+}
+
 function writeJson(file, value) {
   fs.writeFileSync(file, JSON.stringify(value, null, 2) + '\n')
 }
@@ -52,12 +58,13 @@ if (cmd === 'platform') {
   const [platform, addon] = rest
   const file = `${pkg.napi.binaryName}.${platform}.node`
   fs.copyFileSync(addon, path.join(out, file))
+  copyLicenses(out)
   writeJson(path.join(out, 'package.json'), {
     name: `${pkg.name}-${platform}`,
     ...common(),
     description: `The ${platform} native addon of ${pkg.name} (installed by npm as an optional dependency of ${pkg.name})`,
     main: file,
-    files: [file],
+    files: [file, ...LICENSES],
     ...constraints(platform),
   })
   fs.writeFileSync(
@@ -75,10 +82,11 @@ if (cmd === 'platform') {
   // source build (for developers in a checkout).
   const files = pkg.files.filter((f) => !f.endsWith('.node') && !f.startsWith('scripts/'))
   for (const f of files) fs.copyFileSync(path.join(nodeDir, f), path.join(out, f))
+  copyLicenses(out)
   const main = { ...pkg }
   delete main.scripts
   delete main.devDependencies
-  main.files = files
+  main.files = [...files, ...LICENSES]
   main.optionalDependencies = Object.fromEntries(platforms.map((p) => [`${pkg.name}-${p}`, pkg.version]))
   writeJson(path.join(out, 'package.json'), main)
 } else {

@@ -197,7 +197,7 @@ native() {
   rm -rf "${stage:?}/cli/$name"
   mkdir -p "$stage/cli/$name" "$out/cli"
   strip_copy "$dir/$(exe "$t" redelay)" "$stage/cli/$name/$(exe "$t" redelay)" "$t"
-  cp README.md CHANGELOG.md "$stage/cli/$name/"
+  cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$stage/cli/$name/"
   case "$t" in
     *-windows-*) (cd "$stage/cli" && 7z a -tzip "$out/cli/$name.zip" "$name" >&2) ;;
     *) tar -C "$stage/cli" -czf "$out/cli/$name.tar.gz" "$name" ;;
@@ -257,6 +257,12 @@ assemble() {
     [ -s "$mdir/$p" ] || { log "missing from the Maven repository: $p"; exit 1; }
   done
   [ -s "$mdir/redelay-$version.module" ] || log "note: no Gradle module metadata was written"
+  # Every artifact carries the licenses (MIT OR Apache-2.0).
+  for f in LICENSE-MIT LICENSE-APACHE; do
+    python3 -c 'import sys, zipfile; sys.exit(sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+      "$mdir/redelay-$version.jar" "META-INF/$f" || { log "the jar lacks META-INF/$f"; exit 1; }
+    tar -tzf "$out/npm/redelay-$version.tgz" | grep -qx "package/$f" || { log "the npm package lacks $f"; exit 1; }
+  done
   sizes
 }
 

@@ -251,6 +251,21 @@ class Bench {
     })
   }
 
+  // Seconds of CPU the Redis server has used (INFO cpu: used_cpu_user + used_cpu_sys), so that
+  // Redis' work per message is measured whatever else the machine runs.
+  async redisCpuS() {
+    const info = await this.admin.info('cpu')
+    return info
+      .split('\n')
+      .filter((l) => l.startsWith('used_cpu_user:') || l.startsWith('used_cpu_sys:'))
+      .reduce((sum, l) => sum + Number.parseFloat(l.split(':')[1]), 0)
+  }
+
+  // µs of Redis CPU per message since `since` (a redisCpuS reading), rounded to 0.01.
+  async cpuUsPer(since, n) {
+    return Math.round((((await this.redisCpuS()) - since) * 1e6 * 100) / Math.max(n, 1)) / 100
+  }
+
   // (a) publish throughput: one add per call, one call in flight; then addBulk batches.
   async publish() {
     const { single, batch, batchSize } = this.o
@@ -258,9 +273,11 @@ class Bench {
     let q = this.queue(name)
     await q.waitUntilReady()
     for (let i = 0; i < 100; i++) await q.add('warmup', BODY, { delay: FAR }) // load scripts
+    let cpu0 = await this.redisCpuS()
     let t0 = nowMs()
     for (let i = 0; i < single; i++) await q.add('m', BODY, { delay: FAR })
     const singleS = (nowMs() - t0) / 1000
+    const singleCpu = await this.cpuUsPer(cpu0, single)
     await q.close()
     log(`(a) single add: ${single} in ${singleS.toFixed(3)} s = ${Math.round(single / singleS)}/s`)
 
@@ -268,14 +285,17 @@ class Bench {
     q = this.queue(name)
     await q.waitUntilReady()
     await q.addBulk([{ name: 'warmup', data: BODY, opts: { delay: FAR } }])
+    cpu0 = await this.redisCpuS()
     t0 = nowMs()
     await this.addBulk(q, batch, () => ({ delay: FAR }))
     const batchS = (nowMs() - t0) / 1000
+    const batchCpu = await this.cpuUsPer(cpu0, batch)
     await q.close()
     log(`(a) addBulk: ${batch} in batches of ${batchSize} in ${batchS.toFixed(3)} s = ${Math.round(batch / batchS)}/s`)
     return {
       publish_single_per_s: Math.round(single / singleS),
       publish_batch_per_s: Math.round(batch / batchS),
+      cpu: { publish_single: singleCpu, publish_batch: batchCpu },
       single: { count: single, seconds: round3(singleS) },
       batch: { count: batch, batch_size: batchSize, seconds: round3(batchS) },
     }
@@ -299,17 +319,19 @@ class Bench {
         const counts = await q.getJobCounts('wait', 'delayed')
         const w = await this.worker(name, c, async () => {})
         const done = this.waitCompleted(w, n, `(b) ${mode} c=${c}`)
+        const cpu0 = await this.redisCpuS()
         const t0 = nowMs()
         w.run().catch((e) => log('worker run:', e.message))
         const t1 = await done
         const s = (t1 - t0) / 1000
+        const cpuUs = await this.cpuUsPer(cpu0, n)
         await w.close()
         await q.close()
         const rate = Math.round(n / s)
         log(
           `(b) backlog ${mode} (${counts.wait} wait, ${counts.delayed} delayed), concurrency ${c}: ${n} in ${s.toFixed(3)} s = ${rate}/s`,
         )
-        runs.push({ backlog: mode, concurrency: c, count: n, seconds: round3(s), per_s: rate })
+        runs.push({ backlog: mode, concurrency: c, count: n, seconds: round3(s), per_s: rate, redis_cpu_us: cpuUs })
       }
     }
     const best = runs.reduce((a, b) => (b.per_s > a.per_s ? b : a))
@@ -480,6 +502,7 @@ class Bench {
       publish_single_per_s: a.publish_single_per_s,
       publish_batch_per_s: a.publish_batch_per_s,
       deliver_ack_per_s: b.deliver_ack_per_s,
+      redis_cpu_us_per_msg: { ...a.cpu, deliver_ack: b.best.redis_cpu_us },
       low_load: c,
       burst: d,
       memory: e,

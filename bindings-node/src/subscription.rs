@@ -13,10 +13,10 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use redelay::{Delivery, Failure, Subscription, Wake};
+use redelay::{Delivery, Failure, Queues, Subscription, Wake};
 
 use crate::errors::{spawn, sync};
-use crate::{time_ms, NativeDelivery};
+use crate::{time_ms, NativeClient, NativeDelivery, Wire};
 
 /// Deliveries in columns; `redelay.js` builds a `Message` from row `i`.
 #[napi(object, object_from_js = false)]
@@ -95,34 +95,47 @@ impl Wake for JsWake {
     }
 }
 
-/// Starts a subscription over `q`: `wake` is called on the JS thread when deliveries wait (JS
-/// then calls `take()` and reports with `complete`); it must not throw, and may come before the
-/// promise resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
-pub(crate) fn start<'e>(
-    env: &'e Env,
-    q: redelay::Result<redelay::Queues>,
-    wake: Function<'_, (), ()>,
-    so: redelay::SubscribeOptions,
-    unref: bool,
-) -> Result<PromiseRaw<'e, NativeSubscription>> {
-    let q = sync(env, q)?;
-    let mut tsfn: Tsfn = wake.build_threadsafe_function().callee_handled::<false>().build()?;
-    if unref {
-        #[allow(deprecated)]
-        tsfn.unref(env)?;
-    }
-    let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
-    let started = async move {
-        let sub = Arc::new(q.subscribe_foreign(wake.clone(), so).await.inspect_err(|_| wake.closed())?);
-        *wake.keep.lock().unwrap() = Some(sub.clone());
-        if sub.is_closed() {
-            wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run already
+#[napi]
+impl NativeClient {
+    /// A subscription over the queues `names`, in strict priority in this order or by `weights`
+    /// (one per queue): `wake` is called on the JS thread when deliveries wait (JS then calls
+    /// `take()` and reports with `complete`); it must not throw, and may come before the promise
+    /// resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
+    #[napi(ts_args_type = "names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean")]
+    pub fn subscription<'e>(
+        &self,
+        env: &'e Env,
+        names: Vec<String>,
+        weights: Option<Vec<u32>>,
+        wake: Function<'_, (), ()>,
+        opts: Wire<redelay::SubscribeOptions>,
+        unref: bool,
+    ) -> Result<PromiseRaw<'e, NativeSubscription>> {
+        let qs = sync(env, names.iter().map(|n| self.c.queue(n)).collect::<redelay::Result<Vec<_>>>())?;
+        let qs = match weights {
+            None => Queues::priority(qs),
+            Some(w) => Queues::weighted(qs.into_iter().zip(w).collect()),
+        };
+        let qs = sync(env, qs)?;
+        let mut tsfn: Tsfn = wake.build_threadsafe_function().callee_handled::<false>().build()?;
+        if unref {
+            #[allow(deprecated)]
+            tsfn.unref(env)?;
         }
-        Ok(sub)
-    };
-    env.spawn_future_with_callback(async move { Ok(started.await) }, |env, r| {
-        Ok(NativeSubscription { sub: sync(env, r)? })
-    })
+        let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
+        let so = opts.0;
+        let started = async move {
+            let sub = Arc::new(qs.subscribe_foreign(wake.clone(), so).await.inspect_err(|_| wake.closed())?);
+            *wake.keep.lock().unwrap() = Some(sub.clone());
+            if sub.is_closed() {
+                wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run already
+            }
+            Ok(sub)
+        };
+        env.spawn_future_with_callback(async move { Ok(started.await) }, |env, r| {
+            Ok(NativeSubscription { sub: sync(env, r)? })
+        })
+    }
 }
 
 #[napi]
@@ -138,19 +151,19 @@ impl NativeSubscription {
         columns(self.sub.take(), false)
     }
 
-    /// Reports finished handlers: `acks` succeeded; `fails[i]` failed with `reasons[i]`, to be
-    /// retried after `retryInMs[i]` (NaN: the message's backoff). Unknown slots are ignored.
+    /// Reports finished handlers: `slots[i]` succeeded when `reasons[i]` is null, else failed
+    /// with that reason, to be retried after `retryInMs[i]` (NaN: the message's backoff).
+    /// Unknown slots are ignored.
     #[napi]
-    pub fn complete(&self, acks: Vec<f64>, fails: Vec<f64>, reasons: Vec<String>, retry_in_ms: Vec<f64>) {
-        let mut out: Vec<(u64, std::result::Result<(), Failure>)> = acks.iter().map(|&k| (k as u64, Ok(()))).collect();
-        for ((&k, reason), &r) in fails.iter().zip(reasons).zip(&retry_in_ms) {
-            let f = match Duration::try_from_secs_f64(r / 1000.0) {
-                Ok(d) => Failure::retry_in(reason, d),
-                Err(_) => Failure::new(reason),
-            };
-            out.push((k as u64, Err(f)));
-        }
-        self.sub.complete(out);
+    pub fn complete(&self, slots: Vec<f64>, reasons: Vec<Option<String>>, retry_in_ms: Vec<f64>) {
+        let failure = |reason, r: f64| match Duration::try_from_secs_f64(r / 1000.0) {
+            Ok(d) => Failure::retry_in(reason, d),
+            Err(_) => Failure::new(reason),
+        };
+        let out = slots.iter().zip(reasons).zip(&retry_in_ms);
+        self.sub.complete(
+            out.map(|((&k, reason), &r)| (k as u64, reason.map_or(Ok(()), |s| Err(failure(s, r))))).collect(),
+        );
     }
 
     /// The delivery in `slot`, for `message.ack()` and friends while its handler runs; null

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
@@ -45,45 +45,24 @@ pub fn _shutdown(py: Python<'_>, timeout: f64) -> bool {
     SHUTDOWN.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
     py.detach(|| {
-        while ACTIVE.load(Ordering::SeqCst) != 0 {
-            if std::time::Instant::now() >= deadline {
-                return false;
-            }
+        while ACTIVE.load(Ordering::SeqCst) != 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        true
+        ACTIVE.load(Ordering::SeqCst) == 0
     })
 }
 
-static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static HELPERS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static EPOCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `redelay._runtime`: handler failures, logging.
+/// `redelay._runtime`: errors, handler failures, logging.
 pub fn helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     HELPERS.get_or_try_init(py, || py.import("redelay._runtime").map(|m| m.into_any().unbind())).map(|m| m.bind(py))
 }
 
-/// The core's error as the exception class of its kind (`redelay._errors`).
+/// The core's error as the exception class of its kind (`redelay._errors.from_core`).
 pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
-    let make = || -> PyResult<PyErr> {
-        let m = ERRORS.get_or_try_init(py, || py.import("redelay._errors").map(|m| m.into_any().unbind()))?;
-        Ok(PyErr::from_value(m.bind(py).call_method1("from_core", (e.kind().name(), e.message()))?))
-    };
-    make().unwrap_or_else(|err| err)
-}
-
-/// An aware UTC datetime for `t`.
-pub fn datetime(py: Python<'_>, t: SystemTime) -> PyResult<Bound<'_, PyAny>> {
-    let epoch = EPOCH.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        let dt = py.import("datetime")?;
-        let utc = dt.getattr("timezone")?.getattr("utc")?;
-        Ok(dt.getattr("datetime")?.call1((1970, 1, 1, 0, 0, 0, 0, utc))?.unbind())
-    })?;
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => epoch.bind(py).add(d),
-        Err(e) => epoch.bind(py).sub(e.duration()),
-    }
+    let err = helpers(py).and_then(|h| h.call_method1("from_core", (e.kind().name(), e.message())));
+    err.map_or_else(|err| err, PyErr::from_value)
 }
 
 /// Runs `fut` on the runtime without holding the GIL, checking for signals (Ctrl-C) every
@@ -193,20 +172,6 @@ where
         }
         Ok::<(), redelay::Error>(())
     })
-}
-
-/// A core result handed to Python in its wire form, as JSON text (`redelay._results` reads it
-/// into the result's dataclass).
-pub struct Json<T>(pub T);
-
-impl<'py, T: serde::Serialize> IntoPyObject<'py> for Json<T> {
-    type Target = pyo3::types::PyString;
-    type Output = Bound<'py, Self::Target>;
-    type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Self::Output> {
-        let text = serde_json::to_string(&self.0).map_err(|e| to_py_err(py, redelay::Error::invalid(e.to_string())))?;
-        Ok(pyo3::types::PyString::new(py, &text))
-    }
 }
 
 /// Arguments in their wire form (JSON text from `redelay._results.wire`); an error names the

@@ -47,6 +47,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_log_level, m)?)?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();
     m.add("ERROR_CODES", codes)?;
-    m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -5,7 +5,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{datetime, dur, run, Secs};
+use std::time::SystemTime;
+
+use crate::convert::{dur, run, Secs};
 
 /// One delivery of a message.
 #[pyclass(frozen, subclass, module = "redelay._native")]
@@ -59,15 +61,15 @@ methods! {
     /// The reason given by the previous failed attempt, or None.
     last_error -> Option<&str> = |d, _py| d.last_error();
     /// When Redis stored the message (aware UTC datetime, Redis clock).
-    published_at -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.published_at());
+    published_at -> SystemTime = |d, _py| d.published_at();
     /// When the message became due (for a retry: when the retry became due).
-    due_at -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.due_at());
+    due_at -> SystemTime = |d, _py| d.due_at();
     /// When this delivery was leased (Redis clock).
-    delivered_at -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.delivered_at());
+    delivered_at -> SystemTime = |d, _py| d.delivered_at();
     /// `delivered_at - due_at` as a timedelta (by the Redis clock).
     lateness -> std::time::Duration = |d, _py| d.lateness();
     /// When the current lease runs out unless extended.
-    lease_deadline -> PyResult<Bound<'py, PyAny>> = |d, py| datetime(py, d.lease_deadline());
+    lease_deadline -> SystemTime = |d, _py| d.lease_deadline();
     /// The lease token, for settling by id with `queue.ack(id, token)`.
     token -> &str = |d, _py| d.token();
     /// True once ack or nack was called.

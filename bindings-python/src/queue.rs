@@ -4,13 +4,11 @@
 //! both, so no option or result field is mapped here.
 
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use serde::Deserialize;
 
-use crate::convert::{de, dur, rt, run, to_py_err, Json, Secs};
+use crate::convert::{de, dur, rt, run, to_py_err, Secs};
 use crate::message::new_message;
 use crate::subscribe::{NativeSubscription, PyWake};
 
@@ -64,43 +62,9 @@ pub struct NativeQueue {
     q: redelay::Queue,
 }
 
-/// The scalar arguments of the queue's calls, by their wire names (options with a struct of
-/// their own in the core are read as that struct).
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct Args {
-    id: String,
-    token: String,
-    reason: String,
-    delay_ms: Option<f64>,
-    at_ms: Option<f64>,
-    retry_in_ms: Option<f64>,
-    ttr_ms: Option<f64>,
-    since_ms: f64,
-    until_ms: f64,
-    start_ms: f64,
-    width_ms: f64,
-    buckets: usize,
-    step: Option<redelay::Step>,
-    state: Option<redelay::State>,
-    offset: usize,
-    limit: usize,
-    search: Option<redelay::Search>,
-    cursor: Option<String>,
-    on: bool,
-}
-
-/// Milliseconds from Python as a Duration; `field` names it in the error.
-fn ms(v: Option<f64>, field: &str) -> PyResult<Option<Duration>> {
-    dur(v.map(|m| Secs(m / 1000.0)), field)
-}
-
-fn time(v: f64, field: &str) -> PyResult<std::time::SystemTime> {
-    Ok(UNIX_EPOCH + ms(Some(v), field)?.unwrap_or_default())
-}
-
-fn epoch_ms(t: std::time::SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+/// A result's wire form as JSON text (`redelay._results` reads it into its dataclass).
+fn text<T: serde::Serialize>(v: T) -> String {
+    redelay::wire::to_json(&v).to_string()
 }
 
 #[pymethods]
@@ -110,91 +74,31 @@ impl NativeQueue {
         self.q.name()
     }
 
-    /// Runs the queue call `op` with `args` (wire form) and `bodies` (publish); the result in
-    /// its wire form.
+    /// Runs the queue call `op` with `args` (wire form, JSON text) and `bodies` (publish): the
+    /// core's `Queue::call`, or its publish calls; the result in its wire form (JSON text).
     fn call<'py>(
         &self,
         py: Python<'py>,
-        op: &str,
+        op: String,
         args: &str,
         bodies: Vec<Bound<'py, PyBytes>>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let q = self.q.clone();
-        let e = |e| to_py_err(py, e);
-        macro_rules! go {
-            ($f:expr) => {
-                run(py, blocking, async move { $f.await.map(Json) })
-            };
-            ($a:ident: $t:ty => $f:expr) => {{
-                let $a: $t = de(py, args)?;
-                go!($f)
-            }};
-        }
-        match op {
+        let (q, mut bodies) = (self.q.clone(), bodies.iter().map(|b| b.as_bytes().to_vec()).collect::<Vec<_>>());
+        match op.as_str() {
             "publish" => {
-                let body = bodies.first().map(|b| b.as_bytes().to_vec()).unwrap_or_default();
-                let m = de::<redelay::PublishOptions>(py, args)?.message(body).map_err(e)?;
-                go!(q.publish(m))
+                let m = de::<redelay::PublishOptions>(py, args)?.message(bodies.pop().unwrap_or_default());
+                let m = m.map_err(|e| to_py_err(py, e))?;
+                run(py, blocking, async move { q.publish(m).await.map(text) })
             }
             "publish_batch" => {
-                let opts: Vec<redelay::PublishOptions> = de(py, args)?;
-                let msgs = redelay::batch_messages(bodies.iter().map(|b| b.as_bytes().to_vec()).zip(opts).collect())
-                    .map_err(e)?;
-                go!(q.publish_batch(msgs))
+                let msgs = redelay::batch_from_wire(bodies, de(py, args)?).map_err(|e| to_py_err(py, e))?;
+                run(py, blocking, async move { q.publish_batch(msgs).await.map(text) })
             }
-            "ack" => go!(a: Args => q.ack(&a.id, &a.token)),
-            "nack" => {
-                let a = de::<Args>(py, args)?;
-                let retry_in = ms(a.retry_in_ms, "retry_in")?;
-                go!(q.nack(&a.id, &a.token, retry_in, &a.reason))
+            _ => {
+                let args = de(py, args)?;
+                run(py, blocking, async move { q.call(&op, args).await.map(text) })
             }
-            "extend" => {
-                let a = de::<Args>(py, args)?;
-                let ttr = ms(a.ttr_ms, "ttr")?.unwrap_or_default();
-                go!(q.extend(&a.id, &a.token, ttr))
-            }
-            "cancel" => go!(a: Args => q.cancel(&a.id)),
-            "reschedule" => {
-                let a = de::<Args>(py, args)?;
-                let at = a.at_ms.map(|t| time(t, "at")).transpose()?;
-                let due = redelay::Due::from_parts(ms(a.delay_ms, "delay")?, at).map_err(e)?;
-                go!(async move { q.reschedule(&a.id, due).await.map(epoch_ms) })
-            }
-            "peek" => go!(a: Args => q.peek(&a.id)),
-            "stats" => go!(q.stats()),
-            "dead_letters" => {
-                let o: redelay::DeadLetterQuery = de(py, args)?;
-                o.validate().map_err(e)?;
-                go!(q.dead_letters(o.offset, o.limit))
-            }
-            "respawn" => go!(s: redelay::Select => q.respawn(s)),
-            "purge_dead" => go!(s: redelay::Select => q.purge_dead(s)),
-            "destroy" => go!(q.destroy()),
-            "verify" => go!(q.verify()),
-            "pause" => go!(q.pause()),
-            "resume" => go!(q.resume()),
-            "set_history" => go!(a: Args => q.set_history(a.on)),
-            "history" => {
-                let a = de::<Args>(py, args)?;
-                let (since, until) = (time(a.since_ms, "since")?, time(a.until_ms, "until")?);
-                go!(q.history(since, until, a.step.unwrap_or(redelay::Step::Minute)))
-            }
-            "history_totals" => go!(q.history_totals()),
-            "upcoming" => {
-                let a = de::<Args>(py, args)?;
-                let (start, width) = (time(a.start_ms, "start")?, ms(Some(a.width_ms), "width")?.unwrap_or_default());
-                let pairs = |v: Vec<_>| v.into_iter().map(|(t, n)| (epoch_ms(t), n)).collect::<Vec<_>>();
-                go!(async move { q.upcoming(start, width, a.buckets).await.map(pairs) })
-            }
-            "list" => go!(a: Args => q.list(a.state.unwrap_or(redelay::State::Ready), a.offset, a.limit)),
-            "search" => {
-                let a = de::<Args>(py, args)?;
-                let what = a.search.ok_or_else(|| e(redelay::Error::invalid("search: say what to look for")))?;
-                go!(q.search(&what, a.cursor.as_deref()))
-            }
-            "bulk" => go!(o: redelay::BulkOptions => async move { q.bulk(&o).await }),
-            _ => Err(pyo3::exceptions::PyValueError::new_err(format!("unknown queue call {op:?}"))),
         }
     }
 

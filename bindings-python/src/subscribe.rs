@@ -83,11 +83,6 @@ impl NativeSubscription {
         self.sub.complete(outcomes.into_iter().map(|(k, o)| (k, o.map_or(Ok(()), |o| Err(f(o))))).collect());
     }
 
-    /// Hands back deliveries taken but never started.
-    fn give_back(&self, keys: Vec<u64>) {
-        self.sub.give_back(keys);
-    }
-
     /// Stop fetching, let running handlers finish (up to the drain timeout, or `timeout`
     /// seconds when given), return. Blocking or awaitable.
     #[pyo3(signature = (blocking, timeout=None))]

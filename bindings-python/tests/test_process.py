@@ -196,17 +196,16 @@ def test_ctrl_c_interrupts_a_blocking_call(tmp_path: Path, url: str, prefix: str
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(0.3)
-        t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=15)
-        elapsed = time.monotonic() - t0
+        # The blocking call waits 60 s unless Ctrl-C interrupts it: 45 s is a hang, whatever
+        # the machine's load (no tighter wall-clock bound).
+        _, stderr = proc.communicate(timeout=45)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert "KeyboardInterrupt" in stderr, stderr
     assert "panicked" not in stderr and "Fatal" not in stderr, stderr
-    assert elapsed < 5
 
 
 def test_worker_reports_a_bad_queue_name_and_exits_1(tmp_path: Path, url: str) -> None:

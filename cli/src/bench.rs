@@ -93,7 +93,7 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
+pub async fn run(url: &str, shards: u32, a: BenchArgs) -> redelay::Result<ExitCode> {
     let c = if a.quick {
         Counts {
             single: 300,
@@ -119,19 +119,23 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
     };
     let prefix = format!("redelay-bench-{}", std::process::id());
     let client = Client::builder(url).prefix(&prefix).response_timeout(Duration::from_secs(30)).connect().await?;
-    let raw = redis::Client::open(url).map_err(redelay::Error::from)?;
+    SHARDS.store(shards, std::sync::atomic::Ordering::Relaxed);
+    // INFO, SLOWLOG and memory go to one node (of a cluster: the first one named).
+    let raw = redis::Client::open(one_node(url)).map_err(redelay::Error::from)?;
     let mut rc = raw.get_multiplexed_async_connection().await.map_err(redelay::Error::from)?;
     let conc = a.concurrency;
     NO_HISTORY.store(a.no_history, std::sync::atomic::Ordering::Relaxed);
     eprintln!(
-        "redelay bench against {} (concurrency {conc}{})",
+        "redelay bench against {} (concurrency {conc}, {shards} shard{}{})",
         redelay::redact(url),
+        if shards == 1 { "" } else { "s" },
         if a.quick { ", quick" } else { "" }
     );
 
     let on = |p: &str| a.only.is_empty() || a.only.iter().any(|o| o == p);
-    let (single, batched) = if on("a") { publish_phase(&client, &c).await? } else { (0.0, 0.0) };
-    let deliver = if on("b") { deliver_phase(&client, c.backlog, conc).await? } else { 0.0 };
+    let mut cpu = RedisCpu::default();
+    let (single, batched) = if on("a") { publish_phase(&client, &mut rc, &c, &mut cpu).await? } else { (0.0, 0.0) };
+    let deliver = if on("b") { deliver_phase(&client, &mut rc, c.backlog, conc, &mut cpu).await? } else { 0.0 };
     let low = if on("c") { lateness_phase(&client, c.low, c.low_spread, conc).await? } else { Vec::new() };
     let (burst_lat, drain) =
         if on("d") { burst_phase(&client, "burst", c.burst, c.burst_due, conc).await? } else { (Vec::new(), 0.0) };
@@ -171,10 +175,13 @@ pub async fn run(url: &str, a: BenchArgs) -> redelay::Result<ExitCode> {
         "system": "redelay",
         "version": env!("CARGO_PKG_VERSION"),
         "redis_version": redis_version,
-        "settings": { "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick, "history": !a.no_history },
+        "settings": { "shards": shards, "concurrency": conc, "prefetch": conc, "publish_batch_size": 1000, "quick": a.quick, "history": !a.no_history },
         "publish_single_per_s": single.round(),
         "publish_batch_per_s": batched.round(),
         "deliver_ack_per_s": deliver.round(),
+        "redis_cpu_us_per_msg": {
+            "publish_single": cpu.publish_single, "publish_batch": cpu.publish_batch, "deliver_ack": cpu.deliver_ack,
+        },
         "low_load": {
             "count": low.len(),
             "p50_ms": round3(percentile(&low, 0.5)), "p90_ms": round3(percentile(&low, 0.9)),
@@ -207,6 +214,12 @@ fn print_table(v: &Value) {
     println!("  (a) publish, one at a time        {:>12.0} msg/s", f("/publish_single_per_s"));
     println!("  (a) publish, batches of 1000      {:>12.0} msg/s", f("/publish_batch_per_s"));
     println!("  (b) deliver+ack, due backlog      {:>12.0} msg/s", f("/deliver_ack_per_s"));
+    println!(
+        "  Redis CPU per message: publish single {:.2} µs, batched {:.2} µs, deliver+ack {:.2} µs",
+        f("/redis_cpu_us_per_msg/publish_single"),
+        f("/redis_cpu_us_per_msg/publish_batch"),
+        f("/redis_cpu_us_per_msg/deliver_ack")
+    );
     println!(
         "  (c) lateness, low load            p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
         f("/low_load/p50_ms"),
@@ -258,9 +271,20 @@ fn print_table(v: &Value) {
 }
 
 static NO_HISTORY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Shards of every queue the bench makes (`--shards`).
+static SHARDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// A plain `redis://` URL of one node of `url` (the first node of a cluster URL).
+fn one_node(url: &str) -> String {
+    match url.strip_prefix("redis+cluster://") {
+        Some(rest) => format!("redis://{}", rest.split(',').next().unwrap_or(rest)),
+        None => url.to_string(),
+    }
+}
 
 async fn fresh(client: &Client, name: &str) -> redelay::Result<Queue> {
-    let q = client.queue(name)?;
+    let shards = redelay::QueueOptions::shards(SHARDS.load(std::sync::atomic::Ordering::Relaxed));
+    let q = client.queue_with(name, shards)?;
     q.destroy().await?;
     if NO_HISTORY.load(std::sync::atomic::Ordering::Relaxed) {
         q.set_history(false).await?;
@@ -268,9 +292,40 @@ async fn fresh(client: &Client, name: &str) -> redelay::Result<Queue> {
     Ok(q)
 }
 
-async fn publish_phase(client: &Client, c: &Counts) -> redelay::Result<(f64, f64)> {
+/// Redis' own CPU time (user + system) per message in phases (a) and (b), in µs: `INFO cpu`
+/// read before and after, so it does not depend on what else the machine runs.
+#[derive(Default)]
+struct RedisCpu {
+    publish_single: f64,
+    publish_batch: f64,
+    deliver_ack: f64,
+}
+
+/// Seconds of CPU the Redis server has used (`used_cpu_user + used_cpu_sys`).
+async fn redis_cpu_s(rc: &mut redis::aio::MultiplexedConnection) -> redelay::Result<f64> {
+    let info: String = redis::cmd("INFO").arg("cpu").query_async(rc).await.map_err(redelay::Error::from)?;
+    Ok(info
+        .lines()
+        .filter_map(|l| l.strip_prefix("used_cpu_user:").or_else(|| l.strip_prefix("used_cpu_sys:")))
+        .filter_map(|v| v.trim().parse::<f64>().ok())
+        .sum())
+}
+
+/// µs of Redis CPU per message since `since` (a `redis_cpu_s` reading), rounded to 0.01.
+async fn cpu_us_per(rc: &mut redis::aio::MultiplexedConnection, since: f64, n: usize) -> redelay::Result<f64> {
+    let used = redis_cpu_s(rc).await? - since;
+    Ok((used * 1e6 / n.max(1) as f64 * 100.0).round() / 100.0)
+}
+
+async fn publish_phase(
+    client: &Client,
+    rc: &mut redis::aio::MultiplexedConnection,
+    c: &Counts,
+    cpu: &mut RedisCpu,
+) -> redelay::Result<(f64, f64)> {
     let q = fresh(client, "publish").await?;
     let body = vec![b'x'; 32];
+    let cpu0 = redis_cpu_s(rc).await?;
     let t = Instant::now();
     for i in 0..c.single {
         q.publish(Message::new(body.clone()).delay(Duration::from_secs(3600))).await?;
@@ -280,7 +335,9 @@ async fn publish_phase(client: &Client, c: &Counts) -> redelay::Result<(f64, f64
     }
     progress("(a) publish single", c.single, c.single);
     let single = c.single as f64 / t.elapsed().as_secs_f64();
+    cpu.publish_single = cpu_us_per(rc, cpu0, c.single).await?;
     q.destroy().await?;
+    let cpu0 = redis_cpu_s(rc).await?;
     let t = Instant::now();
     let mut done = 0;
     while done < c.batch {
@@ -292,6 +349,7 @@ async fn publish_phase(client: &Client, c: &Counts) -> redelay::Result<(f64, f64
         }
     }
     let batched = c.batch as f64 / t.elapsed().as_secs_f64();
+    cpu.publish_batch = cpu_us_per(rc, cpu0, c.batch).await?;
     q.destroy().await?;
     Ok((single, batched))
 }
@@ -335,7 +393,13 @@ async fn consume(
     Ok((v, end))
 }
 
-async fn deliver_phase(client: &Client, n: usize, conc: usize) -> redelay::Result<f64> {
+async fn deliver_phase(
+    client: &Client,
+    rc: &mut redis::aio::MultiplexedConnection,
+    n: usize,
+    conc: usize,
+    cpu: &mut RedisCpu,
+) -> redelay::Result<f64> {
     let q = fresh(client, "deliver").await?;
     let body = vec![b'x'; 32];
     let mut done = 0;
@@ -344,9 +408,11 @@ async fn deliver_phase(client: &Client, n: usize, conc: usize) -> redelay::Resul
         q.publish_batch((0..k).map(|_| Message::new(body.clone())).collect()).await?;
         done += k;
     }
+    let cpu0 = redis_cpu_s(rc).await?;
     let t = Instant::now();
     let (_, end) = consume(&q, n, conc, "(b) deliver+ack", Duration::from_secs(300)).await?;
     let rate = n as f64 / end.duration_since(t).as_secs_f64();
+    cpu.deliver_ack = cpu_us_per(rc, cpu0, n).await?;
     q.destroy().await?;
     Ok(rate)
 }

@@ -4,12 +4,35 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand};
-use redelay::{Client, Due, Message, MessageInfo, Result, Select, Stats};
+use redelay::{Client, Due, Message, MessageInfo, Queue, QueueOptions, Result, Select, Stats};
 
 use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
 
 pub async fn connect(url: &str, prefix: &str) -> Result<Client> {
     Client::builder(url).prefix(prefix).connect_timeout(Duration::from_secs(3)).connect().await
+}
+
+/// The client, and how a command opens the queue it names: with `--shards` when given, else
+/// with the shard count stored in Redis (1 for a plain queue).
+pub struct Conn {
+    pub client: Client,
+    pub shards: Option<u32>,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl Conn {
+    pub async fn queue(&self, name: &str) -> Result<Queue> {
+        match self.shards {
+            Some(n) => self.client.queue_with(name, QueueOptions::shards(n)),
+            None => self.client.queue_stored(name).await,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -45,8 +68,8 @@ pub struct PublishArgs {
     pub drop_on_expiry: bool,
 }
 
-pub async fn publish(client: &Client, a: PublishArgs) -> Result<ExitCode> {
-    let q = client.queue(&a.queue)?;
+pub async fn publish(client: &Conn, a: PublishArgs) -> Result<ExitCode> {
+    let q = client.queue(&a.queue).await?;
     let mut m = Message::new(a.body.into_bytes()).replace(a.replace);
     if let Some(d) = a.delay {
         m = m.delay(d);
@@ -92,11 +115,11 @@ fn opt_ms(t: Option<SystemTime>) -> serde_json::Value {
     t.map_or(serde_json::Value::Null, |t| epoch_ms(t).into())
 }
 
-pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
+pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
     let names = if a.queues.is_empty() { client.queues().await? } else { a.queues };
     let mut rows: Vec<(String, Stats)> = Vec::new();
     for n in names {
-        let s = client.queue(&n)?.stats().await?;
+        let s = client.queue(&n).await?.stats().await?;
         rows.push((n, s));
     }
     if a.json {
@@ -115,7 +138,7 @@ pub async fn stats(client: &Client, a: StatsArgs) -> Result<ExitCode> {
     } else if a.prometheus {
         let mut totals = Vec::new();
         for (n, _) in &rows {
-            totals.push(client.queue(n)?.history_totals().await?);
+            totals.push(client.queue(n).await?.history_totals().await?);
         }
         print!("{}", prometheus(client.prefix(), &rows, &totals));
     } else {
@@ -236,8 +259,8 @@ fn info_json(m: &MessageInfo) -> serde_json::Value {
     })
 }
 
-pub async fn peek(client: &Client, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
-    match client.queue(queue)?.peek(id).await? {
+pub async fn peek(client: &Conn, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
+    match client.queue(queue).await?.peek(id).await? {
         Some(m) if json => {
             println!("{}", info_json(&m));
             Ok(ExitCode::SUCCESS)
@@ -253,8 +276,8 @@ pub async fn peek(client: &Client, queue: &str, id: &str, json: bool) -> Result<
     }
 }
 
-pub async fn cancel(client: &Client, queue: &str, id: &str) -> Result<ExitCode> {
-    if client.queue(queue)?.cancel(id).await? {
+pub async fn cancel(client: &Conn, queue: &str, id: &str) -> Result<ExitCode> {
+    if client.queue(queue).await?.cancel(id).await? {
         println!("cancelled {id}");
         Ok(ExitCode::SUCCESS)
     } else {
@@ -278,9 +301,9 @@ pub struct RescheduleArgs {
     pub json: bool,
 }
 
-pub async fn reschedule(client: &Client, a: RescheduleArgs) -> Result<ExitCode> {
+pub async fn reschedule(client: &Conn, a: RescheduleArgs) -> Result<ExitCode> {
     let due = Due::from_parts(a.delay, a.at)?;
-    let t = client.queue(&a.queue)?.reschedule(&a.id, due).await?;
+    let t = client.queue(&a.queue).await?.reschedule(&a.id, due).await?;
     if a.json {
         println!("{}", serde_json::json!({ "id": a.id, "due_at_ms": epoch_ms(t) }));
     } else {
@@ -334,10 +357,10 @@ impl DeadSel {
     }
 }
 
-pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
+pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
     match cmd {
         DeadCmd::List { queue, limit, offset, json } => {
-            let list = client.queue(&queue)?.dead_letters(offset, limit).await?;
+            let list = client.queue(&queue).await?.dead_letters(offset, limit).await?;
             if json {
                 let v: Vec<_> = list
                     .iter()
@@ -368,11 +391,11 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
             }
         }
         DeadCmd::Respawn(sel) => {
-            let n = client.queue(&sel.queue)?.respawn(sel.select()?).await?;
+            let n = client.queue(&sel.queue).await?.respawn(sel.select()?).await?;
             println!("respawned {n}");
         }
         DeadCmd::Purge(sel) => {
-            let n = client.queue(&sel.queue)?.purge_dead(sel.select()?).await?;
+            let n = client.queue(&sel.queue).await?.purge_dead(sel.select()?).await?;
             println!("purged {n}");
         }
     }
@@ -380,8 +403,8 @@ pub async fn dead(client: &Client, cmd: DeadCmd) -> Result<ExitCode> {
 }
 
 /// `pause` / `resume`: consumers of the queue stop (or start again) receiving.
-pub async fn pause(client: &Client, queue: &str, pause: bool) -> Result<ExitCode> {
-    let q = client.queue(queue)?;
+pub async fn pause(client: &Conn, queue: &str, pause: bool) -> Result<ExitCode> {
+    let q = client.queue(queue).await?;
     let changed = if pause { q.pause().await? } else { q.resume().await? };
     let what = if pause { "paused" } else { "resumed" };
     println!(
@@ -391,8 +414,8 @@ pub async fn pause(client: &Client, queue: &str, pause: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn verify(client: &Client, queue: &str) -> Result<ExitCode> {
-    let r = client.queue(queue)?.verify().await?;
+pub async fn verify(client: &Conn, queue: &str) -> Result<ExitCode> {
+    let r = client.queue(queue).await?.verify().await?;
     if r.is_ok() {
         println!("ok: {} records, every id in exactly one state", r.records);
         Ok(ExitCode::SUCCESS)
@@ -418,10 +441,10 @@ pub struct UpcomingArgs {
 }
 
 /// How many messages fall due per bucket, as a bar chart.
-pub async fn upcoming(client: &Client, a: UpcomingArgs) -> Result<ExitCode> {
+pub async fn upcoming(client: &Conn, a: UpcomingArgs) -> Result<ExitCode> {
     let n = (a.next.as_millis() / a.every.as_millis().max(1)).clamp(1, 1000) as usize;
     let now = SystemTime::now();
-    let b = client.queue(&a.queue)?.upcoming(now, a.every, n).await?;
+    let b = client.queue(&a.queue).await?.upcoming(now, a.every, n).await?;
     if a.json {
         let v: Vec<_> = b.iter().map(|(t, c)| serde_json::json!({ "from_ms": epoch_ms(*t), "count": c })).collect();
         println!("{}", serde_json::Value::Array(v));
@@ -459,14 +482,14 @@ fn one_line(m: &MessageInfo, now: SystemTime) -> String {
     format!("{:<24} {:<9} {}  {body}", m.id, m.state.as_str(), when.unwrap_or_default())
 }
 
-pub async fn list(client: &Client, a: ListArgs) -> Result<ExitCode> {
+pub async fn list(client: &Conn, a: ListArgs) -> Result<ExitCode> {
     let state = match a.state.as_str() {
         "scheduled" => redelay::State::Scheduled,
         "ready" => redelay::State::Ready,
         "leased" => redelay::State::Leased,
         _ => redelay::State::Dead,
     };
-    let page = client.queue(&a.queue)?.list(state, a.offset, a.limit).await?;
+    let page = client.queue(&a.queue).await?.list(state, a.offset, a.limit).await?;
     if a.json {
         let items: Vec<_> = page.items.iter().map(info_json).collect();
         println!("{}", serde_json::json!({ "total": page.total, "items": items }));
@@ -509,7 +532,7 @@ pub struct SearchArgs {
     pub json: bool,
 }
 
-pub async fn search(client: &Client, a: SearchArgs) -> Result<ExitCode> {
+pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
     let w = a.what;
     let what = if let Some(p) = w.id_prefix {
         redelay::Search::IdPrefix(p)
@@ -522,7 +545,7 @@ pub async fn search(client: &Client, a: SearchArgs) -> Result<ExitCode> {
     } else {
         redelay::Search::Error(w.error.unwrap_or_default())
     };
-    let q = client.queue(&a.queue)?;
+    let q = client.queue(&a.queue).await?;
     let (mut found, mut scanned, mut cursor) = (Vec::new(), 0u64, None::<String>);
     loop {
         let p = q.search(&what, cursor.as_deref()).await?;
@@ -560,7 +583,7 @@ pub struct HistoryArgs {
 }
 
 /// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
-pub async fn history(client: &Client, a: HistoryArgs) -> Result<ExitCode> {
+pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
     let hourly = match a.step.as_deref() {
         Some("hour") => true,
         Some(_) => false,
@@ -568,7 +591,7 @@ pub async fn history(client: &Client, a: HistoryArgs) -> Result<ExitCode> {
     };
     let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
     let now = SystemTime::now();
-    let pts = client.queue(&a.queue)?.history(now - a.last, now, step).await?;
+    let pts = client.queue(&a.queue).await?.history(now - a.last, now, step).await?;
     if a.json {
         let v: Vec<_> = pts
             .iter()

@@ -19,6 +19,10 @@ struct Cli {
     /// Key prefix of the queues
     #[arg(long, global = true, env = "REDELAY_PREFIX", default_value = "redelay")]
     prefix: String,
+    /// Shards of the named queue (1 to 256): needed to publish to a new sharded queue; other
+    /// commands use the count stored in Redis when it is not given
+    #[arg(long, global = true, env = "REDELAY_SHARDS")]
+    shards: Option<u32>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -77,12 +81,12 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(&cli.url, &cli.prefix, a).await,
-        Cmd::Bench(a) => bench::run(&cli.url, a).await,
+        Cmd::Bench(a) => bench::run(&cli.url, cli.shards.unwrap_or(1), a).await,
         Cmd::Serve(a) => serve::serve(&cli.url, &cli.prefix, a).await,
         Cmd::Token { cmd } => serve::token(&cli.url, &cli.prefix, cmd).await,
         cmd => {
             let client = match commands::connect(&cli.url, &cli.prefix).await {
-                Ok(c) => c,
+                Ok(c) => commands::Conn { client: c, shards: cli.shards },
                 Err(e) => {
                     eprintln!("redelay: {e}");
                     return ExitCode::from(2);

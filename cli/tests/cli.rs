@@ -230,3 +230,27 @@ fn tokens_and_serve_from_the_command_line() {
     let stats = text(&redelay(&prefix, &["stats", "shop:orders", "--json"]));
     assert!(stats.contains("\"ready\":1") || stats.contains("\"ready\": 1"), "{stats}");
 }
+
+#[test]
+fn shards_are_named_once_and_found_in_redis_afterwards() {
+    let prefix = format!("clishard{}", std::process::id());
+    for i in 0..20 {
+        let id = format!("o{i}");
+        let o = redelay(&prefix, &["--shards", "4", "publish", "orders", "x", "--id", &id, "--delay", "1h"]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    // Other commands find the count in Redis.
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "--json"]))).unwrap();
+    assert_eq!((v[0]["queue"].as_str(), v[0]["scheduled"].as_u64()), (Some("orders"), Some(20)));
+    assert!(text(&redelay(&prefix, &["peek", "orders", "o7"])).contains("state:        scheduled"));
+    assert!(redelay(&prefix, &["cancel", "orders", "o7"]).status.success());
+    let o = redelay(&prefix, &["verify", "orders"]);
+    assert!(o.status.success(), "{o:?}");
+    let list = text(&redelay(&prefix, &["list", "orders", "scheduled", "--limit", "1000"]));
+    assert_eq!(list.matches("o1").count(), 11, "o1 and o10..o19: {list}");
+    // Another count is refused, naming both (exit 64: bad input).
+    let o = redelay(&prefix, &["--shards", "8", "stats", "orders"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("has 4 shards in Redis and this handle was opened with 8"), "{err}");
+}

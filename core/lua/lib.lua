@@ -9,7 +9,9 @@
 --                   score in place instead of moving members between structures
 --   BODY    hash    id -> blob, only for blobs longer than INLINE_MAX (the rest sit in the record)
 --   DIED    zset    id -> time it died, ms (the record stays in MSG, flagged DEAD)
---   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused
+--   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused; for a sharded
+--                   queue (its data under the tags {queue/0} .. {queue/N-1}) `shards` = N in
+--                   the META of the plain tag {queue}, which makes every script on it refuse
 --   LEGACY  string  the key where layout 1 kept its records; a marker, so that a redelay 0.1
 --                   client fails with WRONGTYPE instead of seeing an empty queue
 --   HIST    hash    history counters: 'm<minute>:<name>' (kept 2 days), 'h<hour>:<name>' (kept
@@ -55,14 +57,20 @@ local function fmt_int(n) return string.format('%.0f', n) end
 local function has(flags, f) return bit.band(flags, f) ~= 0 end
 local function is_leased(r) return r.tok ~= ZERO_TOKEN end
 
--- History is on unless the queue's meta says `nohist` (read by check_layout).
+-- History is on unless the queue's meta says `nohist`; the last minute and hour whose old
+-- counters were pruned (meta `hmin`, `hhour`). check_layout reads all three with the layout.
 local HISTORY = true
+local PRUNED = {}
 
 -- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish).
 local function check_layout(create)
-  local m = redis.call('HMGET', META, 'v', 'nohist')
+  local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards')
   local v = m[1]
   HISTORY = not m[2]
+  PRUNED.hmin, PRUNED.hhour = m[3], m[4]
+  if m[5] then
+    return error('redelay: sharded queue: it has ' .. m[5] .. ' shards')
+  end
   if v == LAYOUT then return end
   if v then
     return error('redelay: queue data has layout ' .. v .. '; this client reads layout ' .. LAYOUT)
@@ -180,11 +188,13 @@ end
 -- with one HINCRBY each (nothing for a zero). Once per new minute it also deletes the minutes
 -- older than 2 days and the hours older than 90 days (at most 120 of each per call).
 local MINUTES_KEPT, HOURS_KEPT = 2880, 2160
-local HIST_NAMES = { 'p', 'd', 'a', 'r', 'x', 'e' }
-for i = 0, 15 do HIST_NAMES[#HIST_NAMES + 1] = 'l' .. i end
-HIST_NAMES[#HIST_NAMES + 1] = 'ls'
+-- Written out: this runs on every call, and number-to-string conversions cost microseconds.
+local HIST_NAMES = {
+  'p', 'd', 'a', 'r', 'x', 'e', 'l0', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9',
+  'l10', 'l11', 'l12', 'l13', 'l14', 'l15', 'ls',
+}
 local function prune(kind, now_unit, kept, field)
-  local last = tonumber(redis.call('HGET', META, field) or now_unit - 1)
+  local last = tonumber(PRUNED[field] or now_unit - 1)
   if last >= now_unit then return end
   redis.call('HSET', META, field, now_unit)
   local from = math.max(last - kept + 1, now_unit - kept - 119)
@@ -211,9 +221,11 @@ local function hist(counts, now)
 end
 
 -- The lateness bucket of `ms`: l0 under 1 ms, then one per power of two, l15 from 16.384 s.
+-- (Names from HIST_NAMES, index 8 = l1: no number-to-string conversion per message.)
+local LN2 = math.log(2)
 local function lateness_bucket(ms)
   if ms < 1 then return 'l0' end
-  local b = math.floor(math.log(ms) / math.log(2)) + 1
+  local b = math.floor(math.log(ms) / LN2) + 1
   if b > 15 then b = 15 end
-  return 'l' .. b
+  return HIST_NAMES[b + 7]
 end

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::base::error::{Error, ErrorKind, Result};
-use crate::base::options::ClientOptions;
+use crate::base::options::{ClientOptions, QueueOptions};
 use crate::base::url::redact;
 use crate::ops::queue::Queue;
 use crate::storage::connection::{self, Timeouts};
@@ -142,8 +142,28 @@ impl Client {
 
     /// A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`).
     pub fn queue(&self, name: &str) -> Result<Queue> {
+        self.queue_with(name, QueueOptions::default())
+    }
+
+    /// A handle to the queue `name` with options: `QueueOptions::shards(16)` spreads its
+    /// messages over 16 hash tags (see [`QueueOptions`]). InvalidArgument for a bad name or
+    /// shard count; a count that differs from the one stored in Redis is refused at the
+    /// handle's first call.
+    pub fn queue_with(&self, name: &str, opts: QueueOptions) -> Result<Queue> {
         self.inner.check_open()?;
-        Queue::new(self.inner.clone(), name)
+        Queue::new(self.inner.clone(), name, opts)
+    }
+
+    /// A handle to the queue `name` with the shard count stored in Redis: 1 for a queue that
+    /// is not sharded (or does not exist yet). For tools that inspect queues they did not
+    /// create; a producer or consumer should name its count with [`queue_with`](Self::queue_with).
+    pub async fn queue_stored(&self, name: &str) -> Result<Queue> {
+        self.inner.check_open()?;
+        crate::base::limits::check_queue_name(name)?;
+        let meta = crate::base::keys::QueueKeys::new(&self.inner.prefix, name).all[4].clone();
+        let mut c = self.inner.conn.clone();
+        let n: Option<u32> = redis::cmd("HGET").arg(meta).arg("shards").query_async(&mut c).await?;
+        self.queue_with(name, QueueOptions::shards(n.unwrap_or(1)))
     }
 
     /// The small hash of strings `<prefix>:<name>` (see [`Settings`](crate::Settings)).

@@ -29,6 +29,7 @@
 // base (errors, limits, keys, record, options, time) -> storage (connections, scripts, wake,
 // settle, the client context) -> ops (queue, delivery) -> runtime (subscriptions) -> client.
 mod base;
+mod call;
 mod client;
 mod ops;
 mod runtime;
@@ -37,9 +38,12 @@ mod storage;
 pub use base::error::{Error, ErrorKind, Result};
 pub use base::limits;
 pub use base::message::{Due, Message, PublishStatus, Published};
-pub use base::options::{batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, SubscribeOptions};
+pub use base::options::{
+    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, SubscribeOptions,
+};
 pub use base::url::redact;
 pub use base::wire;
+pub use call::{batch_from_wire, Bucket, Reply};
 pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
 pub use ops::delivery::Delivery;
@@ -49,6 +53,7 @@ pub use ops::info::{
 };
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
 pub use ops::settings::Settings;
+pub use ops::sharded::shard_of;
 pub use runtime::bridge::Wake;
 pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};
 pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture, Order};

@@ -54,3 +54,21 @@ async fn the_scripts_count_what_happens_per_minute_hour_and_in_total() {
     q.destroy().await.unwrap();
     assert_eq!(q.history_totals().await.unwrap().published, 0, "destroy deletes the history too");
 }
+
+#[tokio::test]
+async fn each_delivery_lands_in_the_lateness_bucket_of_its_lateness() {
+    let (_c, q) = common::queue("history-buckets").await;
+    let now = SystemTime::now();
+    // Due 5 s ago: 4,096 to 8,192 ms late (bucket 13); due 20 s ago: over 16,384 ms (bucket 15).
+    q.publish(Message::new(b"5s".to_vec()).at(now - Duration::from_secs(5))).await.unwrap();
+    q.publish(Message::new(b"20s".to_vec()).at(now - Duration::from_secs(20))).await.unwrap();
+    let got = q.fetch(10, ms(500)).await.unwrap();
+    assert_eq!(got.len(), 2);
+    let total = q.history_totals().await.unwrap();
+    let mut want = [0u64; 16];
+    want[13] = 1;
+    want[15] = 1;
+    assert_eq!(total.lateness, want);
+    assert!(total.lateness_sum_ms >= 25_000, "{}", total.lateness_sum_ms);
+    q.destroy().await.unwrap();
+}

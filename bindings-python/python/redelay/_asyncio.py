@@ -11,7 +11,7 @@ from . import _runtime
 from ._native import Message, NativeClient, NativeQueue, NativeSubscription, SyncMessage
 from ._ops import Async, ClientOps, QueueOps, SubscriptionBase, sources, start
 from ._results import wire
-from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_callable
+from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -104,18 +104,14 @@ class AsyncQueue(QueueOps, Async):
 async def _subscribe(
     queues: List[Tuple[NativeQueue, int]], weighted: bool, handler: Union[AsyncHandler, SyncHandler], options: Any
 ) -> Subscription:
-    if not callable(handler):
-        raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
     loop, name = asyncio.get_running_loop(), queues[0][0].name
-    runner = _runtime.LoopRunner(handler, loop) if is_async_callable(handler) else None
-    wake = None if runner is None else runner.wake
+    runner = _runtime.LoopRunner(handler, loop) if is_async_handler(handler) else None
     done = asyncio.Event()  # set when the core reports the subscription closed
     closed = functools.partial(loop.call_soon_threadsafe, done.set)
-    native = await start(queues, weighted, wake, closed, options, False)
-    if runner is None:
-        return Subscription(native, name, loop, _runtime.ThreadRunner(handler, native, name), done)
-    runner.sub = native
-    return Subscription(native, name, loop, runner, done)
+    native = await start(queues, weighted, runner and runner.wake, closed, options, False)
+    if runner is not None:
+        runner.sub = native
+    return Subscription(native, name, loop, runner or _runtime.ThreadRunner(handler, native, name), done)
 
 
 class SubscribeCall:
@@ -123,10 +119,10 @@ class SubscribeCall:
     as ``async with`` to close the subscription when the block ends."""
 
     __slots__ = ("_start", "_sub")
+    _sub: Subscription  # set by __aenter__
 
     def __init__(self, start: Callable[[], Awaitable[Subscription]]) -> None:
         self._start = start
-        self._sub: Optional[Subscription] = None
 
     def __await__(self) -> Generator[Any, None, Subscription]:
         return self._start().__await__()
@@ -136,8 +132,7 @@ class SubscribeCall:
         return self._sub
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._sub is not None:
-            await self._sub.close()
+        await self._sub.close()
 
 
 class Subscription(SubscriptionBase):
@@ -162,14 +157,7 @@ class Subscription(SubscriptionBase):
         self._done = done
         self._closing: Optional[asyncio.Future[None]] = None
         # Closes the subscription when the loop shuts down (asyncio.run cancels leftover tasks).
-        self._guard = loop.create_task(self._guard_loop(), name=f"redelay-subscription-{queue}")
-
-    async def _guard_loop(self) -> None:
-        try:
-            await self._done.wait()
-        except asyncio.CancelledError:
-            await self._do_close(None)
-            raise
+        self._guard = loop.create_task(self.wait(), name=f"redelay-subscription-{queue}")
 
     async def _do_close(self, timeout: Optional[Seconds]) -> None:
         try:

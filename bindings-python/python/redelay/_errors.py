@@ -30,9 +30,6 @@ class RedelayError(Exception):
         super().__init__(message)
         self.message = message
 
-    def __str__(self) -> str:
-        return self.message
-
 
 class InvalidArgumentError(RedelayError, ValueError):
     """Bad input, refused before anything was written; the message names the field and the limit."""

@@ -276,9 +276,9 @@ class QueueOps:
     def upcoming(self, width: Seconds, buckets: int, *, start: Optional[datetime] = None) -> List[Tuple[datetime, int]]:
         """How many waiting messages fall due in each of ``buckets`` (1 to 1000) spans of
         ``width`` from ``start`` (default now): the load ahead, as (start of span, count)."""
-        start = start or datetime.now(timezone.utc)
-        args = wire({"start": start, "width": width, "buckets": buckets})
-        return self._call("upcoming", args, lambda v: [(time(t), n) for t, n in v])
+        args = wire({"start": start or datetime.now(timezone.utc), "width": width, "buckets": buckets})
+        args["from_ms"] = args.pop("start_ms")  # the core's name
+        return self._call("upcoming", args, lambda v: [(time(b["at_ms"]), b["count"]) for b in v])
 
     @op
     def list(self, state: Union[State, str], *, offset: int = 0, limit: int = 100) -> ListPage:

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Generator, List, Optional, Set, Tuple
 
 from . import _native
-from ._errors import RetryLater
+from ._errors import RetryLater, from_core  # noqa: F401 (from_core: the native module's errors)
 
 logger = logging.getLogger("redelay")
 
@@ -109,9 +109,6 @@ class LoopRunner:
                     # Created inside ctx.run, the task runs in a copy of ctx (create_task's own
                     # context= argument needs Python 3.11).
                     fut: asyncio.Future[Any] = ctx.run(self.loop.create_task, _finish(ret, first))
-                elif ret is None:
-                    out.append((key, None))
-                    continue
                 else:
                     fut = asyncio.ensure_future(ret, loop=self.loop)
             except BaseException as e:  # the handler failed at once

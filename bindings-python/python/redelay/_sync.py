@@ -13,7 +13,7 @@ from . import _runtime
 from ._native import NativeClient, NativeQueue, NativeSubscription, SyncMessage
 from ._ops import ClientOps, QueueOps, SubscriptionBase, Sync, sources, start
 from ._results import wire
-from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_callable
+from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -82,9 +82,7 @@ class Queue(QueueOps, Sync):
 def _subscribe(
     queues: List[Tuple[NativeQueue, int]], weighted: bool, handler: Callable[[SyncMessage], Any], options: Any
 ) -> SyncSubscription:
-    if not callable(handler):
-        raise TypeError(f"handler: expected a callable, got {type(handler).__name__}")
-    if is_async_callable(handler):
+    if is_async_handler(handler):
         raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
     native: NativeSubscription = start(queues, weighted, None, None, options, True)
     name = queues[0][0].name

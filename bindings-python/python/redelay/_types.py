@@ -132,9 +132,11 @@ def item(m: Union[Body, PublishItem]) -> Tuple[bytes, Dict[str, Any]]:
     return body(d.pop("body")), options(d)
 
 
-def is_async_callable(fn: Any) -> bool:
+def is_async_handler(fn: Any) -> bool:
     """True for ``async def`` functions, partials of them, and objects with an ``async def
-    __call__``."""
+    __call__``; a TypeError for what is not callable."""
+    if not callable(fn):
+        raise TypeError(f"handler: expected a callable, got {type(fn).__name__}")
     while isinstance(fn, functools.partial):
         fn = fn.func
     if inspect.iscoroutinefunction(fn):

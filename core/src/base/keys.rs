@@ -12,7 +12,17 @@ pub(crate) struct QueueKeys {
 
 impl QueueKeys {
     pub fn new(prefix: &str, queue: &str) -> Self {
-        let k = |suffix: &str| format!("{prefix}:{{{queue}}}:{suffix}");
+        Self::tagged(prefix, queue)
+    }
+
+    /// The keys of shard `index` of a sharded queue: the hash tag `{queue/index}` (a queue
+    /// name cannot hold `/`, so no plain queue has these keys).
+    pub fn shard(prefix: &str, queue: &str, index: u32) -> Self {
+        Self::tagged(prefix, &format!("{queue}/{index}"))
+    }
+
+    fn tagged(prefix: &str, tag: &str) -> Self {
+        let k = |suffix: &str| format!("{prefix}:{{{tag}}}:{suffix}");
         QueueKeys {
             all: [k("msg"), k("sched"), k("body"), k("died"), k("meta"), k("jobs"), k("hist"), k("wake")],
             fetch_prefix: k("f:"),
@@ -53,5 +63,8 @@ mod tests {
         assert_eq!(k.fetch_replay("00ff"), "redelay:{orders}:f:00ff");
         assert!(k.all.iter().all(|key| key.contains("{orders}")));
         assert_eq!(registry("p"), "p:queues");
+        let s = QueueKeys::shard("redelay", "orders", 15);
+        assert_eq!(s.all[1], "redelay:{orders/15}:sched");
+        assert_eq!(s.wake(), "redelay:{orders/15}:wake");
     }
 }

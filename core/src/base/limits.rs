@@ -39,6 +39,8 @@ pub const PUBLISH_CHUNK: usize = 100;
 pub const MAX_FETCH: usize = 1000;
 /// At most this many queues in one subscription or one `Queue::fetch_first`.
 pub const MAX_QUEUES: usize = 100;
+/// Most shards of one queue (`QueueOptions::shards`).
+pub const MAX_SHARDS: u32 = 256;
 /// Longest nack reason kept with the message (longer ones are cut): 4000 bytes.
 pub const MAX_REASON_BYTES: usize = 4000;
 

@@ -328,3 +328,35 @@ mod tests {
         assert!(DeadLetterQuery { offset: 0, limit: 0 }.validate().unwrap_err().message().starts_with("limit"));
     }
 }
+
+/// Options of a queue handle (`Client::queue_with`). `Default`: one shard, the plain queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueueOptions {
+    /// Hash tags the queue's messages are spread over (1 to 256, default 1). 1 is the plain
+    /// queue, one hash tag `{name}`; N > 1 spreads messages by id over `{name/0}` ..
+    /// `{name/N-1}`, so that in a Redis Cluster one queue uses many masters. Every client
+    /// must open a queue with the same count: the first sharded use stores it in Redis, and a
+    /// handle with another count is refused with InvalidArgument.
+    pub shards: u32,
+}
+
+impl Default for QueueOptions {
+    fn default() -> Self {
+        QueueOptions { shards: 1 }
+    }
+}
+
+impl QueueOptions {
+    /// Default options with `n` shards.
+    pub fn shards(n: u32) -> Self {
+        QueueOptions { shards: n }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.shards == 0 || self.shards > limits::MAX_SHARDS {
+            return Err(Error::invalid(format!("shards: must be 1 to {}, got {}", limits::MAX_SHARDS, self.shards)));
+        }
+        Ok(())
+    }
+}

@@ -138,7 +138,7 @@ pub mod opt_time_ms {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base::options::{DeadLetterQuery, PublishOptions, SubscribeOptions};
+    use crate::base::options::{DeadLetterQuery, PublishOptions, QueueOptions, SubscribeOptions};
     use serde_json::json;
 
     #[test]
@@ -159,5 +159,14 @@ mod tests {
         assert_eq!((q.offset, q.limit), (0, 7));
         let s: SubscribeOptions = from_json(json!({})).unwrap();
         assert_eq!(s, SubscribeOptions::default());
+        let q: QueueOptions = from_json(json!({"shards": 16})).unwrap();
+        assert_eq!(q, QueueOptions::shards(16));
+        assert_eq!(from_json::<QueueOptions>(json!({})).unwrap().shards, 1);
+        assert_eq!(to_json(&QueueOptions::shards(3)), json!({"shards": 3}));
+        let e = from_json::<QueueOptions>(json!({"shards": -1})).unwrap_err();
+        assert!(e.message().starts_with("shards: "), "{}", e.message());
+        let e = from_json::<QueueOptions>(json!({"shard": 2})).unwrap_err();
+        assert!(e.message().contains("unknown field `shard`"), "{}", e.message());
+        assert!(QueueOptions::shards(0).validate().unwrap_err().message().starts_with("shards: must be 1 to 256"));
     }
 }

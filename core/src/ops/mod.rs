@@ -5,3 +5,4 @@ pub(crate) mod delivery;
 pub(crate) mod info;
 pub(crate) mod queue;
 pub(crate) mod settings;
+pub(crate) mod sharded;

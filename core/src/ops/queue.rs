@@ -10,6 +10,7 @@ use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::keys::{self, QueueKeys};
 use crate::base::limits;
 use crate::base::message::{Due, Message, PublishStatus, Published};
+use crate::base::options::QueueOptions;
 use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
 use crate::base::reply::{array, bad, bytes, int, string};
 use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
@@ -71,6 +72,12 @@ pub(crate) struct QueueInner {
     pub keys: Arc<QueueKeys>,
     pub settler: Settler,
     registered: AtomicBool,
+    /// The shards of a sharded queue (each a plain queue handle on the tag `{name/i}`); empty
+    /// for a plain queue. A sharded handle's own `keys` are those of the plain tag `{name}`,
+    /// whose META records the shard count.
+    pub shards: Vec<Queue>,
+    /// Set once Redis confirmed the shard count of a sharded handle.
+    pub(crate) shards_checked: AtomicBool,
     /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
     confirmed: std::sync::Mutex<Vec<String>>,
 }
@@ -133,20 +140,34 @@ fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
 }
 
 impl Queue {
-    pub(crate) fn new(ctx: Arc<Ctx>, name: &str) -> Result<Queue> {
+    pub(crate) fn new(ctx: Arc<Ctx>, name: &str, opts: QueueOptions) -> Result<Queue> {
         limits::check_queue_name(name)?;
-        let keys = Arc::new(QueueKeys::new(&ctx.prefix, name));
+        opts.validate()?;
+        let shards = if opts.shards > 1 {
+            (0..opts.shards)
+                .map(|i| Self::with_keys(ctx.clone(), name, QueueKeys::shard(&ctx.prefix, name, i), vec![]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Self::with_keys(ctx.clone(), name, QueueKeys::new(&ctx.prefix, name), shards))
+    }
+
+    fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, shards: Vec<Queue>) -> Queue {
+        let keys = Arc::new(keys);
         let settler = Settler::start(ctx.conn.clone(), keys.clone(), &ctx.rt);
-        Ok(Queue {
+        Queue {
             inner: Arc::new(QueueInner {
                 ctx,
                 name: name.to_string(),
                 keys,
                 settler,
                 registered: AtomicBool::new(false),
+                shards,
+                shards_checked: AtomicBool::new(false),
                 confirmed: Default::default(),
             }),
-        })
+        }
     }
 
     /// The queue's name.
@@ -154,11 +175,11 @@ impl Queue {
         &self.inner.name
     }
 
-    fn conn(&self) -> crate::storage::connection::Conn {
+    pub(crate) fn conn(&self) -> crate::storage::connection::Conn {
         self.inner.ctx.conn.clone()
     }
 
-    async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
+    pub(crate) async fn run(&self, script: &scripts::Script, args: Vec<redis::Arg<Vec<u8>>>) -> Result<Value> {
         self.run_keys(script, &self.inner.keys.all, args).await
     }
 
@@ -170,10 +191,10 @@ impl Queue {
     ) -> Result<Value> {
         self.inner.ctx.check_open()?;
         let conn = &self.inner.ctx.conn;
-        Ok(script.run(conn, keys, add_args(&args)).await?)
+        script.run(conn, keys, add_args(&args)).await.map_err(|e| self.refused_sharded(e.into()))
     }
 
-    async fn register(&self) {
+    pub(crate) async fn register(&self) {
         if !self.inner.registered.swap(true, Ordering::Relaxed) {
             let mut c = self.conn();
             let r: redis::RedisResult<i64> = redis::cmd("SADD")
@@ -193,16 +214,25 @@ impl Queue {
         v.pop().ok_or_else(|| bad("empty publish reply"))
     }
 
-    /// Publishes many messages in one round trip (up to 100,000; sent as atomic script calls
-    /// of 100, pipelined). Every message is checked before anything is sent: one bad message
-    /// refuses the whole batch with InvalidArgument, and nothing is written. The batch behaves
-    /// exactly as the same messages published one by one, in order: an id given twice sees the
-    /// first (a duplicate, or with `replace` a replacement).
-    pub async fn publish_batch(&self, msgs: Vec<Message>) -> Result<Vec<Published>> {
+    /// The plain-queue case of [`Queue::publish_batch`], on this handle's own keys.
+    pub(crate) async fn publish_batch_here(&self, msgs: Vec<Message>) -> Result<Vec<Published>> {
         limits::check_batch(msgs.len())?;
         if msgs.is_empty() {
             return Ok(Vec::new());
         }
+        let chunks = self.encode_batch(&msgs, &|i| i, msgs.len() == 1)?;
+        self.register().await;
+        self.send_batch(chunks, msgs.iter().map(|m| m.id.clone()).collect()).await
+    }
+
+    /// Checks and encodes a batch into the arguments of its script calls (100 messages each).
+    /// An error names the message by `position(index in msgs)`, unless `single`.
+    pub(crate) fn encode_batch(
+        &self,
+        msgs: &[Message],
+        position: &dyn Fn(usize) -> usize,
+        single: bool,
+    ) -> Result<Vec<Vec<Vec<u8>>>> {
         let d = self.inner.ctx.defaults;
         let max_body = self.inner.ctx.max_body_bytes;
         let mut chunks: Vec<Vec<Vec<u8>>> = Vec::new();
@@ -211,10 +241,11 @@ impl Queue {
             a.push(chunk.len().to_string().into_bytes());
             for (j, m) in chunk.iter().enumerate() {
                 let at = |e: Error| {
-                    if msgs.len() == 1 {
+                    if single {
                         e
                     } else {
-                        Error::invalid(format!("message {}: {}", i * limits::PUBLISH_CHUNK + j, e.message()))
+                        let k = position(i * limits::PUBLISH_CHUNK + j);
+                        Error::invalid(format!("message {k}: {}", e.message()))
                     }
                 };
                 if let Some(id) = &m.id {
@@ -251,7 +282,17 @@ impl Queue {
             }
             chunks.push(a);
         }
-        self.register().await;
+        Ok(chunks)
+    }
+
+    /// Sends encoded script calls (pipelined) and reads the statuses of the messages, whose
+    /// given ids are `given` (None: generated by the script).
+    pub(crate) async fn send_batch(
+        &self,
+        chunks: Vec<Vec<Vec<u8>>>,
+        given: Vec<Option<String>>,
+    ) -> Result<Vec<Published>> {
+        let count = given.len();
         let replies = match self.inner.ctx.wait_replicas {
             None => {
                 let calls = chunks.into_iter().map(|a| self.run(&scripts::PUBLISH, args(a)));
@@ -259,8 +300,8 @@ impl Queue {
             }
             Some((n, timeout)) => self.publish_and_wait(chunks, n, timeout).await?,
         };
-        let mut out = Vec::with_capacity(msgs.len());
-        let mut given = msgs.iter().map(|m| m.id.clone());
+        let mut out = Vec::with_capacity(count);
+        let mut given = given.into_iter();
         for reply in replies {
             let v = array(reply)?;
             let (seq0, statuses) = match (v.get(1), v.get(2)) {
@@ -280,7 +321,7 @@ impl Queue {
                 out.push(Published { id, status });
             }
         }
-        if out.len() != msgs.len() {
+        if out.len() != count {
             return Err(bad("publish: fewer statuses than messages"));
         }
         Ok(out)
@@ -433,6 +474,8 @@ impl Queue {
     /// earliest next due time of any of them, woken early by a publish to any of them (each
     /// sleep capped at one second, in case a wake-up is lost). All deliveries of one call come
     /// from one queue; each names it. `ttr` as in [`fetch_leasing`](Queue::fetch_leasing).
+    /// A sharded queue counts as one queue: one call may lease from several of its shards, the
+    /// soonest due first.
     pub async fn fetch_first(
         queues: &[Queue],
         max: usize,
@@ -448,26 +491,31 @@ impl Queue {
         if let Some(t) = ttr {
             limits::check_ttr("ttr", t)?;
         }
+        for q in queues {
+            q.check_shards().await?;
+        }
         let deadline = Instant::now() + wait;
-        let mut listeners: Vec<Option<crate::storage::wake::Listener>> = queues.iter().map(|_| None).collect();
+        // Every shard of every queue (a plain queue is its own one shard), in order.
+        let parts: Vec<&Queue> = queues.iter().flat_map(|q| q.parts()).collect();
+        let mut listeners: Vec<Option<crate::storage::wake::Listener>> = parts.iter().map(|_| None).collect();
         'round: loop {
-            let mut seen = Vec::with_capacity(queues.len());
+            let mut seen = Vec::with_capacity(parts.len());
             for q in queues {
-                let f = q.fetch_once(max, ttr).await?;
-                if !f.deliveries.is_empty() {
-                    return Ok(f.deliveries);
+                let (got, more, fetched) = q.fetch_round(max, ttr).await?;
+                if !got.is_empty() {
+                    return Ok(got);
                 }
-                if f.more && Instant::now() < deadline {
+                if more && Instant::now() < deadline {
                     continue 'round;
                 }
-                seen.push(f);
+                seen.extend(fetched);
             }
             if Instant::now() >= deadline {
                 return Ok(Vec::new());
             }
             // A listener signals "look now" once its subscription is in place, so a publish
             // between this round's fetch and the subscription is not missed.
-            for (l, q) in listeners.iter_mut().zip(queues) {
+            for (l, q) in listeners.iter_mut().zip(&parts) {
                 l.get_or_insert_with(|| q.inner.ctx.wake.listen(q.inner.keys.wake()));
             }
             let cap = (Instant::now() + MAX_IDLE).min(deadline);
@@ -485,6 +533,35 @@ impl Queue {
         }
     }
 
+    /// One look of [`fetch_first`](Queue::fetch_first) at this queue: up to `max` deliveries,
+    /// whether more is due now, and each shard's fetch reply (without its deliveries). A plain
+    /// queue is one fetch call. A sharded one asks every shard (concurrently, leasing nothing)
+    /// for its earliest due time, then leases from the shards with something due, the soonest
+    /// due first, until it has `max`.
+    async fn fetch_round(&self, max: usize, ttr: Option<Duration>) -> Result<(Vec<Delivery>, bool, Vec<Fetched>)> {
+        if !self.is_sharded() {
+            let mut f = self.fetch_once(max, ttr).await?;
+            let got = std::mem::take(&mut f.deliveries);
+            return Ok((got, f.more, vec![f]));
+        }
+        let shards = self.parts();
+        let probes = futures_util::future::join_all(shards.iter().map(|q| q.fetch_once(0, ttr))).await;
+        let mut seen = probes.into_iter().collect::<Result<Vec<_>>>()?;
+        let mut due: Vec<usize> = (0..seen.len()).filter(|&i| seen[i].more).collect();
+        due.sort_by_key(|&i| (seen[i].next_due_ms.unwrap_or(seen[i].now_us / 1000), i));
+        let mut got = Vec::new();
+        for i in due {
+            if got.len() >= max {
+                break;
+            }
+            let mut f = shards[i].fetch_once(max - got.len(), ttr).await?;
+            got.append(&mut f.deliveries);
+            seen[i] = f;
+        }
+        let more = seen.iter().any(|f| f.more);
+        Ok((got, more, seen))
+    }
+
     /// A token that is not one a delivery carries cannot be the current lease: LeaseLost.
     fn op_id_token(id: &str, token: &str) -> Result<(String, Token)> {
         limits::check_id_any(id)?;
@@ -492,15 +569,20 @@ impl Queue {
         Ok((id.to_string(), token))
     }
 
-    /// Acknowledges a leased message by id and lease token (see [`Delivery::ack`]).
-    pub async fn ack(&self, id: &str, token: &str) -> Result<()> {
+    /// The plain-queue case of [`Queue::ack`], on this handle's own keys.
+    pub(crate) async fn ack_here(&self, id: &str, token: &str) -> Result<()> {
         let (id, token) = Self::op_id_token(id, token)?;
         self.inner.settler.settle(Op::Ack { id, token }).await.map(|_| ())
     }
 
-    /// Nacks a leased message by id and lease token (see [`Delivery::nack`]). Returns true when
-    /// it went to the dead letters.
-    pub async fn nack(&self, id: &str, token: &str, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
+    /// The plain-queue case of [`Queue::nack`], on this handle's own keys.
+    pub(crate) async fn nack_here(
+        &self,
+        id: &str,
+        token: &str,
+        retry_in: Option<Duration>,
+        reason: &str,
+    ) -> Result<bool> {
         if let Some(d) = retry_in {
             limits::check_delay("retry_in", d)?;
         }
@@ -510,24 +592,23 @@ impl Queue {
         Ok(self.inner.settler.settle(Op::Nack { id, token, mode, reason }).await? == Settled::Dead)
     }
 
-    /// Extends a lease by id and lease token to `ttr` from now.
-    pub async fn extend(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
+    /// The plain-queue case of [`Queue::extend`], on this handle's own keys.
+    pub(crate) async fn extend_here(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
         limits::check_ttr("ttr", ttr)?;
         let (id, token) = Self::op_id_token(id, token)?;
         let ttr_ms = ttr.as_millis() as u64;
         self.inner.settler.settle(Op::Extend { id, token, ttr_ms }).await.map(|_| ())
     }
 
-    /// Deletes a message wherever it is. Returns false when there was no such id.
-    pub async fn cancel(&self, id: &str) -> Result<bool> {
+    /// The plain-queue case of [`Queue::cancel`], on this handle's own keys.
+    pub(crate) async fn cancel_here(&self, id: &str) -> Result<bool> {
         limits::check_id_any(id)?;
         let r = self.run(&scripts::CANCEL, vec![redis::Arg::Simple(id.as_bytes().to_vec())]).await?;
         Ok(int(&r)? == 1)
     }
 
-    /// Gives a scheduled or ready message a new due time. NotFound when there is no such id;
-    /// InvalidArgument when it is leased (being processed) or dead (respawn it instead).
-    pub async fn reschedule(&self, id: &str, due: Due) -> Result<SystemTime> {
+    /// The plain-queue case of [`Queue::reschedule`], on this handle's own keys.
+    pub(crate) async fn reschedule_here(&self, id: &str, due: Due) -> Result<SystemTime> {
         limits::check_id_any(id)?;
         let (mode, value) = match due_args(due)? {
             When::FromNow(ms) => ("d", ms),
@@ -552,8 +633,8 @@ impl Queue {
         }
     }
 
-    /// Looks at a message without changing it; `None` when there is no such id.
-    pub async fn peek(&self, id: &str) -> Result<Option<MessageInfo>> {
+    /// The plain-queue case of [`Queue::peek`], on this handle's own keys.
+    pub(crate) async fn peek_here(&self, id: &str) -> Result<Option<MessageInfo>> {
         limits::check_id_any(id)?;
         let r = self.run(&scripts::PEEK, vec![redis::Arg::Simple(id.as_bytes().to_vec())]).await?;
         if matches!(r, Value::Nil) {
@@ -581,7 +662,7 @@ impl Queue {
         self.flag("paused", true).await
     }
 
-    async fn flag(&self, name: &str, on: bool) -> Result<bool> {
+    pub(crate) async fn flag_here(&self, name: &str, on: bool) -> Result<bool> {
         let a = vec![name.as_bytes().to_vec(), if on { b"1".to_vec() } else { b"0".to_vec() }];
         Ok(int(&self.run(&scripts::FLAG, args(a)).await?)? == 1)
     }
@@ -620,7 +701,7 @@ impl Queue {
         Ok(HistoryPoint::from_counts(SystemTime::now(), &v))
     }
 
-    async fn history_call(&self, kind: &str, first: i64, n: usize) -> Result<Vec<u64>> {
+    pub(crate) async fn history_call_here(&self, kind: &str, first: i64, n: usize) -> Result<Vec<u64>> {
         let a = vec![kind.as_bytes().to_vec(), first.to_string().into_bytes(), n.to_string().into_bytes()];
         let v = array(self.run(&scripts::HISTORY, args(a)).await?)?;
         if v.len() != 1 + 23 * n {
@@ -635,9 +716,13 @@ impl Queue {
         self.flag("paused", false).await
     }
 
-    /// How many waiting messages fall due in each of `buckets` (1 to 1000) consecutive spans
-    /// of `width` from `from` — the load ahead. Leased messages are not counted.
-    pub async fn upcoming(&self, from: SystemTime, width: Duration, buckets: usize) -> Result<Vec<(SystemTime, u64)>> {
+    /// The plain-queue case of [`Queue::upcoming`], on this handle's own keys.
+    pub(crate) async fn upcoming_here(
+        &self,
+        from: SystemTime,
+        width: Duration,
+        buckets: usize,
+    ) -> Result<Vec<(SystemTime, u64)>> {
         if buckets == 0 || buckets > 1000 {
             return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
         }
@@ -658,10 +743,8 @@ impl Queue {
         v[1..].iter().enumerate().map(|(i, c)| Ok((ms_to_time(start + i as i64 * w), int(c)? as u64))).collect()
     }
 
-    /// A page of the messages in `state`, in its order (due time, lease deadline or time of
-    /// death), `limit` (1 to 1000) from `offset`; O(log n + page). A page ends early once it
-    /// holds about 1 MiB of bodies.
-    pub async fn list(&self, state: State, offset: usize, limit: usize) -> Result<ListPage> {
+    /// The plain-queue case of [`Queue::list`], on this handle's own keys.
+    pub(crate) async fn list_here(&self, state: State, offset: usize, limit: usize) -> Result<ListPage> {
         limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
         let a = vec![
             state.as_str().as_bytes().to_vec(),
@@ -681,10 +764,8 @@ impl Queue {
         Ok(ListPage { total, items })
     }
 
-    /// One bounded step of a search over every message of the queue, in any state: about 500
-    /// records looked at per call (a few milliseconds of Redis time), from `cursor` (None to
-    /// start). Call again with the returned cursor until it is None.
-    pub async fn search(&self, what: &Search, cursor: Option<&str>) -> Result<SearchPage> {
+    /// The plain-queue case of [`Queue::search`], on this handle's own keys.
+    pub(crate) async fn search_here(&self, what: &Search, cursor: Option<&str>) -> Result<SearchPage> {
         const STEP: usize = 500;
         let (kind, needle, name): (&str, Vec<u8>, &str) = match what {
             Search::IdPrefix(p) => ("id", p.as_bytes().to_vec(), ""),
@@ -730,8 +811,8 @@ impl Queue {
         Ok(SearchPage { items, scanned, cursor: (next != "0").then_some(next) })
     }
 
-    /// Counts of the queue.
-    pub async fn stats(&self) -> Result<Stats> {
+    /// The plain-queue case of [`Queue::stats`], on this handle's own keys.
+    pub(crate) async fn stats_here(&self) -> Result<Stats> {
         let v = array(self.run(&scripts::STATS, vec![]).await?)?;
         if v.len() != 9 {
             return Err(bad("stats"));
@@ -754,9 +835,8 @@ impl Queue {
         })
     }
 
-    /// Dead letters, the oldest death first, `limit` (1 to 1000) from `offset`. A page ends
-    /// early once it holds about 1 MiB of records and bodies (always at least one message).
-    pub async fn dead_letters(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
+    /// The plain-queue case of [`Queue::dead_letters`], on this handle's own keys.
+    pub(crate) async fn dead_letters_here(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
         limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
         let a = vec![
             offset.to_string().into_bytes(),
@@ -778,7 +858,7 @@ impl Queue {
     /// Respawn or purge: ids in calls of 1000; "oldest n" and "all" as a run of calls over one
     /// snapshot of the dead letters (those that died before the run began: a message the run
     /// respawns that dies again is not respawned again, and an unreadable one is skipped).
-    async fn on_dead(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
+    pub(crate) async fn on_dead_here(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
         let call = |a: Vec<Vec<u8>>| self.run(script, args(a));
         let parse = |v: Value| -> Result<[i64; 5]> {
@@ -836,9 +916,8 @@ impl Queue {
         self.on_dead(&scripts::PURGE_DEAD, sel).await
     }
 
-    /// Deletes the whole queue: every message in every state, and its name from the registry.
-    /// Uses UNLINK, so Redis frees the memory in the background without blocking.
-    pub async fn destroy(&self) -> Result<()> {
+    /// The plain-queue case of [`Queue::destroy`], on this handle's own keys.
+    pub(crate) async fn destroy_here(&self) -> Result<()> {
         let mut c = self.conn();
         let _: () = redis::cmd("UNLINK").arg(self.inner.keys.data()).query_async(&mut c).await?;
         let _: () = redis::cmd("SREM")
@@ -850,8 +929,8 @@ impl Queue {
         Ok(())
     }
 
-    /// Checks the queue's invariant atomically (O(n): for tests and maintenance).
-    pub async fn verify(&self) -> Result<VerifyReport> {
+    /// The plain-queue case of [`Queue::verify`], on this handle's own keys.
+    pub(crate) async fn verify_here(&self) -> Result<VerifyReport> {
         let arg = redis::Arg::Simple(VERIFY_MAX_RECORDS.to_string().into_bytes());
         let r = self.run(&scripts::VERIFY, vec![arg]).await.map_err(|e| {
             if e.message().contains("more than the limit") {

@@ -169,12 +169,20 @@ impl Queues {
         });
         // Fail fast on an unreachable Redis (or data of another layout) rather than spinning
         // in the background.
+        // The same look tells each shard's earliest due message, so that the first fetches of
+        // a sharded queue go soonest due first too.
+        let mut due_at = Vec::new();
         for (q, _) in &self.list {
-            let f = q.fetch_once(0, None).await?;
-            *shared.clock.lock().unwrap() = (f.local, f.now_us);
+            q.check_shards().await?;
+            let looks = futures_util::future::join_all(q.parts().iter().map(|part| part.fetch_once(0, None))).await;
+            for f in looks {
+                let f = f?;
+                *shared.clock.lock().unwrap() = (f.local, f.now_us);
+                due_at.push(f.more.then(|| f.next_due_ms.unwrap_or(f.now_us / 1000)));
+            }
         }
         let rt = &first.inner.ctx.rt;
-        let fetcher = rt.spawn(fetch_loop(shared.clone()));
+        let fetcher = rt.spawn(fetch_loop(shared.clone(), due_at));
         *shared.fetcher.try_lock().expect("new subscription") = Some(fetcher);
         let weak: std::sync::Weak<dyn crate::storage::ctx::Closes> = Arc::downgrade(&shared) as _;
         first.inner.ctx.register(weak);
@@ -225,17 +233,28 @@ impl Drop for Subscription {
     }
 }
 
-/// What the fetch loop knows of one queue it consumes.
-struct Source {
-    queue: Queue,
+/// One queue a subscription consumes: its shards are `members` of the sources (a plain queue
+/// is one source). The order picks a group; within it, the shard due soonest.
+struct Group {
     weight: i64,
     /// Smooth weighted round robin: grows by the weight while eligible, shrinks when picked.
     credit: i64,
+    members: std::ops::Range<usize>,
+}
+
+/// What the fetch loop knows of one shard (or plain queue) it consumes.
+struct Source {
+    queue: Queue,
+    /// When this source was last picked (a count of picks): ties go to the longest unpicked.
+    picked: u64,
     /// A fetch whose reply did not arrive is retried with the same fetch id (its leases come
     /// back instead of running out unseen); a new id once a reply arrived.
     fetch_id: [u8; 6],
     /// Earliest local instant worth fetching at (a due time or lease deadline); None: now.
     next: Option<Instant>,
+    /// The same as a Redis time (ms), which keeps its order when it is past: the order of the
+    /// shards of one queue. None: not known yet.
+    due_ms: Option<i64>,
     /// The last fetch said more is leasable at once.
     more: bool,
     /// Looks that found nothing although our estimate of the Redis clock said due.
@@ -263,6 +282,10 @@ impl Source {
     fn take_wake(&mut self) -> bool {
         match self.listener.slot.take() {
             Some(due) => {
+                // 0 is "look now" (a new or renewed subscription), not a due time.
+                if due > 0 {
+                    self.due_ms = Some(self.due_ms.map_or(due, |d| d.min(due)));
+                }
                 let t = self.local_instant(due);
                 self.next = Some(self.next.map_or(t, |n| n.min(t)));
                 true
@@ -272,25 +295,37 @@ impl Source {
     }
 }
 
-/// The source to fetch from now: by priority, or by smooth weighted round robin among those
-/// eligible. None when nothing is due anywhere.
-fn pick(sources: &mut [Source], order: Order, now: Instant) -> Option<usize> {
-    match order {
-        Order::Priority => sources.iter().position(|s| s.eligible(now)),
+/// The source to fetch from now: the queue by priority, or by smooth weighted round robin among
+/// those with something due; then, of that queue's shards with something due, the one whose
+/// earliest message is due soonest (ties: the one picked longest ago). None when nothing is due
+/// anywhere.
+fn pick(groups: &mut [Group], sources: &mut [Source], order: Order, now: Instant, tick: u64) -> Option<usize> {
+    let due = |g: &Group| g.members.clone().any(|i| sources[i].eligible(now));
+    let g = match order {
+        Order::Priority => groups.iter().position(due)?,
         Order::Weighted => {
-            let eligible: Vec<usize> = (0..sources.len()).filter(|&i| sources[i].eligible(now)).collect();
-            let total: i64 = eligible.iter().map(|&i| sources[i].weight).sum();
-            for &i in &eligible {
-                sources[i].credit += sources[i].weight;
+            let eligible: Vec<usize> = (0..groups.len()).filter(|&g| due(&groups[g])).collect();
+            let total: i64 = eligible.iter().map(|&g| groups[g].weight).sum();
+            for &g in &eligible {
+                groups[g].credit += groups[g].weight;
             }
-            let best = *eligible.iter().max_by_key(|&&i| (sources[i].credit, std::cmp::Reverse(i)))?;
-            sources[best].credit -= total;
-            Some(best)
+            let best = *eligible.iter().max_by_key(|&&g| (groups[g].credit, std::cmp::Reverse(g)))?;
+            groups[best].credit -= total;
+            best
         }
-    }
+    };
+    let i = groups[g]
+        .members
+        .clone()
+        .filter(|&i| sources[i].eligible(now))
+        .min_by_key(|&i| (sources[i].due_ms.unwrap_or(i64::MIN), sources[i].picked))?;
+    sources[i].picked = tick;
+    Some(i)
 }
 
-async fn fetch_loop(shared: Arc<Shared>) {
+/// `due_at`: per shard, when its earliest due message fell due, Redis ms (if any was due at the
+/// start).
+async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
     let opts = shared.opts.clone();
     let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
     let inflight = shared.inflight.clone();
@@ -298,21 +333,24 @@ async fn fetch_loop(shared: Arc<Shared>) {
     // over a million pending messages); more slots just mean more calls in a row.
     let per_call = cap.min(FETCH_PER_CALL);
     let start = *shared.clock.lock().unwrap();
-    let mut sources: Vec<Source> = shared
-        .sources
-        .iter()
-        .map(|(q, w)| Source {
+    let mut sources: Vec<Source> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    for (q, w) in &shared.sources {
+        let first = sources.len();
+        sources.extend(q.parts().iter().enumerate().map(|(k, q)| Source {
             listener: q.inner.ctx.wake.listen(q.inner.keys.wake()),
             queue: q.clone(),
-            weight: i64::from(*w),
-            credit: 0,
+            picked: 0,
             fetch_id: crate::base::record::new_fetch_id(),
             next: None,
+            due_ms: due_at.get(first + k).copied().flatten(),
             more: false,
             spins: 0,
             clock: start,
-        })
-        .collect();
+        }));
+        groups.push(Group { weight: i64::from(*w), credit: 0, members: first..sources.len() });
+    }
+    let mut tick = 0u64;
     let mut tasks = JoinSet::new();
     // The keeper lives exactly as long as this loop: if the loop ends in any way (a panic
     // included), dropping the guard stops it, and the leases it kept run out.
@@ -325,7 +363,8 @@ async fn fetch_loop(shared: Arc<Shared>) {
         for s in sources.iter_mut() {
             s.take_wake();
         }
-        let Some(i) = pick(&mut sources, shared.order, Instant::now()) else {
+        tick += 1;
+        let Some(i) = pick(&mut groups, &mut sources, shared.order, Instant::now(), tick) else {
             // Idle: sleep until the earliest due time or lease deadline of any queue, or a wake.
             let now = Instant::now();
             let cap_at = now + opts.max_idle;
@@ -421,6 +460,10 @@ async fn fetch_loop(shared: Arc<Shared>) {
         }
         saturated = f.more && got == n;
         src.more = f.more;
+        src.due_ms = match (f.next_due_ms, f.next_lease_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let now = Instant::now();
         src.next = Some(f.next_wake().unwrap_or(now + opts.max_idle).min(now + opts.max_idle));
         if got == 0 && !f.more && src.next.is_some_and(|t| t <= now) {

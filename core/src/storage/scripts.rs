@@ -80,3 +80,4 @@ script!(HISTORY, "history.lua");
 script!(UPCOMING, "upcoming.lua");
 script!(LIST, "list.lua");
 script!(SEARCH, "search.lua");
+script!(SHARDS, "shards.lua");

@@ -346,3 +346,12 @@ pub fn port_of(url: &str) -> u16 {
 pub async fn raw() -> redis::aio::MultiplexedConnection {
     redis::Client::open(url()).unwrap().get_multiplexed_async_connection().await.unwrap()
 }
+
+/// Waits (up to 60 s) until `got` holds `n` entries.
+pub async fn wait_for_len<T>(got: &std::sync::Arc<std::sync::Mutex<Vec<T>>>, n: usize) {
+    let t = Instant::now();
+    while got.lock().unwrap().len() < n {
+        assert!(t.elapsed() < Duration::from_secs(60), "only {} of {n}", got.lock().unwrap().len());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

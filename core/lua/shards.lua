@@ -1,0 +1,15 @@
+-- shards.lua: records or checks the shard count of a sharded queue, in the META of its plain
+-- tag {queue} (the shards' data lives under {queue/0} .. {queue/N-1}). Once `shards` is set,
+-- every other script refuses that tag (lib.lua check_layout), so a client that opens the queue
+-- unsharded fails loudly instead of seeing an empty queue.
+-- KEYS: the plain queue's keys (lib.lua)
+-- ARGV[1] the shard count this client uses (2 or more)
+-- Reply: the stored count (the given one when this call stored it), or -1 when the plain queue
+-- holds messages (it must be drained before it can become sharded)
+local m = redis.call('HGET', META, 'shards')
+if m then return tonumber(m) end
+if redis.call('EXISTS', MSG, SCHED, DIED, BODY) > 0 or redis.call('TYPE', LEGACY).ok == 'hash' then
+  return -1
+end
+redis.call('HSET', META, 'shards', ARGV[1])
+return tonumber(ARGV[1])

@@ -1,0 +1,226 @@
+//! Every operation by its name in the conformance table (`tests/conformance/cases.json`), with
+//! its arguments and its result in the wire forms (`redelay::wire`): the one table of operations
+//! for bindings that speak the wire form, so that none of them lists arguments, defaults or
+//! rules of its own. [`Queue::call`], [`Delivery::call`] and [`Client::call`] decode the
+//! arguments (an error names the field), run the operation and give a [`Reply`], which
+//! serializes to the result's wire form with any serde serializer (a JS value, a Python object,
+//! JSON). [`Queue::fetch_wire`] gives deliveries; publishing and subscribing, which carry bodies or
+//! handlers, keep their own calls.
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::base::wire;
+use crate::{
+    BulkOptions, BulkReport, Client, DeadLetterQuery, Delivery, Due, Error, HistoryPoint, ListPage, Message,
+    MessageInfo, PublishOptions, Queue, Result, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+};
+
+/// The result of an operation, serialized as its own wire form (`None` as null).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Reply {
+    None,
+    Bool(bool),
+    Count(u64),
+    Names(Vec<String>),
+    /// A time, as ms since the Unix epoch (`reschedule`: the new due time).
+    Time(#[serde(with = "wire::time_ms")] SystemTime),
+    Info(Option<MessageInfo>),
+    Infos(Vec<MessageInfo>),
+    Stats(Stats),
+    Verify(VerifyReport),
+    Bulk(BulkReport),
+    Point(HistoryPoint),
+    Points(Vec<HistoryPoint>),
+    Upcoming(Vec<Bucket>),
+    List(ListPage),
+    Search(SearchPage),
+}
+
+/// One span of `upcoming`: `{"at_ms": …, "count": …}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Bucket {
+    #[serde(rename = "at_ms", with = "wire::time_ms")]
+    pub at: SystemTime,
+    pub count: u64,
+}
+
+/// The scalar arguments of the operations, by their wire names; each operation reads its own.
+/// Options with a type of their own in the core (dead-letter pages, selections, bulk) are
+/// decoded as that type.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct Args {
+    id: String,
+    token: String,
+    reason: String,
+    on: bool,
+    #[serde(with = "wire::opt_ms")]
+    retry_in_ms: Option<Duration>,
+    #[serde(with = "wire::opt_ms")]
+    ttr_ms: Option<Duration>,
+    #[serde(with = "wire::opt_ms")]
+    delay_ms: Option<Duration>,
+    #[serde(with = "wire::opt_time_ms")]
+    at_ms: Option<SystemTime>,
+    #[serde(with = "wire::opt_time_ms")]
+    since_ms: Option<SystemTime>,
+    #[serde(with = "wire::opt_time_ms")]
+    until_ms: Option<SystemTime>,
+    step: Option<Step>,
+    #[serde(with = "wire::opt_time_ms")]
+    from_ms: Option<SystemTime>,
+    #[serde(with = "wire::opt_ms")]
+    width_ms: Option<Duration>,
+    buckets: usize,
+    state: Option<State>,
+    offset: usize,
+    limit: Option<usize>,
+    search: Option<Search>,
+    cursor: Option<String>,
+}
+
+/// The arguments of `fetch`: up to `max` deliveries, waiting up to `wait_ms` (default 0) for
+/// the first, leased for `ttr_ms` (default: each message's own).
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct FetchArgs {
+    max: usize,
+    #[serde(with = "wire::ms")]
+    wait_ms: Duration,
+    #[serde(with = "wire::opt_ms")]
+    ttr_ms: Option<Duration>,
+}
+
+/// The messages of a batch from their bodies and their options in wire form: message `i` is
+/// `bodies[i]` with `opts[i]`, decoded and checked as by [`crate::batch_messages`]; an error
+/// names the message (`message 3: delay_ms: …`) and nothing is published.
+pub fn batch_from_wire(bodies: Vec<Vec<u8>>, opts: Vec<Value>) -> Result<Vec<Message>> {
+    if bodies.len() != opts.len() {
+        return Err(Error::invalid(format!(
+            "messages: {} bodies but {} option objects (one each)",
+            bodies.len(),
+            opts.len()
+        )));
+    }
+    let items = bodies.into_iter().zip(opts).enumerate().map(|(i, (body, o))| {
+        let o: PublishOptions =
+            wire::from_json(o).map_err(|e| Error::invalid(format!("message {i}: {}", e.message())))?;
+        Ok((body, o))
+    });
+    crate::batch_messages(items.collect::<Result<_>>()?)
+}
+
+/// Null (no arguments) as an empty object.
+fn obj(v: Value) -> Value {
+    if v.is_null() {
+        Value::Object(Default::default())
+    } else {
+        v
+    }
+}
+
+fn unknown(op: &str) -> Error {
+    Error::invalid(format!("op: no operation {op:?}"))
+}
+
+impl Queue {
+    /// `fetch` with its arguments in wire form (`max`, `wait_ms`, `ttr_ms`): the leased
+    /// deliveries, as [`Queue::fetch_leasing`] gives them.
+    pub async fn fetch_wire(&self, v: Value) -> Result<Vec<Delivery>> {
+        let a: FetchArgs = wire::from_json(obj(v))?;
+        self.fetch_leasing(a.max, a.wait_ms, a.ttr_ms).await
+    }
+
+    /// Runs the queue operation `op` (`ack`, `nack`, `extend`, `cancel`, `reschedule`, `peek`,
+    /// `stats`, `verify`, `destroy`, `dead_letters`, `respawn`, `purge_dead`, `bulk`, `pause`,
+    /// `resume`, `set_history`, `history`, `history_totals`, `upcoming`, `list`, `search`) with
+    /// its arguments `v` in wire form (an object, or null for none).
+    pub async fn call(&self, op: &str, v: Value) -> Result<Reply> {
+        let v = obj(v);
+        let typed = matches!(op, "dead_letters" | "respawn" | "purge_dead" | "bulk");
+        let a: Args = if typed { Args::default() } else { wire::from_json(v.clone())? };
+        let (id, token) = (a.id.as_str(), a.token.as_str());
+        Ok(match op {
+            "ack" => self.ack(id, token).await.map(|_| Reply::None)?,
+            "nack" => Reply::Bool(self.nack(id, token, a.retry_in_ms, &a.reason).await?),
+            "extend" => self.extend(id, token, a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
+            "cancel" => Reply::Bool(self.cancel(id).await?),
+            "reschedule" => Reply::Time(self.reschedule(id, Due::from_parts(a.delay_ms, a.at_ms)?).await?),
+            "peek" => Reply::Info(self.peek(id).await?),
+            "stats" => Reply::Stats(self.stats().await?),
+            "verify" => Reply::Verify(self.verify().await?),
+            "destroy" => self.destroy().await.map(|_| Reply::None)?,
+            "dead_letters" => {
+                let q: DeadLetterQuery = wire::from_json(v)?;
+                q.validate()?;
+                Reply::Infos(self.dead_letters(q.offset, q.limit).await?)
+            }
+            "respawn" => Reply::Count(self.respawn(wire::from_json::<Select>(v)?).await?),
+            "purge_dead" => Reply::Count(self.purge_dead(wire::from_json::<Select>(v)?).await?),
+            "bulk" => Reply::Bulk(self.bulk(&wire::from_json::<BulkOptions>(v)?).await?),
+            "pause" => Reply::Bool(self.pause().await?),
+            "resume" => Reply::Bool(self.resume().await?),
+            "set_history" => Reply::Bool(self.set_history(a.on).await?),
+            "history_totals" => Reply::Point(self.history_totals().await?),
+            "history" => {
+                // `since_ms` is required; `until_ms` defaults to now.
+                let since = a.since_ms.ok_or_else(|| Error::invalid("since_ms: missing"))?;
+                let until = a.until_ms.unwrap_or_else(SystemTime::now);
+                Reply::Points(self.history(since, until, a.step.unwrap_or(Step::Minute)).await?)
+            }
+            "upcoming" => {
+                // `from_ms` defaults to now; `width_ms` is required.
+                let from = a.from_ms.unwrap_or_else(SystemTime::now);
+                let width = a.width_ms.ok_or_else(|| Error::invalid("width_ms: missing"))?;
+                let v = self.upcoming(from, width, a.buckets).await?;
+                Reply::Upcoming(v.into_iter().map(|(at, count)| Bucket { at, count }).collect())
+            }
+            "list" => {
+                let state = a.state.ok_or_else(|| Error::invalid("state: missing"))?;
+                let p =
+                    DeadLetterQuery { offset: a.offset, limit: a.limit.unwrap_or(DeadLetterQuery::default().limit) };
+                p.validate()?;
+                Reply::List(self.list(state, p.offset, p.limit).await?)
+            }
+            "search" => {
+                let what = a.search.ok_or_else(|| Error::invalid("search: give what to look for"))?;
+                Reply::Search(self.search(&what, a.cursor.as_deref()).await?)
+            }
+            _ => return Err(unknown(op)),
+        })
+    }
+}
+
+impl Delivery {
+    /// Runs `ack`, `nack` (`retry_in_ms`, `reason`) or `extend` (`ttr_ms`) of this delivery
+    /// with its arguments `v` in wire form (an object, or null for none).
+    pub async fn call(&self, op: &str, v: Value) -> Result<Reply> {
+        let a: Args = wire::from_json(obj(v))?;
+        Ok(match op {
+            "ack" => self.ack().await.map(|_| Reply::None)?,
+            "nack" => Reply::Bool(self.nack(a.retry_in_ms, &a.reason).await?),
+            "extend" => self.extend(a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
+            _ => return Err(unknown(op)),
+        })
+    }
+}
+
+impl Client {
+    /// Runs `queues`, `ping` or `close` (every subscription of the client drains, then the
+    /// connections go).
+    pub async fn call(&self, op: &str) -> Result<Reply> {
+        Ok(match op {
+            "queues" => Reply::Names(self.queues().await?),
+            "ping" => self.ping().await.map(|_| Reply::None)?,
+            "close" => {
+                self.close().await;
+                Reply::None
+            }
+            _ => return Err(unknown(op)),
+        })
+    }
+}

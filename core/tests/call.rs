@@ -1,0 +1,132 @@
+//! Operations by name with wire-form arguments and results (`Queue::call`, `Delivery::call`,
+//! `Client::call`), as the Node and Python bindings use them: every queue operation answers in
+//! its wire form, bad arguments are refused naming the field, and unknown names are refused.
+mod common;
+
+use std::time::Duration;
+
+use redelay::wire::to_json;
+use redelay::{ErrorKind, Message};
+use serde_json::{json, Value};
+
+async fn call(q: &redelay::Queue, op: &str, args: Value) -> Value {
+    to_json(&q.call(op, args).await.unwrap_or_else(|e| panic!("{op}: {e}")))
+}
+
+#[tokio::test]
+async fn every_queue_operation_answers_in_its_wire_form() {
+    let (c, q) = common::queue("call-ops").await;
+    q.publish(Message::new(b"later".to_vec()).id("later").delay(Duration::from_secs(3600))).await.unwrap();
+    q.publish(Message::new(b"now".to_vec()).id("now").header("k", "v")).await.unwrap();
+
+    let stats = call(&q, "stats", Value::Null).await;
+    assert_eq!((stats["total"].clone(), stats["scheduled"].clone()), (json!(2), json!(1)));
+    assert!(stats["now_ms"].as_i64().unwrap() > 1_600_000_000_000, "{stats}");
+    let info = call(&q, "peek", json!({"id": "now"})).await;
+    assert_eq!((info["id"].clone(), info["state"].clone()), (json!("now"), json!("ready")));
+    assert_eq!(info["body"], json!(b"now".to_vec()));
+    assert_eq!(call(&q, "peek", json!({"id": "nope"})).await, Value::Null);
+
+    let due = call(&q, "reschedule", json!({"id": "later", "delay_ms": 7_200_000})).await;
+    assert!(due.as_i64().unwrap() > stats["now_ms"].as_i64().unwrap() + 7_000_000, "{due}");
+    let page = call(&q, "list", json!({"state": "scheduled"})).await;
+    assert_eq!((page["total"].clone(), page["items"][0]["id"].clone()), (json!(1), json!("later")));
+    let found = call(&q, "search", json!({"search": {"header": ["k", "v"]}})).await;
+    assert_eq!(found["items"][0]["id"], json!("now"));
+    let from = stats["now_ms"].as_i64().unwrap() + 60_000; // after "now", before "later"
+    let buckets = call(&q, "upcoming", json!({"from_ms": from, "width_ms": 3_600_000, "buckets": 3})).await;
+    assert_eq!(buckets.as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(), 1);
+    assert!(buckets[0]["at_ms"].is_i64(), "{buckets}");
+
+    let e = q.fetch_wire(json!({"max": 1, "wait_ms": "soon"})).await.unwrap_err();
+    assert!(e.message().starts_with("wait_ms: invalid type"), "{e}");
+    let d = q.fetch_wire(json!({"max": 5, "ttr_ms": 2000})).await.unwrap().remove(0);
+    assert_eq!(d.id(), "now");
+    let lease = json!({"id": d.id(), "token": d.token()});
+    assert_eq!(call(&q, "extend", json!({"id": d.id(), "token": d.token(), "ttr_ms": 5000})).await, Value::Null);
+    assert_eq!(call(&q, "nack", json!({"id": d.id(), "token": d.token(), "reason": "no"})).await, json!(false));
+    assert_eq!(q.call("ack", lease).await.unwrap_err().kind(), ErrorKind::LeaseLost);
+    let d = q.fetch(1, Duration::ZERO).await.unwrap();
+    assert!(d.is_empty(), "the nacked message waits for its backoff");
+
+    assert_eq!(call(&q, "dead_letters", Value::Null).await, json!([]));
+    assert_eq!(call(&q, "respawn", json!({"all": true})).await, json!(0));
+    assert_eq!(call(&q, "purge_dead", json!({"oldest": 3})).await, json!(0));
+    let report = call(&q, "bulk", json!({"action": "cancel", "ids": ["later", "nope"]})).await;
+    assert_eq!((report["matched"].clone(), report["done"].clone()), (json!(2), json!(1)));
+    assert_eq!(call(&q, "cancel", json!({"id": "later"})).await, json!(false));
+    assert_eq!(call(&q, "pause", Value::Null).await, json!(true));
+    assert_eq!(call(&q, "resume", Value::Null).await, json!(true));
+    assert_eq!(call(&q, "set_history", json!({"on": true})).await, json!(false));
+    assert!(call(&q, "history_totals", Value::Null).await["published"].as_u64().unwrap() >= 2);
+    let since = stats["now_ms"].as_i64().unwrap() - 60_000;
+    let points = call(&q, "history", json!({"since_ms": since, "until_ms": since + 120_000})).await;
+    assert!(!points.as_array().unwrap().is_empty(), "{points}");
+    // `until_ms` defaults to now: the last minute's point is there.
+    let to_now = call(&q, "history", json!({"since_ms": since})).await;
+    assert!(to_now.as_array().unwrap().len() >= 2, "{to_now}");
+    assert_eq!(call(&q, "verify", Value::Null).await["problems"], json!([]));
+    assert_eq!(call(&q, "destroy", Value::Null).await, Value::Null);
+    assert_eq!(call(&q, "stats", Value::Null).await["total"], json!(0));
+
+    assert_eq!(to_json(&c.call("ping").await.unwrap()), Value::Null);
+    assert!(to_json(&c.call("queues").await.unwrap()).is_array());
+    c.call("close").await.unwrap();
+    assert_eq!(c.call("ping").await.unwrap_err().kind(), ErrorKind::Connection);
+}
+
+#[tokio::test]
+async fn a_delivery_settles_by_name() {
+    let (_c, q) = common::queue("call-delivery").await;
+    q.publish(Message::new(b"x".to_vec())).await.unwrap();
+    let d = q.fetch(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(to_json(&d.call("extend", json!({"ttr_ms": 4000})).await.unwrap()), Value::Null);
+    assert_eq!(to_json(&d.call("ack", Value::Null).await.unwrap()), Value::Null);
+    assert!(d.is_settled());
+    assert_eq!(d.call("ack", Value::Null).await.unwrap_err().kind(), ErrorKind::LeaseLost);
+    let e = d.call("settle", Value::Null).await.unwrap_err();
+    assert!(e.message().contains("no operation \"settle\""), "{e}");
+}
+
+#[tokio::test]
+async fn bad_arguments_and_names_are_refused_naming_the_field() {
+    let (c, q) = common::queue("call-bad").await;
+    for (op, args, words) in [
+        ("reschedule", json!({"id": "a", "delay_ms": 1, "at_ms": 1}), vec!["delay", "at"]),
+        ("nack", json!({"id": "a", "token": "t", "retry_in_ms": -1}), vec!["retry_in_ms"]),
+        ("ack", json!({"id": "a", "tokn": "t"}), vec!["unknown field `tokn`"]),
+        ("dead_letters", json!({"limit": 0}), vec!["limit", "1 to"]),
+        ("list", json!({"state": "dead", "limit": 5000}), vec!["limit", "1 to"]),
+        ("list", json!({}), vec!["state"]),
+        ("search", json!({}), vec!["search"]),
+        ("respawn", json!({"ids": ["a"], "all": true}), vec!["exactly one"]),
+        ("bulk", json!({"ids": ["a"]}), vec!["action"]),
+        ("history", json!({"since_ms": 0, "until_ms": 60_000, "step": "day"}), vec!["step"]),
+        ("history", json!({"until_ms": 60_000}), vec!["since_ms", "missing"]),
+        ("upcoming", json!({"buckets": 3}), vec!["width_ms", "missing"]),
+        ("frobnicate", Value::Null, vec!["op", "no operation \"frobnicate\""]),
+    ] {
+        let e = q.call(op, args).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{op}: {e}");
+        for w in words {
+            assert!(e.message().contains(w), "{op}: {e:?} lacks {w:?}");
+        }
+    }
+    assert_eq!(c.call("ack").await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[tokio::test]
+async fn a_batch_decodes_each_message_and_names_the_one_at_fault() {
+    let (_c, q) = common::queue("call-batch").await;
+    let bodies = vec![b"a".to_vec(), b"b".to_vec()];
+    let e = redelay::batch_from_wire(bodies.clone(), vec![json!({}), json!({"delay_ms": "soon"})]).unwrap_err();
+    assert!(e.message().starts_with("message 1: delay_ms: invalid type"), "{e}");
+    let e = redelay::batch_from_wire(bodies.clone(), vec![json!({"id": "x"}), json!({"ttr_ms": 1})]).unwrap_err();
+    assert!(e.message().starts_with("message 1: ttr"), "{e}");
+    let e = redelay::batch_from_wire(bodies.clone(), vec![json!({})]).unwrap_err();
+    assert!(e.message().starts_with("messages: 2 bodies but 1 option objects"), "{e}");
+    let msgs = redelay::batch_from_wire(bodies, vec![json!({"id": "x"}), json!({"delay_ms": 60_000})]).unwrap();
+    let published = q.publish_batch(msgs).await.unwrap();
+    assert_eq!(published[0].id, "x");
+    assert_eq!(q.stats().await.unwrap().scheduled, 1);
+}

@@ -1,0 +1,373 @@
+//! Sharded queues: one queue over N hash tags. The shard count rule, publish by id, every
+//! operation over all shards (the same answers as a plain queue), and consumers that take the
+//! soonest due message of any shard first.
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use redelay::{
+    shard_of, BulkAction, BulkOptions, Client, ErrorKind, Failure, Message, PublishStatus, QueueOptions, Queues,
+    Search, Select, State, SubscribeOptions,
+};
+
+async fn client() -> Client {
+    Client::builder(&common::url()).prefix(common::unique("s")).connect().await.unwrap()
+}
+
+fn sharded(c: &Client, name: &str, n: u32) -> redelay::Queue {
+    c.queue_with(name, QueueOptions::shards(n)).unwrap()
+}
+
+async fn zcard(key: &str) -> i64 {
+    let mut r = common::raw().await;
+    redis::cmd("ZCARD").arg(key).query_async(&mut r).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_shard_count_is_one_for_all_clients() {
+    // (count of the first client, count of the second, what the second gets)
+    let cases: [(u32, u32, Option<&str>); 5] = [
+        (4, 4, None),
+        (4, 8, Some("has 4 shards in Redis and this handle was opened with 8")),
+        (4, 1, Some("has 4 shards in Redis and this handle was opened with 1")),
+        (1, 4, Some("holds unsharded messages")),
+        (16, 16, None),
+    ];
+    for (first, second, want) in cases {
+        let c = client().await;
+        let name = common::unique("rule");
+        let a = sharded(&c, &name, first);
+        a.publish(Message::new(b"x".to_vec()).id("one")).await.unwrap();
+        let b = c.queue_with(&name, QueueOptions::shards(second)).unwrap();
+        for r in [b.stats().await.map(|_| ()), b.publish(Message::new(b"y".to_vec())).await.map(|_| ())] {
+            match want {
+                None => r.unwrap(),
+                Some(text) => {
+                    let e = r.unwrap_err();
+                    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{first}->{second}: {e}");
+                    assert!(e.message().contains(text), "{first}->{second}: {e}");
+                    assert!(e.message().contains(&name), "names the queue: {e}");
+                }
+            }
+        }
+        assert_eq!(a.stats().await.unwrap().total, if want.is_none() { 2 } else { 1 }, "{first}->{second}");
+    }
+    // Bad counts are refused at once, naming the field and the limit.
+    let c = client().await;
+    for bad in [0, 257] {
+        let e = c.queue_with("q", QueueOptions::shards(bad)).err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().starts_with("shards: must be 1 to 256"), "{e}");
+    }
+    // One shard is the plain queue: the same keys as `queue(name)`.
+    let name = common::unique("one");
+    let q = c.queue_with(&name, QueueOptions::shards(1)).unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("a")).await.unwrap();
+    assert_eq!(zcard(&format!("{}:{{{name}}}:sched", c.prefix())).await, 1);
+    assert_eq!(q.shards(), 1);
+    // A drained plain queue may become sharded; then the plain handle is refused.
+    q.cancel("a").await.unwrap();
+    let s = sharded(&c, &name, 3);
+    s.publish(Message::new(b"x".to_vec()).id("a")).await.unwrap();
+    assert_eq!(q.stats().await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // destroy removes the count with the data: the queue is plain again.
+    s.destroy().await.unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("a")).await.unwrap();
+    assert_eq!(q.stats().await.unwrap().total, 1);
+}
+
+#[tokio::test]
+async fn messages_spread_over_every_shard_by_id() {
+    let c = client().await;
+    let name = common::unique("spread");
+    let q = sharded(&c, &name, 8);
+    let given: Vec<Message> = (0..200).map(|i| Message::new(vec![b'g'; 3]).id(format!("o-{i}"))).collect();
+    let mut msgs = given;
+    msgs.extend((0..200).map(|_| Message::new(b"n".to_vec())));
+    // an id repeated within the batch sees the first, as published one by one
+    msgs.push(Message::new(b"dup".to_vec()).id("o-7"));
+    let out = q.publish_batch(msgs).await.unwrap();
+    assert_eq!(out.len(), 401);
+    assert_eq!(out[7].id, "o-7");
+    assert_eq!(out[400].status, PublishStatus::Duplicate);
+    assert!(out[..400].iter().all(|p| p.status == PublishStatus::Stored));
+    let mut per_shard = [0i64; 8];
+    for (i, n) in per_shard.iter_mut().enumerate() {
+        *n = zcard(&format!("{}:{{{name}/{i}}}:sched", c.prefix())).await;
+    }
+    assert!(per_shard.iter().all(|&n| n > 10), "{per_shard:?}");
+    assert_eq!(per_shard.iter().sum::<i64>(), 400);
+    assert_eq!(zcard(&format!("{}:{{{name}}}:sched", c.prefix())).await, 0);
+    // Each id sits in the shard its hash names; by-id calls find it there.
+    for p in out.iter().step_by(37) {
+        let s = shard_of(&p.id, 8);
+        let mut r = common::raw().await;
+        let there: bool = redis::cmd("HEXISTS")
+            .arg(format!("{}:{{{name}/{s}}}:msg", c.prefix()))
+            .arg(&p.id)
+            .query_async(&mut r)
+            .await
+            .unwrap();
+        assert!(there, "{} in shard {s}", p.id);
+        assert!(q.peek(&p.id).await.unwrap().is_some());
+    }
+    let later = q.reschedule("o-3", redelay::Due::In(Duration::from_secs(60))).await.unwrap();
+    assert!(later > SystemTime::now());
+    assert!(q.cancel("o-4").await.unwrap());
+    assert!(!q.cancel("o-4").await.unwrap());
+    let st = q.stats().await.unwrap();
+    assert_eq!((st.total, st.scheduled, st.ready), (399, 1, 398));
+    common::assert_verified(&q).await;
+    assert_eq!(q.verify().await.unwrap().records, 399);
+    // Bulk actions by search (cursor over the shards) and by ids (each to its shard).
+    let r = q.bulk(&BulkOptions::search(BulkAction::Cancel, Search::IdPrefix("o-1".into()))).await.unwrap();
+    assert_eq!((r.matched, r.done), (111, 111), "o-1, o-10..o-19, o-100..o-199");
+    let ids = vec!["o-2".to_string(), "o-20".to_string(), "o-1".to_string()];
+    let r = q.bulk(&BulkOptions::ids(BulkAction::Cancel, ids)).await.unwrap();
+    assert_eq!((r.matched, r.done), (3, 2));
+    assert_eq!(q.stats().await.unwrap().total, 399 - 113);
+    // Publish refuses a bad message before anything is sent, naming its place in the batch.
+    let bad = vec![Message::new(b"a".to_vec()).id("fine"), Message::new(b"b".to_vec()).id("")];
+    let e = q.publish_batch(bad).await.unwrap_err();
+    assert!(e.message().starts_with("message 1: id:"), "{e}");
+    assert!(q.peek("fine").await.unwrap().is_none());
+}
+
+/// The same scenario on a plain queue and on sharded ones: every inspection and dead-letter
+/// call answers the same.
+#[tokio::test]
+async fn every_operation_covers_all_shards_like_a_plain_queue() {
+    let mut answers: Vec<(u32, String)> = Vec::new();
+    for shards in [1u32, 3, 16] {
+        let c = client().await;
+        let q = sharded(&c, &common::unique("ops"), shards);
+        let t0 = SystemTime::now() - Duration::from_secs(3600);
+        // 30 waiting (due in 1..30 min), 20 due in the past (distinct times), 12 to kill
+        let mut msgs: Vec<Message> = (0..30)
+            .map(|i| Message::new(format!("later {i}")).id(format!("w{i}")).delay(Duration::from_secs(60 * (i + 1))))
+            .collect();
+        msgs.extend(
+            (0..20).map(|i| Message::new(format!("due {i}")).id(format!("d{i}")).at(t0 + Duration::from_millis(i * 7))),
+        );
+        msgs.extend((0..12).map(|i| {
+            Message::new(format!("doomed {i}"))
+                .id(format!("x{i}"))
+                .header("kind", "doomed")
+                .max_attempts(1)
+                .at(t0 - Duration::from_secs(60 - i))
+        }));
+        q.publish_batch(msgs).await.unwrap();
+        // Lease the due ones one by one (the doomed come first: they are due earliest), kill
+        // the doomed. (Times apart, so that no two tie.)
+        let got = one_by_one(&q, 12).await;
+        let ids: Vec<&str> = got.iter().map(|d| d.id()).collect();
+        assert_eq!(ids, (0..12).map(|i| format!("x{i}")).collect::<Vec<_>>(), "{shards} shards: soonest due first");
+        for d in &got {
+            assert!(q.nack(d.id(), d.token(), None, "boom").await.unwrap());
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+        let leased = one_by_one(&q, 5).await;
+        let mut a = String::new();
+        let st = q.stats().await.unwrap();
+        a += &format!("stats {} {} {} {} {}\n", st.total, st.scheduled, st.ready, st.leased, st.dead);
+        for state in [State::Scheduled, State::Ready, State::Leased, State::Dead] {
+            for (off, lim) in [(0, 1000), (3, 4), (25, 10)] {
+                let p = q.list(state, off, lim).await.unwrap();
+                let ids: Vec<String> = p.items.iter().map(|m| m.id.clone()).collect();
+                a += &format!("list {state:?} {off} {lim}: {} {ids:?}\n", p.total);
+            }
+        }
+        let dead: Vec<String> = q.dead_letters(2, 5).await.unwrap().into_iter().map(|m| m.id).collect();
+        a += &format!("dead {dead:?}\n");
+        let up = q.upcoming(SystemTime::now(), Duration::from_secs(600), 4).await.unwrap();
+        a += &format!("upcoming {:?}\n", up.iter().map(|x| x.1).collect::<Vec<_>>());
+        // a search over all shards, cursor after cursor
+        let mut found = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = q.search(&Search::Header("kind".into(), "doomed".into()), cursor.as_deref()).await.unwrap();
+            found.extend(page.items.into_iter().map(|m| m.id));
+            match page.cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        found.sort();
+        a += &format!("search {found:?}\n");
+        let h = q.history_totals().await.unwrap();
+        a += &format!("history {} {} {}\n", h.published, h.delivered, h.dead);
+        // dead letters: respawn the 3 oldest, purge by id, then all
+        a += &format!("respawn {}\n", q.respawn(Select::Oldest(3)).await.unwrap());
+        let dead: Vec<String> = q.dead_letters(0, 100).await.unwrap().into_iter().map(|m| m.id).collect();
+        a += &format!("dead after respawn {dead:?}\n");
+        a += &format!(
+            "purge {}\n",
+            q.purge_dead(Select::Ids(vec!["x5".into(), "x6".into(), "nope".into()])).await.unwrap()
+        );
+        a += &format!("purge all {}\n", q.purge_dead(Select::All).await.unwrap());
+        // pause and resume cover every shard
+        assert!(q.pause().await.unwrap());
+        assert!(q.stats().await.unwrap().paused);
+        assert!(q.fetch(10, Duration::ZERO).await.unwrap().is_empty());
+        assert!(!q.pause().await.unwrap());
+        assert!(q.resume().await.unwrap());
+        for d in &leased {
+            q.ack(d.id(), d.token()).await.unwrap();
+        }
+        let st = q.stats().await.unwrap();
+        a += &format!("end {} {} {}\n", st.total, st.ready, st.dead);
+        common::assert_verified(&q).await;
+        answers.push((shards, a));
+    }
+    for (shards, a) in &answers[1..] {
+        assert_eq!(a, &answers[0].1, "{shards} shards answer differently from a plain queue");
+    }
+    println!("{}", answers[0].1);
+}
+
+/// `k` pulls of one message, a few ms apart: each the soonest due of any shard.
+async fn one_by_one(q: &redelay::Queue, k: usize) -> Vec<redelay::Delivery> {
+    let mut out = Vec::new();
+    for _ in 0..k {
+        out.extend(q.fetch(1, Duration::from_secs(5)).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_bad_search_cursor_is_refused() {
+    let c = client().await;
+    let q = sharded(&c, &common::unique("cur"), 4);
+    for bad in ["7", "4:0", "x:1", ":"] {
+        let e = q.search(&Search::IdPrefix("a".into()), Some(bad)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}");
+        assert!(e.message().starts_with("cursor: "), "{e}");
+    }
+}
+
+fn recorder() -> (Arc<Mutex<Vec<String>>>, impl redelay::Handler) {
+    let got: Arc<Mutex<Vec<String>>> = Default::default();
+    let g = got.clone();
+    let h = move |d: redelay::Delivery| {
+        g.lock().unwrap().push(format!("{}:{}", d.queue(), d.id()));
+        async { Ok::<(), Failure>(()) }
+    };
+    (got, h)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_takes_the_soonest_due_message_of_any_shard_first() {
+    for shards in [1u32, 4, 16] {
+        let c = client().await;
+        let name = common::unique("order");
+        let q = sharded(&c, &name, shards);
+        // A backlog, all due already, at distinct times, published in shuffled order.
+        let t0 = SystemTime::now() - Duration::from_secs(60);
+        let mut order: Vec<u64> = (0..60).collect();
+        order.sort_by_key(|i| (i * 37) % 61);
+        q.publish_batch(
+            order
+                .iter()
+                .map(|&i| Message::new(b"m".to_vec()).id(format!("m{i:02}")).at(t0 + Duration::from_millis(i * 5)))
+                .collect(),
+        )
+        .await
+        .unwrap();
+        let (got, h) = recorder();
+        let opts = SubscribeOptions { prefetch: Some(0), ..SubscribeOptions::concurrency(1) };
+        let sub = q.subscribe(h, opts.clone()).await.unwrap();
+        common::wait_for_len(&got, 60).await;
+        let want: Vec<String> = (0..60).map(|i| format!("{name}:m{i:02}")).collect();
+        assert_eq!(*got.lock().unwrap(), want, "{shards} shards");
+        // Woken by publishes to any shard while idle: due in 300 ms, in reverse publish order.
+        got.lock().unwrap().clear();
+        let soon = SystemTime::now() + Duration::from_millis(300);
+        q.publish_batch(
+            (0..20)
+                .rev()
+                .map(|i| Message::new(b"s".to_vec()).id(format!("s{i:02}")).at(soon + Duration::from_millis(i * 5)))
+                .collect(),
+        )
+        .await
+        .unwrap();
+        common::wait_for_len(&got, 20).await;
+        let want: Vec<String> = (0..20).map(|i| format!("{name}:s{i:02}")).collect();
+        assert_eq!(*got.lock().unwrap(), want, "{shards} shards, woken");
+        sub.close().await;
+        assert_eq!(q.stats().await.unwrap().total, 0, "every delivery settled on its own shard");
+        common::assert_verified(&q).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_queue_in_a_multi_queue_subscription_keeps_its_priority() {
+    let c = client().await;
+    let urgent = sharded(&c, &common::unique("urgent"), 5);
+    let bulk = c.queue(&common::unique("bulk")).unwrap();
+    bulk.publish_batch((0..10).map(|i| Message::new(b"b".to_vec()).id(format!("b{i}"))).collect()).await.unwrap();
+    urgent.publish_batch((0..25).map(|i| Message::new(b"u".to_vec()).id(format!("u{i}"))).collect()).await.unwrap();
+    let (got, h) = recorder();
+    let opts = SubscribeOptions { prefetch: Some(0), ..SubscribeOptions::concurrency(1) };
+    let sub = Queues::priority(vec![urgent.clone(), bulk.clone()]).unwrap().subscribe(h, opts).await.unwrap();
+    common::wait_for_len(&got, 35).await;
+    sub.close().await;
+    let got = got.lock().unwrap().clone();
+    let queues: Vec<&str> = got.iter().map(|s| s.split(':').next().unwrap()).collect();
+    let mut want = vec![urgent.name(); 25];
+    want.extend(vec![bulk.name(); 10]);
+    assert_eq!(queues, want);
+    // A pull over both: the sharded one first, from several shards in one call.
+    urgent.publish_batch((0..25).map(|i| Message::new(b"u".to_vec()).id(format!("v{i}"))).collect()).await.unwrap();
+    bulk.publish(Message::new(b"b".to_vec()).id("late")).await.unwrap();
+    let ds =
+        redelay::Queue::fetch_first(&[urgent.clone(), bulk.clone()], 1000, Duration::from_secs(5), None).await.unwrap();
+    assert_eq!(ds.len(), 25);
+    let per: BTreeMap<u32, usize> = ds.iter().fold(BTreeMap::new(), |mut m, d| {
+        *m.entry(shard_of(d.id(), 5)).or_default() += 1;
+        m
+    });
+    assert!(per.len() > 1, "{per:?}");
+    for d in ds {
+        d.ack().await.unwrap();
+    }
+    assert_eq!(urgent.stats().await.unwrap().total, 0);
+    common::assert_verified(&urgent).await;
+}
+
+/// What the bindings use: a foreign-runtime subscription (a worker thread blocked in
+/// `take_wait`) over a sharded queue settles each delivery on its own shard.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_runtime_subscription_settles_on_every_shard() {
+    struct Worker;
+    impl redelay::Wake for Worker {
+        fn wake(&self) -> bool {
+            true
+        }
+    }
+    let c = client().await;
+    let q = sharded(&c, &common::unique("foreign"), 8);
+    q.publish_batch((0..300).map(|i| Message::new(b"f".to_vec()).id(format!("f{i}"))).collect()).await.unwrap();
+    let sub = Arc::new(q.subscribe_foreign(Arc::new(Worker), SubscribeOptions::concurrency(16)).await.unwrap());
+    let s2 = sub.clone();
+    let worker = std::thread::spawn(move || {
+        let mut n = 0;
+        while n < 300 {
+            let batch = s2.take_wait(Duration::from_millis(200));
+            n += batch.len();
+            s2.complete(batch.into_iter().map(|(k, _)| (k, Ok(()))).collect());
+        }
+    });
+    let t = std::time::Instant::now();
+    while q.stats().await.unwrap().total > 0 {
+        assert!(t.elapsed() < Duration::from_secs(60), "{:?}", sub.counters());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    worker.join().unwrap();
+    sub.close().await;
+    let counters = sub.counters();
+    assert_eq!((counters.delivered, counters.acked, counters.lease_lost), (300, 300, 0));
+    common::assert_verified(&q).await;
+}
