@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite against one private redis-server (tests/with-redis.sh), then prints one
 # summary line: "N passed, M failed". Suites: the linters, the Rust core and CLI, then each binding's
-# ci.sh, the no-Rust install test of the release artifacts, and the interop matrix when
-# present. Each suite's full output is kept in target/test-logs/.
+# ci.sh, the no-Rust install test of the release artifacts, the interop matrix when present, and
+# the dashboard's browser tests. Each suite's full output is kept in target/test-logs/.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -48,6 +48,10 @@ if [ -x scripts/install-test.sh ]; then
 fi
 if [ -x tests/interop/run.sh ]; then
   suite interop tests/interop/run.sh
+fi
+# The dashboard in Debian's headless Chromium (installed when missing) against redelay serve.
+if [ -x tests/browser/run.sh ]; then
+  suite browser tests/browser/run.sh
 fi
 if [ -x tests/faults/run.sh ]; then
   suite faults tests/faults/run.sh --short

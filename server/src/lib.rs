@@ -2,12 +2,15 @@
 //!
 //! - the data listener: lmstfy's API (`/api/...`, [`routes_lmstfy`]) and the native JSON API
 //!   (`/v1/...`, [`routes_v1`]), `/healthz`, and `/metrics` when enabled;
+//! - the dashboard at `/` ([`dashboard`]: static assets, its data from `/v1`);
 //! - the admin listener: lmstfy's token routes ([`routes_admin`]).
 //!
-//! Every route but `/healthz` and `/metrics` needs a token ([`auth`]).
+//! Every route but `/healthz`, `/metrics` and the dashboard's static assets needs a token
+//! ([`auth`]).
 
 pub mod auth;
 pub mod config;
+pub mod dashboard;
 pub mod error;
 pub mod routes_admin;
 pub mod routes_lmstfy;
@@ -31,12 +34,15 @@ use serde_json::json;
 pub use config::{LmstfyDefaults, ServerConfig};
 pub use state::AppState;
 
-/// Index of an API in the answer counters.
+/// Index of an API in the answer counters: 0 lmstfy (and unknown routes), 1 v1, 2 admin,
+/// 3 the dashboard's files.
 fn api_of(path: &str) -> usize {
     if path.starts_with("/v1") {
         1
     } else if path.starts_with("/token") {
         2
+    } else if dashboard::is_asset(path) {
+        3
     } else {
         0
     }
@@ -80,7 +86,7 @@ async fn metrics(State(st): State<AppState>) -> Response {
     let mut out = String::from(
         "# HELP redelay_http_answers_total HTTP answers of redelay serve by API and status class.\n# TYPE redelay_http_answers_total counter\n",
     );
-    for (api, name) in ["lmstfy", "v1", "admin"].iter().enumerate() {
+    for (api, name) in ["lmstfy", "v1", "admin", "dashboard"].iter().enumerate() {
         for class in 0..5 {
             let n = st.answers[api][class].load(Ordering::Relaxed);
             let _ = writeln!(out, "redelay_http_answers_total{{api=\"{name}\",code=\"{}xx\"}} {n}", class + 1);
@@ -108,6 +114,7 @@ pub fn data_router(st: AppState) -> Router {
         .route("/healthz", get(healthz))
         .merge(routes_lmstfy::router())
         .merge(routes_v1::router())
+        .merge(dashboard::router())
         .fallback(fallback);
     if st.config.metrics {
         r = r.route("/metrics", get(metrics));
@@ -184,7 +191,7 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
         None => None,
     };
     eprintln!(
-        "redelay serve: data API on http://{} (lmstfy /api, native /v1){}",
+        "redelay serve: data API on http://{0} (lmstfy /api, native /v1), dashboard on http://{0}/{1}",
         config.listen,
         config.admin_listen.map(|a| format!(", admin (tokens) on http://{a}")).unwrap_or_default()
     );

@@ -14,7 +14,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use redelay::{Due, Queue, Search, Select, State as MsgState, Step};
+use redelay::wire::to_json;
+use redelay::{BulkOptions, Due, Queue, Search, State as MsgState, Step};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -32,6 +33,7 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/openapi.json", get(openapi))
+        .route("/v1/whoami", get(whoami))
         .route("/v1/queues", get(queues))
         .route("/v1/overview", get(overview))
         .route("/v1/fetch", post(fetch_many))
@@ -54,6 +56,8 @@ pub fn router() -> Router<AppState> {
         .route("/v1/queues/{queue}/dead", get(dead))
         .route("/v1/queues/{queue}/dead/respawn", post(respawn))
         .route("/v1/queues/{queue}/dead/purge", post(purge))
+        .route("/v1/queues/{queue}/dead/errors", get(dead_errors))
+        .route("/v1/queues/{queue}/bulk", post(bulk))
         .route(
             "/v1/queues/{queue}/webhook",
             get(crate::webhook::get_hook).put(crate::webhook::put_hook).delete(crate::webhook::delete_hook),
@@ -123,12 +127,15 @@ impl<const WRITE: bool> FromRequestParts<AppState> for On<WRITE> {
 pub type Read = On<false>;
 pub type Write = On<true>;
 
-/// A JSON body; an empty body is the type's default.
-pub fn parse<T: DeserializeOwned + Default>(body: &Bytes) -> ApiResult<T> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("body: {e}"), S))
+/// A JSON body in the core's wire forms (`redelay::wire`: an error names the field); an empty
+/// body is `{}`.
+pub fn parse<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
+    let v = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("body: not JSON: {e}"), S))?
+    };
+    redelay::wire::from_json(v).api(S)
 }
 
 fn ok(v: Value) -> ApiResult<Response> {
@@ -137,6 +144,13 @@ fn ok(v: Value) -> ApiResult<Response> {
 
 async fn openapi(_a: Auth) -> Response {
     ([("content-type", "application/json")], OPENAPI).into_response()
+}
+
+/// `GET /v1/whoami`: what the request's token allows (the dashboard hides the actions of a
+/// read-only token; the routes refuse them anyway).
+async fn whoami(a: Auth) -> Response {
+    Json(json!({ "admin": a.access.admin, "namespace": a.access.namespace, "read_only": a.access.read_only }))
+        .into_response()
 }
 
 /// The queues published to that the token may see, by name.
@@ -178,35 +192,40 @@ async fn overview(a: Auth) -> ApiResult<Response> {
                 a
             })
         });
-        let bound = |q: f64| {
-            sum.as_ref()
-                .and_then(|s| s.lateness_bound_ms(q))
-                .map(|b| if b.is_finite() { json!(b) } else { json!("inf") })
-        };
         let mut row = json!({ "queue": n });
-        row["stats"] = wire::stats(&stats);
-        row["last_hour"] = sum.as_ref().map_or(Value::Null, wire::history);
+        row["stats"] = to_json(&stats);
+        row["last_hour"] = sum.as_ref().map_or(Value::Null, point);
         row["delivered_last_minute"] = json!(last_minute);
-        row["lateness_p50_below_ms"] = bound(0.5).unwrap_or(Value::Null);
-        row["lateness_p99_below_ms"] = bound(0.99).unwrap_or(Value::Null);
+        row["lateness_p50_below_ms"] = row["last_hour"]["lateness_p50_below_ms"].clone();
+        row["lateness_p99_below_ms"] = row["last_hour"]["lateness_p99_below_ms"].clone();
         Ok::<_, ApiError>(row)
     }))
     .await?;
     ok(json!({ "total": total, "queues": rows }))
 }
 
+/// A history point in the core's wire form, with the upper bounds of the lateness buckets
+/// holding its p50 and p99 (`lateness_p50_below_ms`, `lateness_p99_below_ms`: ms, `"inf"` for
+/// the last bucket, null without deliveries).
+fn point(p: &redelay::HistoryPoint) -> Value {
+    let mut v = to_json(p);
+    for (q, key) in [(0.5, "lateness_p50_below_ms"), (0.99, "lateness_p99_below_ms")] {
+        v[key] = p.lateness_bound_ms(q).map_or(Value::Null, |b| if b.is_finite() { json!(b) } else { json!("inf") });
+    }
+    v
+}
+
 /// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.
 async fn publish(r: Write, body: Bytes) -> ApiResult<Response> {
-    let req: wire::PublishRequest = parse(&body)?;
-    let (b, o) = req.into_parts().map_err(|m| ApiError::invalid(m, S))?;
+    let (b, o) = wire::publish_parts(parse(&body)?).map_err(|m| ApiError::invalid(m, S))?;
     let p = r.queue.publish(o.message(b).api(S)?).await.api(S)?;
-    Ok((StatusCode::CREATED, Json(json!({ "id": p.id, "status": p.status.as_str() }))).into_response())
+    Ok((StatusCode::CREATED, Json(to_json(&p))).into_response())
 }
 
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Batch {
-    messages: Vec<wire::PublishRequest>,
+    messages: Vec<Value>,
 }
 
 /// `POST /v1/queues/{queue}/messages/batch`: all stored, or none (an error names the message).
@@ -216,17 +235,10 @@ async fn publish_batch(r: Write, body: Bytes) -> ApiResult<Response> {
         .messages
         .into_iter()
         .enumerate()
-        .map(|(i, m)| m.into_parts().map_err(|e| ApiError::invalid(format!("message {i}: {e}"), S)))
+        .map(|(i, m)| wire::publish_parts(m).map_err(|e| ApiError::invalid(format!("message {i}: {e}"), S)))
         .collect::<ApiResult<Vec<_>>>()?;
     let msgs = redelay::batch_messages(items).api(S)?;
-    let res: Vec<Value> = r
-        .queue
-        .publish_batch(msgs)
-        .await
-        .api(S)?
-        .into_iter()
-        .map(|p| json!({ "id": p.id, "status": p.status.as_str() }))
-        .collect();
+    let res: Vec<Value> = r.queue.publish_batch(msgs).await.api(S)?.into_iter().map(|p| to_json(&p)).collect();
     Ok((StatusCode::CREATED, Json(json!({ "results": res }))).into_response())
 }
 
@@ -354,7 +366,7 @@ async fn list(r: Read) -> ApiResult<Response> {
 }
 
 async fn stats(r: Read) -> ApiResult<Response> {
-    ok(wire::stats(&r.queue.stats().await.api(S)?))
+    ok(to_json(&r.queue.stats().await.api(S)?))
 }
 
 /// `POST .../verify`: the invariant, checked atomically (O(n)).
@@ -382,11 +394,11 @@ async fn history(r: Read) -> ApiResult<Response> {
     let until = r.a.num::<i64>("until_ms")?.unwrap_or(now);
     let since = r.a.num::<i64>("since_ms")?.unwrap_or(until - 3_600_000);
     let pts = r.queue.history(wire::time(since), wire::time(until), step).await.api(S)?;
-    ok(json!({ "points": pts.iter().map(wire::history).collect::<Vec<_>>() }))
+    ok(json!({ "points": pts.iter().map(point).collect::<Vec<_>>() }))
 }
 
 async fn history_totals(r: Read) -> ApiResult<Response> {
-    ok(wire::history(&r.queue.history_totals().await.api(S)?))
+    ok(point(&r.queue.history_totals().await.api(S)?))
 }
 
 /// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute).
@@ -427,26 +439,73 @@ async fn dead(r: Read) -> ApiResult<Response> {
     ok(json!({ "items": items.iter().map(wire::message).collect::<Vec<_>>() }))
 }
 
-#[derive(Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Which {
-    ids: Option<Vec<String>>,
-    oldest: Option<usize>,
-    #[serde(default)]
-    all: bool,
-}
-
-fn select(body: &Bytes) -> ApiResult<Select> {
-    let w: Which = parse(body)?;
-    Select::from_parts(w.ids, w.oldest, w.all).api(S)
-}
-
 /// `POST .../dead/respawn` `{ids | oldest | all}`: `{"count"}`.
 async fn respawn(r: Write, body: Bytes) -> ApiResult<Response> {
-    ok(json!({ "count": r.queue.respawn(select(&body)?).await.api(S)? }))
+    ok(json!({ "count": r.queue.respawn(parse(&body)?).await.api(S)? }))
 }
 
 /// `POST .../dead/purge` `{ids | oldest | all}`: `{"count"}`.
 async fn purge(r: Write, body: Bytes) -> ApiResult<Response> {
-    ok(json!({ "count": r.queue.purge_dead(select(&body)?).await.api(S)? }))
+    ok(json!({ "count": r.queue.purge_dead(parse(&body)?).await.api(S)? }))
+}
+
+/// `POST .../bulk`: the core's [`BulkOptions`] wire form (`{"action", "ids" | "search",
+/// "delay_ms" | "at_ms"}`), answered with its `BulkReport` (`{matched, done, scanned}`).
+async fn bulk(r: Write, body: Bytes) -> ApiResult<Response> {
+    let o: BulkOptions = parse(&body)?;
+    ok(to_json(&r.queue.bulk(&o).await.api(S)?))
+}
+
+/// Dead letters a grouping reads at most (the first to die first), in pages of [`GROUP_PAGE`].
+const MAX_GROUPED: usize = 10_000;
+const GROUP_PAGE: usize = 200;
+/// Body bytes a grouping reads at most (the core's pages carry the bodies): past this it stops,
+/// so that a dashboard's poll never pulls gigabytes of large dead letters.
+const MAX_GROUPED_BYTES: usize = 32 << 20;
+
+/// `GET .../dead/errors`: the dead letters grouped by their last error, largest group first,
+/// each with its count, a few ids and when the first and last of them died. Reads the first
+/// 10,000 dead letters at most, and stops after 32 MiB of bodies (`scanned`: how many were
+/// read; `total`: all of them).
+async fn dead_errors(r: Read) -> ApiResult<Response> {
+    struct Group {
+        count: u64,
+        ids: Vec<String>,
+        first: i64,
+        last: i64,
+    }
+    let mut groups: HashMap<String, Group> = HashMap::new();
+    let (mut scanned, mut total, mut bytes) = (0, 0, 0);
+    while scanned < MAX_GROUPED && bytes < MAX_GROUPED_BYTES {
+        let page = r.queue.list(MsgState::Dead, scanned, GROUP_PAGE).await.api(S)?;
+        total = page.total;
+        if page.items.is_empty() {
+            break;
+        }
+        scanned += page.items.len();
+        for m in page.items {
+            bytes += m.body.len();
+            let died = wire::ms(m.died_at.unwrap_or(m.due_at));
+            let g = groups.entry(m.last_error.unwrap_or_default()).or_insert(Group {
+                count: 0,
+                ids: Vec::new(),
+                first: died,
+                last: died,
+            });
+            g.count += 1;
+            if g.ids.len() < 5 {
+                g.ids.push(m.id);
+            }
+            (g.first, g.last) = (g.first.min(died), g.last.max(died));
+        }
+    }
+    let mut rows: Vec<(String, Group)> = groups.into_iter().collect();
+    rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(&b.0)));
+    let rows: Vec<Value> = rows
+        .into_iter()
+        .map(|(e, g)| {
+            json!({ "error": e, "count": g.count, "sample_ids": g.ids, "first_died_at_ms": g.first, "last_died_at_ms": g.last })
+        })
+        .collect();
+    ok(json!({ "total": total, "scanned": scanned, "groups": rows }))
 }

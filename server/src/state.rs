@@ -32,9 +32,10 @@ pub struct Inner {
     queues: Mutex<HashMap<String, Queue>>,
     /// Token hash → (what it allows, when it was read).
     known: Mutex<HashMap<String, (Access, std::time::Instant)>>,
-    /// Answers by API and status class: `[api][class]`, api 0 = lmstfy, 1 = v1, 2 = admin;
+    /// Answers by API and status class: `[api][class]`, api 0 = lmstfy, 1 = v1, 2 = admin,
+    /// 3 = the dashboard's files;
     /// class 0..5 = 1xx..5xx.
-    pub answers: [[AtomicU64; 5]; 3],
+    pub answers: [[AtomicU64; 5]; 4],
     pub webhooks: crate::webhook::Webhooks,
 }
 

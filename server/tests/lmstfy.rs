@@ -269,8 +269,17 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
     )
     .await;
     assert_eq!((st, v), (413, json!({"error": "body too large"})));
-    let (st, v) =
-        json(http.put(s.url("/api/ns/q")).header("X-Token", &t).body(vec![b'x'; 2 << 20]).send().await.unwrap()).await;
+    // (Connection: close: the server drops this connection unread, the next request must not reuse it.)
+    let (st, v) = json(
+        http.put(s.url("/api/ns/q"))
+            .header("X-Token", &t)
+            .header("connection", "close")
+            .body(vec![b'x'; 2 << 20])
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!((st, v), (413, json!({"error": "body too large"})), "over the request limit too");
     let (st, v) = json(http.put(s.url("/api/ns/q/bulk")).header("X-Token", &t).body("{}").send().await.unwrap()).await;
     assert_eq!((st, v), (400, json!({"error": "request body should be an array of objects"})));

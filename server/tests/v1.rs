@@ -155,6 +155,10 @@ async fn publish_fetch_settle_and_inspect() {
     let (st, v) = call(&s, "GET", &format!("{q}/history?step=minute"), None).await;
     assert_eq!(st, 200);
     assert!(v["points"].as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum::<u64>() >= 4);
+    // Each point with the lateness buckets of its p50 and p99 (null without deliveries).
+    let pts = v["points"].as_array().unwrap();
+    assert!(pts.iter().any(|p| p["lateness_p99_below_ms"].is_number() || p["lateness_p99_below_ms"] == "inf"), "{v}");
+    assert!(pts.iter().all(|p| p.get("lateness_p50_below_ms").is_some()), "{v}");
     let (_, v) = call(&s, "POST", &format!("{q}/verify"), None).await;
     assert_eq!((v["ok"].as_bool(), v["records"].as_u64()), (Some(true), Some(2)));
     let (_, v) = call(&s, "GET", "/v1/queues", None).await;
@@ -236,7 +240,7 @@ async fn dead_letters_several_queues_and_bad_input() {
     // Bad input: the field and the limit, with the core's code.
     for (path, body, starts) in [
         (format!("{q}/messages"), json!({"body": "x", "delay_ms": 1u64 << 50}), "delay"),
-        (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "body: unknown field `bogus`"),
+        (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "bogus: unknown field `bogus`"),
         (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
         (format!("{q}/messages"), json!({"id": "123"}), "id:"),
         (format!("{q}/fetch"), json!({"max": 0}), "max:"),
@@ -252,7 +256,9 @@ async fn dead_letters_several_queues_and_bad_input() {
     assert_eq!(st, 400);
     assert!(v["error"]["message"].as_str().unwrap().starts_with("body:"), "{v}");
     let huge = "x".repeat(2 << 20);
-    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({ "body": huge }))).await;
+    // (Connection: close: the server drops this connection unread, the next request must not reuse it.)
+    let big_req = s.http.post(s.url(&format!("{q}/messages"))).bearer_auth(ADMIN).header("connection", "close");
+    let (st, v) = json(big_req.json(&json!({ "body": huge })).send().await.unwrap()).await;
     assert_eq!((st, v["error"]["code"].as_str()), (413, Some("ERR_REDELAY_TOO_LARGE")), "{v}");
     let (st, v) = call(&s, "GET", "/v1/nothing", None).await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NO_ROUTE")));
@@ -373,11 +379,14 @@ async fn metrics_when_enabled_need_no_token() {
     let s = common::start_with(|c| c.metrics = true).await;
     assert_eq!(call(&s, "GET", "/v1/queues", None).await.0, 200);
     assert_eq!(call_as(&s, "nope", "GET", "/v1/queues", None).await.0, 401);
+    assert_eq!(s.http.get(s.url("/dashboard.css")).send().await.unwrap().status().as_u16(), 200);
     let r = s.http.get(s.url("/metrics")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let text = r.text().await.unwrap();
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"2xx\"} 1\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"4xx\"} 1\n"), "{text}");
+    assert!(text.contains("redelay_http_answers_total{api=\"dashboard\",code=\"2xx\"} 1\n"), "{text}");
+    assert!(text.contains("redelay_http_answers_total{api=\"lmstfy\",code=\"2xx\"} 0\n"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -391,4 +400,110 @@ async fn shutdown_cuts_a_long_poll_after_the_grace() {
     // A ten-minute long-poll does not hold the server: run returns after the grace.
     tokio::time::timeout(Duration::from_secs(120), s.shutdown()).await.expect("run returned").unwrap();
     assert!(!poll.is_finished(), "the poll was still waiting: the grace ended it, not the poll");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_actions_dead_letter_groups_and_whoami() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:bulk";
+    for i in 0..6 {
+        let m = json!({"body": format!("m{i}"), "id": format!("m{i}"), "max_attempts": 1, "delay_ms": 600000});
+        assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(m)).await.0, 201);
+    }
+    // Deliver now by ids: due at once, so a fetch gets them; each nacked into a dead letter
+    // with one of two errors.
+    let (st, v) =
+        call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "deliver_now", "ids": ["m0", "m1", "m2"]}))).await;
+    assert_eq!((st, v), (200, json!({"matched": 3, "done": 3, "scanned": 0})));
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"max": 10, "wait_ms": 5000}))).await;
+    let got = v["messages"].as_array().unwrap();
+    assert_eq!(got.len(), 3, "{v}");
+    for d in got {
+        let reason = if d["id"] == "m0" { "timeout talking to x" } else { "bad input" };
+        let path = format!("{q}/messages/{}/nack", d["id"].as_str().unwrap());
+        let (_, r) = call(&s, "POST", &path, Some(json!({"token": d["token"], "reason": reason}))).await;
+        assert_eq!(r, json!({"dead": true}));
+    }
+    let (st, v) = call(&s, "GET", &format!("{q}/dead/errors"), None).await;
+    assert_eq!((st, v["total"].as_u64(), v["scanned"].as_u64()), (200, Some(3), Some(3)), "{v}");
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!((groups[0]["error"].as_str(), groups[0]["count"].as_u64()), (Some("bad input"), Some(2)), "{v}");
+    assert_eq!((groups[1]["error"].as_str(), groups[1]["count"].as_u64()), (Some("timeout talking to x"), Some(1)));
+    assert_eq!(groups[0]["sample_ids"].as_array().unwrap().len(), 2);
+
+    // A read-only token sees, but bulk is refused.
+    let ro = s.token("app", true).await;
+    let (st, v) = call_as(&s, &ro, "GET", "/v1/whoami", None).await;
+    assert_eq!((st, v), (200, json!({"admin": false, "namespace": "app", "read_only": true})));
+    assert_eq!(call_as(&s, &ro, "GET", &format!("{q}/dead/errors"), None).await.0, 200);
+    let (st, v) =
+        call_as(&s, &ro, "POST", &format!("{q}/bulk"), Some(json!({"action": "respawn", "search": {"error": "bad"}})))
+            .await;
+    assert_eq!((st, v["error"]["code"].as_str()), (403, Some("ERR_REDELAY_FORBIDDEN")));
+    assert_eq!(call(&s, "GET", "/v1/whoami", None).await.1["admin"], true);
+
+    // Respawn by a search of the error: only that group comes back.
+    let (st, v) =
+        call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "respawn", "search": {"error": "bad input"}})))
+            .await;
+    assert_eq!((st, v["matched"].as_u64(), v["done"].as_u64()), (200, Some(2), Some(2)), "{v}");
+    assert!(v["scanned"].as_u64().unwrap() >= 6, "{v}");
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((v["dead"].as_u64(), v["ready"].as_u64(), v["scheduled"].as_u64()), (Some(1), Some(2), Some(3)), "{v}");
+
+    // Reschedule by an id prefix, purge by ids, cancel.
+    let at = v["now_ms"].as_i64().unwrap() + 3_600_000;
+    let body = json!({"action": "reschedule", "at_ms": at, "search": {"id_prefix": "m"}});
+    let (_, v) = call(&s, "POST", &format!("{q}/bulk"), Some(body)).await;
+    // The waiting five move; the dead one is skipped.
+    assert_eq!((v["matched"].as_u64(), v["done"].as_u64()), (Some(6), Some(5)), "{v}");
+    let (_, m) = call(&s, "GET", &format!("{q}/messages/m5"), None).await;
+    assert_eq!(m["due_at_ms"].as_i64(), Some(at));
+    let (_, v) = call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "purge", "ids": ["m0", "m1"]}))).await;
+    assert_eq!((v["matched"].as_u64(), v["done"].as_u64()), (Some(2), Some(1)), "{v}");
+    let (_, v) =
+        call(&s, "POST", &format!("{q}/bulk"), Some(json!({"action": "cancel", "search": {"body": "m3"}}))).await;
+    assert_eq!(v["done"].as_u64(), Some(1), "{v}");
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((v["total"].as_u64(), v["dead"].as_u64()), (Some(4), Some(0)), "{v}");
+
+    // Bad input names the field, with the core's rules.
+    for (body, starts) in [
+        (json!({"action": "explode", "ids": ["a"]}), "action: unknown variant `explode`"),
+        (json!({"action": "cancel"}), "ids/search"),
+        (json!({"action": "reschedule", "ids": ["a"]}), "delay/at"),
+        (json!({"action": "cancel", "ids": ["a"], "delay_ms": -1}), "delay_ms:"),
+        (json!({"action": "cancel", "ids": ["a"], "nope": 1}), "nope: unknown field `nope`"),
+    ] {
+        let (st, v) = call(&s, "POST", &format!("{q}/bulk"), Some(body.clone())).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{body}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{body}: {v}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_assets_are_embedded_and_public_its_data_is_not() {
+    let s = common::start().await;
+    for (path, ty, has) in [
+        ("/", "text/html", "/dashboard.mjs"),
+        ("/dashboard.mjs", "text/javascript", "/v1/overview"),
+        ("/dashboard.css", "text/css", "tabular-nums"),
+        ("/icon.svg", "image/svg+xml", "<svg"),
+    ] {
+        let r = s.http.get(s.url(path)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{path}");
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with(ty), "{path}");
+        assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("script-src 'self'"), "{path}");
+        assert!(r.text().await.unwrap().contains(has), "{path}");
+    }
+    // Every /v1 route the page calls is in the router (and so in openapi.json).
+    let script = redelay_server::dashboard::SCRIPT;
+    for route in
+        ["/v1/whoami", "/v1/overview", "/stats", "/upcoming?", "/history?", "/dead/errors", "/bulk", "/search?"]
+    {
+        assert!(script.contains(route), "{route}");
+    }
+    assert_eq!(call_as(&s, "", "GET", "/v1/overview", None).await.0, 401);
+    let (st, v) = call(&s, "GET", "/nothing.js", None).await;
+    assert_eq!((st, v), (404, json!({"error": "api not found"})));
 }

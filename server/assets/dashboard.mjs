@@ -1,0 +1,1299 @@
+// The dashboard of redelay serve: a plain ES module, no dependency, no build step. Every number
+// comes from the native API (/v1, docs/server.md) with the token the page was given, kept in this
+// tab's sessionStorage; the server decides what the token may see and do (a read-only token's
+// actions are hidden here and refused there). Text from the API is only ever set as textContent.
+/* global document, window, location, history */
+
+const TOKEN_KEY = 'redelay.token'
+const POLL_MS = 2000
+const DEAD_POLL_MS = 10000
+const SEARCH_MAX_STEPS = 40
+const SEARCH_MAX_ITEMS = 200
+const LIST_LIMIT = 50
+const SVG = 'http://www.w3.org/2000/svg'
+
+const app = {
+  token: sessionStorage.getItem(TOKEN_KEY),
+  who: null,
+  // Incremented at each navigation: answers for an older view are dropped.
+  view: 0,
+  timer: null,
+  lastOk: 0,
+}
+
+// ---- small helpers -------------------------------------------------------------------------
+
+/** An element: h('td', {class: 'num'}, 'text', child, ...). Attributes starting with "on" are listeners. */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
+    else if (k === 'dataset') Object.assign(el.dataset, v)
+    // Through the CSSOM: the page's CSP allows no inline style attribute.
+    else if (k === 'style') el.style.cssText = v
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue
+    el.append(c instanceof Object && 'nodeType' in c ? c : document.createTextNode(String(c)))
+  }
+  return el
+}
+
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag)
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v))
+  for (const c of children) el.append(typeof c === 'string' ? document.createTextNode(c) : c)
+  return el
+}
+
+/** Sets an element's text only when it changed (no needless layout work). */
+function setText(el, text) {
+  const t = String(text)
+  if (el.textContent !== t) el.textContent = t
+}
+
+const nf = new Intl.NumberFormat('en-US')
+const num = (n) => (n === null || n === undefined ? '–' : nf.format(n))
+
+function dur(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return '–'
+  const neg = ms < 0
+  let a = Math.abs(ms)
+  let s
+  if (a < 1000) s = `${Math.round(a)} ms`
+  else if (a < 60000) s = `${(a / 1000).toFixed(1)} s`
+  else if (a < 3600000) s = `${Math.floor(a / 60000)} min ${Math.floor((a % 60000) / 1000)} s`
+  else if (a < 86400000) s = `${Math.floor(a / 3600000)} h ${Math.floor((a % 3600000) / 60000)} min`
+  else {
+    a = Math.floor(a / 3600000)
+    s = `${Math.floor(a / 24)} d ${a % 24} h`
+  }
+  return neg ? `-${s}` : s
+}
+
+const pad = (n) => String(n).padStart(2, '0')
+function clock(ms, withDate = false) {
+  if (ms === null || ms === undefined) return '–'
+  const d = new Date(ms)
+  const t = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  return withDate ? `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${t}` : t
+}
+const hm = (ms) => {
+  const d = new Date(ms)
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}`
+}
+
+const dayHm = (ms) => `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date(ms).getDay()]} ${hm(ms)}`
+
+/** The upper bound of a lateness bucket (ms, exclusive), as the API gives it. */
+function bound(b) {
+  if (b === null || b === undefined) return '–'
+  if (b === 'inf') return '≥ 16.4 s'
+  return `< ${dur(b)}`
+}
+
+const qpath = (queue) => `/v1/queues/${encodeURIComponent(queue)}`
+const queueHref = (queue) => `#/q/${encodeURIComponent(queue)}`
+const messageHref = (queue, id) => `#/q/${encodeURIComponent(queue)}/m/${encodeURIComponent(id)}`
+const canWrite = () => app.who && !app.who.read_only
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message)
+    this.status = status
+    this.code = code
+  }
+}
+
+/** One call of the native API with the token; a 401 asks for another token. */
+async function api(method, path, body) {
+  const headers = { authorization: `Bearer ${app.token}` }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  let res
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  } catch (e) {
+    throw new ApiError(0, 'NETWORK', `the server cannot be reached (${e.message})`)
+  }
+  const data = await res.json().catch(() => null)
+  if (res.status === 401) {
+    signOut('The server refused this token (401). Give another one.')
+    throw new ApiError(401, 'ERR_REDELAY_UNAUTHORIZED', 'token refused')
+  }
+  if (!res.ok) {
+    const err = (data && data.error) || {}
+    throw new ApiError(res.status, err.code || String(res.status), err.message || res.statusText)
+  }
+  app.lastOk = Date.now()
+  return data
+}
+
+// ---- toast, confirm --------------------------------------------------------------------------
+
+let toastTimer = null
+/** Shows what an action did (or why it failed) for a few seconds; also kept in #result. */
+function toast(text, bad = false) {
+  const t = document.getElementById('toast')
+  t.textContent = text
+  t.className = `toast show${bad ? ' bad' : ''}`
+  clearTimeout(toastTimer)
+  toastTimer = setTimeout(() => (t.className = 'toast'), 6000)
+  const r = document.getElementById('result')
+  if (r) {
+    r.textContent = text
+    r.className = bad ? 'error' : 'muted'
+  }
+}
+
+/** Asks to confirm an action in a modal dialog (Escape or Cancel: no). */
+function confirmAction(title, text, okLabel) {
+  const dlg = document.getElementById('confirm')
+  document.getElementById('confirm-title').textContent = title
+  document.getElementById('confirm-text').textContent = text
+  document.getElementById('confirm-ok').textContent = okLabel
+  return new Promise((resolve) => {
+    dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true })
+    dlg.returnValue = 'cancel'
+    dlg.showModal()
+    document.getElementById('confirm-cancel').focus()
+  })
+}
+
+/** Buttons of which one is pressed (aria-pressed), each with `data-NAME=value`; a click presses
+ * it and calls `onChange(value)`. */
+function toggle(name, options, initial, onChange) {
+  const buttons = options.map(([value, label]) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        'aria-pressed': String(value === initial),
+        dataset: { [name]: value },
+        onclick: () => {
+          for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset[name] === value))
+          onChange(value)
+        },
+      },
+      label,
+    ),
+  )
+  return buttons
+}
+
+/** An action button: asks to confirm, runs `run`, shows its report, then refreshes the view. */
+function actionButton(label, { title, text, ok, danger = false, run, after }) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: danger ? 'danger' : '',
+      dataset: { action: label },
+      onclick: async () => {
+        if (!(await confirmAction(title, typeof text === 'function' ? text() : text, ok || label))) return
+        try {
+          const report = await run()
+          toast(report)
+          if (after) after()
+          else poll(true)
+        } catch (e) {
+          toast(`${title}: failed: ${e.message}`, true)
+        }
+      },
+    },
+    label,
+  )
+}
+
+// ---- header, login, routing ------------------------------------------------------------------
+
+function signOut(message) {
+  sessionStorage.removeItem(TOKEN_KEY)
+  app.token = null
+  app.who = null
+  renderLogin(message)
+}
+
+function renderHeader(crumbs) {
+  const who = document.getElementById('who')
+  who.replaceChildren()
+  if (app.who) {
+    const scope = app.who.admin ? 'admin' : `namespace ${app.who.namespace}`
+    who.append(scope, ' ')
+    if (app.who.read_only) who.append(h('span', { class: 'badge ro', id: 'read-only-badge' }, 'read-only'))
+  }
+  document.getElementById('signout').hidden = !app.who
+  const nav = document.getElementById('crumbs')
+  nav.replaceChildren(...crumbs.flatMap((c, i) => (i ? [h('span', { 'aria-hidden': 'true' }, '›'), c] : [c])))
+}
+
+function renderLogin(message) {
+  stopPolling()
+  app.view++
+  renderHeader([])
+  const main = document.getElementById('main')
+  const input = h('input', {
+    id: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+    spellcheck: 'false',
+    'aria-describedby': 'token-help',
+  })
+  const err = h('p', { class: 'error', role: 'alert', id: 'login-error' }, message || '')
+  const form = h(
+    'form',
+    {
+      class: 'panel login',
+      onsubmit: async (ev) => {
+        ev.preventDefault()
+        app.token = input.value.trim()
+        try {
+          app.who = await api('GET', '/v1/whoami')
+          sessionStorage.setItem(TOKEN_KEY, app.token)
+          route()
+        } catch (e) {
+          if (e.status !== 401) err.textContent = `Cannot sign in: ${e.message}`
+        }
+      },
+    },
+    h('h1', {}, 'redelay dashboard'),
+    h('label', { for: 'token' }, 'Token'),
+    input,
+    h(
+      'p',
+      { class: 'note', id: 'token-help' },
+      'A namespace token, a read-only token or the admin token of this server. ',
+      'It is kept in this browser tab only (sessionStorage) and sent with every API call.',
+    ),
+    h('button', { type: 'submit', class: 'primary', id: 'signin' }, 'Open the dashboard'),
+    err,
+  )
+  main.replaceChildren(h('section', { class: 'login' }, form))
+  input.focus()
+}
+
+function stopPolling() {
+  clearTimeout(app.timer)
+  app.timer = null
+}
+
+let current = null
+/** Runs the current view's refresh now (`force`) or after POLL_MS, never two at once. */
+async function poll(force = false) {
+  stopPolling()
+  const view = app.view
+  if (!current) return
+  if (!force) {
+    app.timer = setTimeout(() => poll(true), POLL_MS)
+    return
+  }
+  try {
+    await current.refresh()
+  } catch (e) {
+    if (e.status === 401) return
+    if (view === app.view) toast(`Update failed: ${e.message}`, true)
+  }
+  if (view === app.view) {
+    const live = document.getElementById('live')
+    const stale = Date.now() - app.lastOk > 3 * POLL_MS
+    live.className = stale ? 'live stale' : 'live'
+    setText(live, app.lastOk ? `${stale ? 'stale since' : 'updated'} ${clock(app.lastOk)}` : '')
+    app.timer = setTimeout(() => poll(true), POLL_MS)
+  }
+}
+
+async function route() {
+  if (!app.token) return renderLogin()
+  if (!app.who) {
+    try {
+      app.who = await api('GET', '/v1/whoami')
+    } catch (e) {
+      if (e.status !== 401) renderLogin(`Cannot sign in: ${e.message}`)
+      return
+    }
+  }
+  stopPolling()
+  app.view++
+  document.body.classList.toggle('read-only', !!app.who.read_only)
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent)
+  const main = document.getElementById('main')
+  if (parts[0] === 'q' && parts[1] && parts[2] === 'm' && parts[3]) current = messageView(parts[1], parts[3])
+  else if (parts[0] === 'q' && parts[1]) current = queueView(parts[1])
+  else current = overviewView()
+  renderHeader(current.crumbs)
+  main.replaceChildren(current.el)
+  document.title = `${current.title} · redelay`
+  poll(true)
+}
+
+// ---- overview --------------------------------------------------------------------------------
+
+const OVERVIEW_COLUMNS = [
+  ['queue', 'Queue', '24%'],
+  ['state', 'State', '8%'],
+  ['scheduled', 'Scheduled', '8%'],
+  ['ready', 'Ready', '7%'],
+  ['leased', 'Leased', '7%'],
+  ['dead', 'Dead', '7%'],
+  ['per_minute', 'Delivered this minute', '9%'],
+  ['p50', 'Lateness p50', '9%'],
+  ['p99', 'Lateness p99', '9%'],
+  ['oldest', 'Oldest due waiting', '12%'],
+]
+
+function overviewView() {
+  const summary = h('p', { class: 'note', id: 'overview-summary' }, 'Loading…')
+  const tbody = h('tbody')
+  const table = h(
+    'table',
+    { id: 'queues', 'aria-describedby': 'overview-summary' },
+    h('colgroup', {}, ...OVERVIEW_COLUMNS.map(([, , w]) => h('col', { style: `width:${w}` }))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        OVERVIEW_COLUMNS.map(([k, label]) =>
+          h('th', { scope: 'col', class: k === 'queue' || k === 'state' ? '' : 'num' }, label),
+        ),
+      ),
+    ),
+    tbody,
+  )
+  const rows = new Map()
+  const el = h(
+    'div',
+    {},
+    h('h1', {}, 'Queues'),
+    h('section', { class: 'panel' }, summary, table),
+    h(
+      'p',
+      { class: 'note' },
+      'Lateness: how long after its due time a message was delivered, over the last hour (the bound of its bucket). ',
+      'Oldest due waiting: how long the oldest due message has been waiting for a consumer.',
+    ),
+  )
+
+  function row(name) {
+    let r = rows.get(name)
+    if (r) return r
+    const cells = {}
+    const tr = h('tr', { dataset: { queue: name } })
+    for (const [k] of OVERVIEW_COLUMNS) {
+      const td = h('td', { class: k === 'queue' || k === 'state' ? '' : 'num', dataset: { col: k } })
+      if (k === 'queue') td.append(h('a', { href: queueHref(name) }, name))
+      cells[k] = td
+      tr.append(td)
+    }
+    r = { tr, cells }
+    rows.set(name, r)
+    return r
+  }
+
+  async function refresh() {
+    const view = app.view
+    const data = await api('GET', '/v1/overview?limit=1000')
+    if (view !== app.view) return
+    setText(
+      summary,
+      data.total === 0
+        ? 'No queue yet (none has been published to, or none this token may see).'
+        : `${num(data.total)} queue${data.total === 1 ? '' : 's'}${data.total > data.queues.length ? `, the first ${data.queues.length} shown` : ''}.`,
+    )
+    const seen = new Set()
+    data.queues.forEach((q, i) => {
+      seen.add(q.queue)
+      const { tr, cells } = row(q.queue)
+      if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] || null)
+      const s = q.stats
+      const state = cells.state
+      const paused = s.paused ? 'paused' : 'active'
+      if (state.dataset.v !== paused) {
+        state.dataset.v = paused
+        state.replaceChildren(h('span', { class: `badge ${paused}` }, paused))
+      }
+      setText(cells.scheduled, num(s.scheduled))
+      setText(cells.ready, num(s.ready))
+      setText(cells.leased, num(s.leased))
+      setText(cells.dead, num(s.dead))
+      setText(cells.per_minute, num(q.delivered_last_minute))
+      const hour = q.last_hour ? q.last_hour.delivered : 0
+      const title = `${num(hour)} delivered in the last hour`
+      if (cells.per_minute.title !== title) cells.per_minute.title = title
+      setText(cells.p50, bound(q.lateness_p50_below_ms))
+      setText(cells.p99, bound(q.lateness_p99_below_ms))
+      setText(cells.oldest, s.oldest_ready_due_ms === null ? '–' : dur(s.now_ms - s.oldest_ready_due_ms))
+    })
+    for (const [name, r] of rows) {
+      if (!seen.has(name)) {
+        r.tr.remove()
+        rows.delete(name)
+      }
+    }
+  }
+  return { el, refresh, title: 'Queues', crumbs: [h('a', { href: '#/' }, 'Queues')] }
+}
+
+// ---- charts ----------------------------------------------------------------------------------
+
+const H = 200
+const PAD = { l: 44, r: 8, t: 10, b: 22 }
+
+function niceMax(v) {
+  if (v <= 5) return 5
+  const p = 10 ** Math.floor(Math.log10(v))
+  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p
+  return v
+}
+
+/** Grid lines at `ticks` ([fraction of the height, label]) and time labels under the x axis. */
+function axes(el, ticks, labels) {
+  const W = el.viewBox.baseVal.width
+  const y0 = H - PAD.b
+  for (const [f, text] of ticks) {
+    const y = y0 - f * (y0 - PAD.t)
+    el.append(svg('line', { class: 'axis', x1: PAD.l, x2: W - PAD.r, y1: y, y2: y }))
+    el.append(svg('text', { x: PAD.l - 6, y: y + 4, 'text-anchor': 'end' }, text))
+  }
+  for (const [x, text, anchor] of labels) el.append(svg('text', { x, y: H - 6, 'text-anchor': anchor }, text))
+}
+
+const linearTicks = (max) => [0, 0.5, 1].map((f) => [f, num(max * f)])
+
+/** Bars of counts per time bucket: [{at_ms, count}]. */
+function drawBars(el, buckets, fmtTime, describe) {
+  const max = niceMax(Math.max(0, ...buckets.map((b) => b.count)))
+  const total = buckets.reduce((a, b) => a + b.count, 0)
+  el.replaceChildren()
+  el.dataset.total = String(total)
+  el.setAttribute('aria-label', describe(total, buckets))
+  const W = el.viewBox.baseVal.width
+  const n = buckets.length || 1
+  const bw = (W - PAD.l - PAD.r) / n
+  const x = (i) => PAD.l + i * bw
+  const last = buckets.length - 1
+  axes(
+    el,
+    linearTicks(max),
+    buckets.length
+      ? [
+          [x(0), fmtTime(buckets[0].at_ms), 'start'],
+          [x(Math.floor(n / 2)), fmtTime(buckets[Math.floor(n / 2)].at_ms), 'middle'],
+          [W - PAD.r, fmtTime(buckets[last].at_ms), 'end'],
+        ]
+      : [],
+  )
+  const y0 = H - PAD.b
+  buckets.forEach((b, i) => {
+    if (!b.count) return
+    const hgt = Math.max(1, (b.count / max) * (y0 - PAD.t))
+    el.append(
+      svg(
+        'rect',
+        { class: 'bar', x: x(i) + 0.5, y: y0 - hgt, width: Math.max(1, bw - 1), height: hgt, 'data-count': b.count },
+        svg('title', {}, `${fmtTime(b.at_ms)}: ${num(b.count)}`),
+      ),
+    )
+  })
+}
+
+/** Lines of several series over the same points: series [{key, label, cls, value(p)}]. */
+function drawLines(el, points, series, { max: fixedMax, ticks, yOf, dots = false, fmtTime = hm } = {}) {
+  el.replaceChildren()
+  const W = el.viewBox.baseVal.width
+  const vals = points.flatMap((p) => series.map((s) => s.value(p))).filter((v) => v !== null)
+  const max = fixedMax || niceMax(Math.max(0, ...vals))
+  const y0 = H - PAD.b
+  const n = Math.max(1, points.length - 1)
+  const x = (i) => PAD.l + (i / n) * (W - PAD.l - PAD.r)
+  const y = (v) => y0 - (yOf ? yOf(v) : v / max) * (y0 - PAD.t)
+  axes(
+    el,
+    ticks || linearTicks(max),
+    points.length
+      ? [
+          [x(0), fmtTime(points[0].at_ms), 'start'],
+          [W - PAD.r, fmtTime(points[points.length - 1].at_ms), 'end'],
+        ]
+      : [],
+  )
+  for (const s of series) {
+    let d = ''
+    points.forEach((p, i) => {
+      const v = s.value(p)
+      if (v === null) return
+      d += `${d ? 'L' : 'M'}${x(i).toFixed(1)},${y(v).toFixed(1)}`
+    })
+    if (d) el.append(svg('path', { class: `line ${s.cls}`, d }, svg('title', {}, s.label)))
+    if (dots) {
+      points.forEach((p, i) => {
+        const v = s.value(p)
+        if (v === null) return
+        el.append(
+          svg(
+            'circle',
+            { class: `dot ${s.cls}`, cx: x(i), cy: y(v), r: 3 },
+            svg('title', {}, `${fmtTime(p.at_ms)} ${s.label}`),
+          ),
+        )
+      })
+    }
+  }
+  const sums = series.map((s) => `${s.label} ${num(points.reduce((a, p) => a + (s.value(p) || 0), 0))}`)
+  el.dataset.sums = JSON.stringify(
+    Object.fromEntries(series.map((s) => [s.key, points.reduce((a, p) => a + (s.value(p) || 0), 0)])),
+  )
+  return sums
+}
+
+function legend(series) {
+  return h(
+    'div',
+    { class: 'legend', 'aria-hidden': 'true' },
+    series.map((s) => h('span', {}, h('i', { class: s.cls }), s.label)),
+  )
+}
+
+/** An SVG chart `width` units wide (text keeps its proportions: the chart scales as a whole). */
+function chartSvg(id, label, width) {
+  const el = svg('svg', { class: 'chart', id, viewBox: `0 0 ${width} ${H}`, role: 'img' })
+  el.setAttribute('aria-label', label)
+  return el
+}
+
+// ---- queue page ------------------------------------------------------------------------------
+
+/** A panel: a section titled `title` (its heading's id `id`), `tools` beside the title. */
+function panel(id, title, tools, ...children) {
+  return h(
+    'section',
+    { class: 'panel', 'aria-labelledby': id },
+    h('div', { class: 'row' }, h('h2', { id }, title), h('span', { class: 'spacer' }), tools),
+    ...children,
+  )
+}
+
+function card(key, label) {
+  const v = h('div', { class: 'v', dataset: { stat: key } }, '–')
+  return { el: h('div', { class: 'card' }, h('div', { class: 'k' }, label), v), v }
+}
+
+const MSG_COLUMNS = [
+  ['id', 'Id', '28%'],
+  ['state', 'State', '10%'],
+  ['due', 'Due', '17%'],
+  ['attempts', 'Attempts', '9%'],
+  ['error', 'Last error', '36%'],
+]
+
+function messageTable(queue, items, id) {
+  if (!items.length) return h('p', { class: 'empty', id }, 'No message.')
+  return h(
+    'table',
+    { id },
+    h(
+      'colgroup',
+      {},
+      MSG_COLUMNS.map(([, , w]) => h('col', { style: `width:${w}` })),
+    ),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        MSG_COLUMNS.map(([k, l]) => h('th', { scope: 'col', class: k === 'attempts' ? 'num' : '' }, l)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      items.map((m) =>
+        h(
+          'tr',
+          { dataset: { id: m.id } },
+          h('td', { class: 'mono' }, h('a', { href: messageHref(queue, m.id) }, m.id)),
+          h('td', {}, m.state),
+          h('td', { class: 'num', title: clock(m.due_at_ms, true) }, clock(m.due_at_ms, true)),
+          h('td', { class: 'num' }, `${m.attempts} / ${m.max_attempts}`),
+          h('td', { title: m.last_error || '' }, m.last_error || ''),
+        ),
+      ),
+    ),
+  )
+}
+
+const THROUGHPUT = [
+  { key: 'published', label: 'published', cls: 's1', value: (p) => p.published },
+  { key: 'delivered', label: 'delivered', cls: 's2', value: (p) => p.delivered },
+  { key: 'acked', label: 'acked', cls: 's3', value: (p) => p.acked },
+  { key: 'dead', label: 'dead', cls: 's4', value: (p) => p.dead },
+]
+// Lateness bounds are powers of two from 1 ms to 16,384 ms ("inf" above): a log scale.
+const latencyValue = (b) => (b === null || b === undefined ? null : b === 'inf' ? 32768 : b)
+const LATENESS = [
+  { key: 'p50', label: 'p50', cls: 's1', value: (p) => latencyValue(p.lateness_p50_below_ms) },
+  { key: 'p99', label: 'p99', cls: 's4', value: (p) => latencyValue(p.lateness_p99_below_ms) },
+]
+
+function queueView(queue) {
+  const base = qpath(queue)
+  const cards = {
+    scheduled: card('scheduled', 'Scheduled'),
+    ready: card('ready', 'Ready'),
+    leased: card('leased', 'Leased'),
+    dead: card('dead', 'Dead'),
+    next: card('next', 'Next due in'),
+    oldest: card('oldest', 'Oldest due waiting'),
+  }
+  const state = h('span', { id: 'queue-state' })
+  const pauseBox = h('span', { class: 'row' })
+  let paused = null
+
+  // Upcoming: per minute for the next hour, or per hour for the next 3 days.
+  let upcomingMode = 'hour'
+  const upSvg = chartSvg('upcoming', 'Messages falling due', 1240)
+  const upNote = h('p', { class: 'note', id: 'upcoming-note' }, '')
+  const modeButtons = toggle(
+    'mode',
+    [
+      ['hour', 'Next hour, per minute'],
+      ['days', 'Next 3 days, per hour'],
+    ],
+    upcomingMode,
+    (mode) => {
+      upcomingMode = mode
+      refreshUpcoming()
+    },
+  )
+
+  // History: the last hour per minute, or the last 2 days per hour.
+  let historyRange = 'hour'
+  const rangeButtons = toggle(
+    'range',
+    [
+      ['hour', 'Last hour, per minute'],
+      ['days', 'Last 2 days, per hour'],
+    ],
+    historyRange,
+    (range) => {
+      historyRange = range
+      refreshHistory()
+    },
+  )
+  const tpSvg = chartSvg('throughput', 'Throughput per minute over the last hour', 600)
+  const tpNote = h('p', { class: 'note', id: 'throughput-note' })
+  const latSvg = chartSvg('lateness', 'Lateness per minute over the last hour', 600)
+  const latNote = h('p', { class: 'note', id: 'lateness-note' })
+
+  // Dead letters grouped by error.
+  const deadBox = h('div', { id: 'dead-groups' }, h('p', { class: 'empty' }, 'Loading…'))
+  const deadNote = h('p', { class: 'note', id: 'dead-note' })
+  const deadAll = h('div', { class: 'row' })
+  let deadAt = 0
+
+  // Messages by state, and search.
+  const listBox = h('div', { id: 'list-box' })
+  const listState = h(
+    'select',
+    { id: 'list-state', 'aria-label': 'State', onchange: () => refreshList() },
+    ['scheduled', 'ready', 'leased', 'dead'].map((s) => h('option', { value: s }, s)),
+  )
+  const listNote = h('span', { class: 'note', id: 'list-note' })
+  const searchKind = h(
+    'select',
+    { id: 'search-kind', 'aria-label': 'Search by' },
+    [
+      ['id_prefix', 'id prefix'],
+      ['header', 'header NAME:VALUE'],
+      ['body', 'body text'],
+      ['error', 'last error'],
+    ].map(([v, l]) => h('option', { value: v }, l)),
+  )
+  const searchText = h('input', {
+    id: 'search-text',
+    type: 'search',
+    'aria-label': 'Search for',
+    required: true,
+    size: 30,
+  })
+  const searchNote = h('p', { class: 'note', id: 'search-note', 'aria-live': 'polite' })
+  const searchBox = h('div', { id: 'search-results' })
+  const result = h('p', { id: 'result', class: 'muted', 'aria-live': 'polite' })
+  const readOnlyNote = canWrite()
+    ? null
+    : h('p', { class: 'note', id: 'read-only-note' }, 'This token is read-only: actions are not available.')
+
+  const el = h(
+    'div',
+    {},
+    h('h1', {}, h('span', { class: 'mono' }, queue), state, pauseBox),
+    readOnlyNote,
+    result,
+    h(
+      'div',
+      { class: 'cards' },
+      Object.values(cards).map((c) => c.el),
+    ),
+    panel('h-upcoming', 'Upcoming: messages falling due', modeButtons, upSvg, upNote),
+    h(
+      'div',
+      { class: 'grid2' },
+      panel('h-tp', 'Throughput', rangeButtons, tpSvg, legend(THROUGHPUT), tpNote),
+      panel('h-lat', 'Lateness (p50, p99)', null, latSvg, legend(LATENESS), latNote),
+    ),
+    panel('h-dead', 'Dead letters by error', deadAll, deadNote, deadBox),
+    panel(
+      'h-search',
+      'Search',
+      null,
+      h(
+        'form',
+        {
+          class: 'row',
+          id: 'search-form',
+          onsubmit: (ev) => {
+            ev.preventDefault()
+            runSearch()
+          },
+        },
+        searchKind,
+        searchText,
+        h('button', { type: 'submit', class: 'primary', id: 'search-go' }, 'Search'),
+      ),
+      searchNote,
+      searchBox,
+    ),
+    panel(
+      'h-list',
+      'Messages',
+      [listState, h('button', { type: 'button', onclick: () => refreshList() }, 'Refresh'), listNote],
+      listBox,
+    ),
+  )
+
+  async function refreshStats() {
+    const s = await api('GET', `${base}/stats`)
+    for (const k of ['scheduled', 'ready', 'leased', 'dead']) setText(cards[k].v, num(s[k]))
+    setText(cards.next.v, s.next_due_ms === null ? '–' : dur(Math.max(0, s.next_due_ms - s.now_ms)))
+    setText(cards.oldest.v, s.oldest_ready_due_ms === null ? '–' : dur(s.now_ms - s.oldest_ready_due_ms))
+    if (paused !== s.paused) {
+      paused = s.paused
+      state.replaceChildren(h('span', { class: `badge ${paused ? 'paused' : 'active'}` }, paused ? 'paused' : 'active'))
+      pauseBox.replaceChildren()
+      if (canWrite()) {
+        pauseBox.append(
+          paused
+            ? actionButton('Resume', {
+                title: `Resume ${queue}`,
+                text: 'Consumers receive its due messages again.',
+                run: async () => {
+                  const r = await api('POST', `${base}/resume`)
+                  return r.changed ? `Resumed ${queue}.` : `${queue} was not paused.`
+                },
+              })
+            : actionButton('Pause', {
+                title: `Pause ${queue}`,
+                text: 'Consumers receive nothing from this queue until it is resumed; publishing goes on.',
+                danger: true,
+                run: async () => {
+                  const r = await api('POST', `${base}/pause`)
+                  return r.changed ? `Paused ${queue}.` : `${queue} was paused already.`
+                },
+              }),
+        )
+      }
+    }
+  }
+
+  async function refreshUpcoming() {
+    const view = app.view
+    const days = upcomingMode === 'days'
+    const width = days ? 3600000 : 60000
+    const n = days ? 72 : 60
+    // Buckets start on a whole minute/hour, the first one holding what is overdue in it.
+    const from = Math.floor(Date.now() / width) * width
+    const u = await api('GET', `${base}/upcoming?from_ms=${from}&width_ms=${width}&buckets=${n}`)
+    if (view !== app.view) return
+    const fmt = days ? dayHm : hm
+    drawBars(upSvg, u.buckets, fmt, (total, b) => {
+      const top = b.reduce((a, x) => (x.count > a.count ? x : a), { count: 0 })
+      return `${num(total)} message${total === 1 ? '' : 's'} ${total === 1 ? 'falls' : 'fall'} due ${days ? 'in the next 3 days' : 'in the next hour'}${top.count ? `; most at ${fmt(top.at_ms)} (${top.count})` : ''}`
+    })
+    setText(upNote, upSvg.getAttribute('aria-label') + '.')
+  }
+
+  async function refreshHistory() {
+    const view = app.view
+    const days = historyRange === 'days'
+    const until = Date.now()
+    const since = until - (days ? 48 * 3600000 : 3600000)
+    const step = days ? 'hour' : 'minute'
+    const hist = await api('GET', `${base}/history?step=${step}&since_ms=${since}&until_ms=${until}`)
+    if (view !== app.view) return
+    const span = days ? 'Last 2 days, per hour' : 'Last hour, per minute'
+    const fmtTime = days ? dayHm : hm
+    const sums = drawLines(tpSvg, hist.points, THROUGHPUT, { fmtTime })
+    tpSvg.setAttribute('aria-label', `Throughput. ${span}: ${sums.join(', ')}`)
+    setText(tpNote, `${span}: ${sums.join(', ')}.`)
+    latSvg.setAttribute('aria-label', `Lateness p50 and p99. ${span}.`)
+    drawLines(latSvg, hist.points, LATENESS, {
+      fmtTime,
+      max: 32768,
+      dots: true,
+      yOf: (v) => Math.log2(Math.max(1, v)) / 15,
+      ticks: [
+        [0, '1 ms'],
+        [5 / 15, '32 ms'],
+        [10 / 15, '1 s'],
+        [1, '≥16 s'],
+      ],
+    })
+    const n = hist.points.reduce((a, p) => a + p.delivered, 0)
+    const when = days ? 'in the last 2 days' : 'in the last hour'
+    setText(latNote, n ? `${num(n)} deliveries ${when}.` : `No delivery ${when}.`)
+  }
+
+  async function refreshDead(force = false) {
+    if (!force && Date.now() - deadAt < DEAD_POLL_MS) return
+    deadAt = Date.now()
+    const view = app.view
+    const d = await api('GET', `${base}/dead/errors`)
+    if (view !== app.view) return
+    setText(
+      deadNote,
+      d.total === 0
+        ? 'No dead letter.'
+        : `${num(d.total)} dead letters${d.scanned < d.total ? ` (the first ${num(d.scanned)} grouped)` : ''}.`,
+    )
+    deadAll.replaceChildren()
+    if (canWrite() && d.total > 0) {
+      deadAll.append(
+        actionButton('Respawn all', {
+          title: `Respawn every dead letter of ${queue}`,
+          text: `${num(d.total)} dead letters get their attempts back and are due now.`,
+          run: async () =>
+            `Respawned ${num((await api('POST', `${base}/dead/respawn`, { all: true })).count)} dead letters.`,
+          after: () => refreshAll(),
+        }),
+        actionButton('Purge all', {
+          title: `Purge every dead letter of ${queue}`,
+          text: `${num(d.total)} dead letters are deleted for good.`,
+          danger: true,
+          run: async () =>
+            `Purged ${num((await api('POST', `${base}/dead/purge`, { all: true })).count)} dead letters.`,
+          after: () => refreshAll(),
+        }),
+      )
+    }
+    if (!d.groups.length) {
+      deadBox.replaceChildren()
+      return
+    }
+    const bulk = (action, g) => async () => {
+      const r = await api('POST', `${base}/bulk`, { action, search: { error: g.error } })
+      const verb = action === 'respawn' ? 'Respawned' : 'Purged'
+      return `${verb} ${num(r.done)} of ${num(r.matched)} messages whose last error contains “${g.error}” (${num(r.scanned)} records scanned).`
+    }
+    deadBox.replaceChildren(
+      h(
+        'table',
+        { id: 'dead-table' },
+        h(
+          'colgroup',
+          {},
+          ['40%', '9%', '17%', '18%', '16%'].map((w) => h('col', { style: `width:${w}` })),
+        ),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Error'),
+            h('th', { scope: 'col', class: 'num' }, 'Count'),
+            h('th', { scope: 'col', class: 'num' }, 'Last died'),
+            h('th', { scope: 'col' }, 'Examples'),
+            h('th', { scope: 'col' }, canWrite() ? 'Actions' : ''),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          d.groups.map((g) =>
+            h(
+              'tr',
+              { dataset: { error: g.error } },
+              h('td', { class: 'wrap' }, g.error || h('span', { class: 'muted' }, '(no error given)')),
+              h('td', { class: 'num' }, num(g.count)),
+              h('td', { class: 'num' }, clock(g.last_died_at_ms, true)),
+              h(
+                'td',
+                { class: 'wrap' },
+                g.sample_ids.flatMap((id, i) => [
+                  i ? ', ' : '',
+                  h('a', { href: messageHref(queue, id), class: 'mono' }, id),
+                ]),
+              ),
+              h(
+                'td',
+                {},
+                canWrite() && g.error
+                  ? h(
+                      'div',
+                      { class: 'row' },
+                      actionButton('Respawn', {
+                        title: 'Respawn this group',
+                        text: `The dead letters whose last error contains “${g.error}” (${num(g.count)} or more) get their attempts back and are due now.`,
+                        run: bulk('respawn', g),
+                        after: () => refreshAll(),
+                      }),
+                      actionButton('Purge', {
+                        title: 'Purge this group',
+                        text: `The dead letters whose last error contains “${g.error}” (${num(g.count)} or more) are deleted for good.`,
+                        danger: true,
+                        run: bulk('purge', g),
+                        after: () => refreshAll(),
+                      }),
+                    )
+                  : null,
+              ),
+            ),
+          ),
+        ),
+      ),
+    )
+  }
+
+  async function refreshList() {
+    const view = app.view
+    const s = listState.value
+    const page = await api('GET', `${base}/messages?state=${s}&limit=${LIST_LIMIT}`)
+    if (view !== app.view) return
+    setText(
+      listNote,
+      `${num(page.total)} ${s}${page.total > page.items.length ? `, the first ${page.items.length} shown` : ''}`,
+    )
+    listBox.replaceChildren(messageTable(queue, page.items, 'list-table'))
+  }
+
+  async function runSearch() {
+    const kind = searchKind.value
+    const text = searchText.value
+    if (!text) return
+    if (kind === 'header' && !text.includes(':')) {
+      setText(searchNote, 'A header search is NAME:VALUE.')
+      return
+    }
+    const view = app.view
+    const found = new Map()
+    let cursor = null
+    let scanned = 0
+    let steps = 0
+    setText(searchNote, 'Searching…')
+    searchBox.replaceChildren()
+    try {
+      do {
+        const q = new URLSearchParams({ [kind]: text })
+        if (cursor) q.set('cursor', cursor)
+        const page = await api('GET', `${base}/search?${q}`)
+        if (view !== app.view) return
+        scanned += page.scanned
+        for (const m of page.items) found.set(m.id, m)
+        cursor = page.cursor
+        steps++
+      } while (cursor && steps < SEARCH_MAX_STEPS && found.size < SEARCH_MAX_ITEMS)
+    } catch (e) {
+      setText(searchNote, `Search failed: ${e.message}`)
+      return
+    }
+    const items = [...found.values()]
+    setText(
+      searchNote,
+      `${num(items.length)} found, ${num(scanned)} records scanned${cursor ? ' (stopped before the end of the queue)' : ''}.`,
+    )
+    searchBox.replaceChildren(messageTable(queue, items, 'search-table'))
+  }
+
+  function refreshAll() {
+    deadAt = 0
+    poll(true)
+    refreshList().catch(() => {})
+  }
+
+  async function refresh() {
+    await Promise.all([refreshStats(), refreshUpcoming(), refreshHistory(), refreshDead()])
+  }
+  refreshList().catch((e) => toast(`Messages: ${e.message}`, true))
+  return {
+    el,
+    refresh,
+    title: queue,
+    crumbs: [h('a', { href: '#/' }, 'Queues'), h('a', { href: queueHref(queue), class: 'mono' }, queue)],
+  }
+}
+
+// ---- message detail --------------------------------------------------------------------------
+
+function hexDump(b64) {
+  const bin = atob(b64)
+  const lines = []
+  for (let o = 0; o < bin.length; o += 16) {
+    const chunk = bin.slice(o, o + 16)
+    const hex = [...chunk].map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join(' ')
+    const txt = [...chunk].map((c) => (c.charCodeAt(0) >= 32 && c.charCodeAt(0) < 127 ? c : '.')).join('')
+    lines.push(`${o.toString(16).padStart(8, '0')}  ${hex.padEnd(47)}  ${txt}`)
+  }
+  return lines.join('\n') || '(empty)'
+}
+
+function bodyAs(m, mode) {
+  if (mode === 'hex') return hexDump(m.body_base64)
+  if (m.body === null) return '(not UTF-8 text: see hex)'
+  if (mode === 'json') {
+    try {
+      return JSON.stringify(JSON.parse(m.body), null, 2)
+    } catch (e) {
+      return `(not JSON: ${e.message})`
+    }
+  }
+  return m.body || '(empty)'
+}
+
+function messageView(queue, id) {
+  const base = `${qpath(queue)}/messages/${encodeURIComponent(id)}`
+  const facts = h('dl', { class: 'facts', id: 'facts' })
+  const timeline = h('ol', { class: 'timeline', id: 'timeline' })
+  const headers = h('div', { id: 'headers' })
+  const pre = h('pre', { class: 'body', id: 'body', tabindex: '0' })
+  const actions = h('div', { class: 'row', id: 'actions' })
+  const result = h('p', { id: 'result', class: 'muted', 'aria-live': 'polite' })
+  let mode = null
+  let msg = null
+  let shownKey = ''
+  const modes = toggle(
+    'mode',
+    [
+      ['text', 'Text'],
+      ['json', 'JSON'],
+      ['hex', 'Hex'],
+    ],
+    null,
+    (m) => {
+      mode = m
+      showBody()
+    },
+  )
+  function showBody() {
+    for (const b of modes) b.setAttribute('aria-pressed', String(b.dataset.mode === mode))
+    setText(pre, bodyAs(msg, mode))
+  }
+  const delay = h('input', {
+    id: 'reschedule-s',
+    type: 'number',
+    min: '0',
+    step: '1',
+    value: '60',
+    size: 6,
+    'aria-label': 'Seconds from now',
+  })
+  const el = h(
+    'div',
+    {},
+    h('h1', {}, 'Message ', h('span', { class: 'mono' }, id)),
+    result,
+    h(
+      'div',
+      { class: 'grid2' },
+      panel('h-facts', 'Facts', null, facts),
+      panel('h-timeline', 'Timeline', null, timeline),
+    ),
+    panel('h-actions', 'Actions', null, actions),
+    panel('h-headers', 'Headers', null, headers),
+    panel('h-body', 'Body', modes, pre),
+  )
+  const back = () => {
+    location.hash = queueHref(queue)
+  }
+
+  function renderActions(m) {
+    if (!canWrite()) {
+      actions.replaceChildren(
+        h('p', { class: 'note', id: 'read-only-note' }, 'This token is read-only: actions are not available.'),
+      )
+      return
+    }
+    const list = []
+    if (m.state === 'scheduled' || m.state === 'ready') {
+      list.push(
+        actionButton('Deliver now', {
+          title: `Deliver ${id} now`,
+          text: 'It becomes due now: the next consumer gets it.',
+          run: async () =>
+            `${id} is due now (due at ${clock((await api('POST', `${base}/reschedule`, { delay_ms: 0 })).due_at_ms)}).`,
+        }),
+        h(
+          'span',
+          { class: 'row' },
+          h('label', { for: 'reschedule-s' }, 'in'),
+          delay,
+          h('span', { class: 'muted' }, 's'),
+        ),
+        actionButton('Reschedule', {
+          title: `Reschedule ${id}`,
+          text: () => `It becomes due ${dur(Number(delay.value) * 1000)} from now.`,
+          run: async () => {
+            const r = await api('POST', `${base}/reschedule`, { delay_ms: Math.round(Number(delay.value) * 1000) })
+            return `${id} rescheduled: due at ${clock(r.due_at_ms, true)}.`
+          },
+        }),
+      )
+    }
+    if (m.state === 'dead') {
+      list.push(
+        actionButton('Respawn', {
+          title: `Respawn ${id}`,
+          text: 'It gets its attempts back and is due now.',
+          run: async () => {
+            const r = await api('POST', `${qpath(queue)}/dead/respawn`, { ids: [id] })
+            return r.count ? `${id} respawned: due now.` : `${id} was not dead any more: nothing done.`
+          },
+        }),
+      )
+    }
+    list.push(
+      actionButton('Cancel', {
+        title: `Cancel ${id}`,
+        text: 'The message is deleted, wherever it is; a consumer holding it loses its lease.',
+        danger: true,
+        run: async () => {
+          await api('DELETE', base)
+          return `${id} cancelled (deleted).`
+        },
+        after: back,
+      }),
+    )
+    if (m.state === 'leased')
+      list.unshift(
+        h('span', { class: 'note' }, 'Leased: a consumer holds it until it is settled or its lease runs out.'),
+      )
+    actions.replaceChildren(...list)
+  }
+
+  async function refresh() {
+    const view = app.view
+    let m
+    try {
+      m = await api('GET', base)
+    } catch (e) {
+      if (e.status === 404 && view === app.view) {
+        msg = null
+        shownKey = ''
+        facts.replaceChildren(
+          h('dt', {}, 'State'),
+          h('dd', { id: 'gone' }, 'gone: no message with this id (acked, cancelled or purged)'),
+        )
+        timeline.replaceChildren()
+        actions.replaceChildren()
+        return
+      }
+      throw e
+    }
+    if (view !== app.view) return
+    // The timeline's relative times move at every refresh; the rest only when the message changes.
+    const now = Date.now()
+    const events = [
+      ['published', m.published_at_ms],
+      ['due', m.due_at_ms],
+      ['lease runs out', m.lease_deadline_ms],
+      ['died', m.died_at_ms],
+      ['expires', m.expires_at_ms],
+    ]
+      .filter(([, t]) => t !== null && t !== undefined)
+      .sort((a, b) => a[1] - b[1])
+    timeline.replaceChildren(
+      ...events.map(([what, t]) =>
+        h(
+          'li',
+          { class: t > now ? 'future' : '' },
+          `${clock(t, true)} — ${what} (${t > now ? 'in ' : ''}${dur(Math.abs(now - t))}${t > now ? '' : ' ago'})`,
+        ),
+      ),
+    )
+    const key = JSON.stringify(m)
+    if (key === shownKey) return
+    shownKey = key
+    msg = m
+    facts.replaceChildren(
+      ...[
+        ['State', h('span', { class: `badge ${m.state === 'dead' ? 'dead' : ''}`, id: 'msg-state' }, m.state)],
+        ['Queue', h('a', { href: queueHref(queue), class: 'mono' }, queue)],
+        ['Attempts', `${m.attempts} failed of ${m.max_attempts} allowed`],
+        ['Lease (ttr)', dur(m.ttr_ms)],
+        ['Last error', m.last_error || '–'],
+        ['Body size', `${num(atob(m.body_base64).length)} bytes`],
+      ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    )
+    const hs = Object.entries(m.headers || {})
+    headers.replaceChildren(
+      hs.length
+        ? h(
+            'table',
+            {},
+            h(
+              'tbody',
+              {},
+              hs.map(([k, v]) =>
+                h(
+                  'tr',
+                  {},
+                  h('th', { scope: 'row', class: 'mono', style: 'width:30%' }, k),
+                  h('td', { class: 'mono wrap' }, v),
+                ),
+              ),
+            ),
+          )
+        : h('p', { class: 'empty' }, 'No header.'),
+    )
+    if (mode === null) {
+      mode = 'text'
+      if (m.body === null) mode = 'hex'
+      else {
+        try {
+          JSON.parse(m.body)
+          mode = 'json'
+        } catch {
+          mode = 'text'
+        }
+      }
+    }
+    showBody()
+    renderActions(m)
+  }
+  return {
+    el,
+    refresh,
+    title: id,
+    crumbs: [
+      h('a', { href: '#/' }, 'Queues'),
+      h('a', { href: queueHref(queue), class: 'mono' }, queue),
+      h('span', { class: 'mono' }, id),
+    ],
+  }
+}
+
+// ---- start -----------------------------------------------------------------------------------
+
+function start() {
+  document.getElementById('signout').addEventListener('click', () => signOut('Signed out.'))
+  window.addEventListener('hashchange', route)
+  // The page's main region takes the focus after a navigation, for keyboard and screen readers.
+  window.addEventListener('hashchange', () => document.getElementById('main').focus({ preventScroll: true }))
+  if (!location.hash) history.replaceState(null, '', '#/')
+  route()
+}
+
+start()

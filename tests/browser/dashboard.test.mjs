@@ -1,0 +1,305 @@
+// The dashboard in a real browser (Debian's headless Chromium through playwright-core) against a
+// real `redelay serve` and redis-server: it loads, shows counts and charts that change as
+// messages are published through the API, searches, respawns dead letters, runs each action
+// after a confirmation, and a read-only token gets no action (and the server refuses them).
+// Every wait is for a condition, with generous timeouts; no test asserts a duration.
+/* global document */
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { ADMIN, launch, makeDead, openDashboard, publish, startServer, WAIT } from './lib.mjs'
+
+let srv
+let browser
+
+before(async () => {
+  srv = await startServer()
+  browser = await launch()
+})
+
+after(async () => {
+  await browser?.close()
+  await srv?.stop()
+})
+
+const cell = (queue, col) => `#queues tr[data-queue="${queue}"] td[data-col="${col}"]`
+const qs = (queue) => `/v1/queues/${encodeURIComponent(queue)}`
+
+/** Waits until the element's text is `text`. */
+async function waitText(page, selector, text) {
+  await page.waitForFunction(([s, t]) => document.querySelector(s)?.textContent.trim() === t, [selector, text], {
+    timeout: WAIT,
+  })
+}
+
+/** Waits until `fn` (in Node) returns true, polling. */
+async function until(fn, what) {
+  const deadline = Date.now() + WAIT
+  for (;;) {
+    if (await fn()) return
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+/** Clicks an action button (a selector), then the dialog's confirm button. */
+async function confirmed(page, selector) {
+  await page.click(selector)
+  await page.waitForSelector('dialog#confirm[open]')
+  await page.click('#confirm-ok')
+  await page.waitForSelector('dialog#confirm:not([open])', { state: 'attached' })
+}
+
+describe('dashboard', () => {
+  test('the page and its assets load without a token; the API needs one', async () => {
+    const r = await fetch(`${srv.base}/`)
+    assert.equal(r.status, 200)
+    assert.match(r.headers.get('content-security-policy'), /script-src 'self'/)
+    assert.match(await r.text(), /<script type="module" src="\/dashboard.mjs">/)
+    for (const [path, type] of [
+      ['/dashboard.mjs', 'text/javascript'],
+      ['/dashboard.css', 'text/css'],
+    ]) {
+      const a = await fetch(`${srv.base}${path}`)
+      assert.equal(a.status, 200, path)
+      assert.ok(a.headers.get('content-type').startsWith(type), path)
+    }
+    assert.equal((await fetch(`${srv.base}/v1/overview`)).status, 401)
+  })
+
+  test('an unknown token is refused and the page asks again', async () => {
+    const page = await browser.newPage()
+    page.setDefaultTimeout(WAIT)
+    await page.goto(`${srv.base}/`)
+    await page.fill('#token', 'not-a-token-of-this-server')
+    await page.keyboard.press('Enter')
+    await page.waitForFunction(() => /refused/.test(document.querySelector('#login-error')?.textContent))
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('redelay.token')), null)
+    await page.close()
+  })
+
+  test('the overview shows every queue and updates its counts in place', async () => {
+    const q = 'app:orders'
+    await publish(
+      srv,
+      q,
+      [1, 2, 3].map((i) => ({ id: `o${i}`, body: `order ${i}`, delay_ms: 600000 })),
+    )
+    await publish(srv, 'other:q', [{ body: 'x', delay_ms: 600000 }])
+    const { page, errors } = await openDashboard(browser, srv, ADMIN)
+    await waitText(page, cell(q, 'scheduled'), '3')
+    await waitText(page, cell('other:q', 'scheduled'), '1')
+    await waitText(page, `${cell(q, 'state')} .badge`, 'active')
+    const before = await page.$(cell(q, 'scheduled'))
+    // Published through the API: the open page sees it at its next poll, in the same cell.
+    await publish(srv, q, [{ id: 'o4', body: 'order 4', delay_ms: 600000 }])
+    await waitText(page, cell(q, 'scheduled'), '4')
+    assert.ok(await before.evaluate((el) => el.isConnected), 'the cell was updated, not rebuilt')
+    // Deliveries and lateness show up once something is delivered.
+    await publish(srv, q, [{ id: 'now1', body: 'due now' }])
+    const got = await srv.api('POST', `${qs(q)}/fetch`, { max: 1, wait_ms: 10000 })
+    await srv.api('POST', `${qs(q)}/messages/now1/ack`, { token: got.messages[0].token })
+    await page.waitForFunction(
+      (s) => document.querySelector(s)?.title === '1 delivered in the last hour',
+      cell(q, 'per_minute'),
+    )
+    await page.waitForFunction((s) => /^< /.test(document.querySelector(s)?.textContent), cell(q, 'p99'))
+    await srv.api('POST', `${qs(q)}/pause`)
+    await waitText(page, `${cell(q, 'state')} .badge`, 'paused')
+    await srv.api('POST', `${qs(q)}/resume`)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('the queue page: upcoming and history charts change as messages come and go', async () => {
+    const q = 'app:charts'
+    await publish(
+      srv,
+      q,
+      [1, 2, 3].map((i) => ({ id: `c${i}`, body: `c${i}`, delay_ms: 5 * 60000 })),
+    )
+    const { page, errors } = await openDashboard(browser, srv, ADMIN)
+    // By keyboard: the queue's link, then Enter.
+    const link = await page.waitForSelector(`#queues tr[data-queue="${q}"] a`)
+    await link.focus()
+    await page.keyboard.press('Enter')
+    await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '3')
+    await waitText(page, '[data-stat="scheduled"]', '3')
+    await publish(
+      srv,
+      q,
+      [4, 5].map((i) => ({ id: `c${i}`, body: `c${i}`, delay_ms: 20 * 60000 })),
+    )
+    await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '5')
+    assert.equal(await page.$$eval('#upcoming rect.bar', (bars) => bars.length), 2)
+    // Next 3 days per hour: one more due in 30 hours counts there, not in the next hour.
+    await publish(srv, q, [{ id: 'later', body: 'later', delay_ms: 30 * 3600000 }])
+    await page.click('button[data-mode="days"]')
+    await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '6')
+    await page.click('button[data-mode="hour"]')
+    await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '5')
+    // Delivered and acked: the throughput chart counts it.
+    await srv.api('POST', `${qs(q)}/bulk`, { action: 'deliver_now', ids: ['c1'] })
+    const got = await srv.api('POST', `${qs(q)}/fetch`, { max: 1, wait_ms: 10000 })
+    await srv.api('POST', `${qs(q)}/messages/c1/ack`, { token: got.messages[0].token })
+    await page.waitForFunction(() => {
+      const s = JSON.parse(document.querySelector('#throughput')?.dataset.sums || '{}')
+      return s.delivered === 1 && s.acked === 1
+    })
+    await page.waitForSelector('#lateness circle')
+    // The last 2 days per hour count it too (the current hour).
+    await page.click('button[data-range="days"]')
+    await page.waitForFunction(() =>
+      /^Last 2 days, per hour: .*delivered 1\b/.test(document.querySelector('#throughput-note')?.textContent),
+    )
+    assert.equal(JSON.parse(await page.getAttribute('#throughput', 'data-sums')).delivered, 1)
+    await page.click('button[data-range="hour"]')
+    await page.waitForFunction(() =>
+      /^Last hour, per minute: /.test(document.querySelector('#throughput-note')?.textContent),
+    )
+    await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '4')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('search by header, body text, id prefix and error', async () => {
+    const q = 'app:search'
+    await publish(srv, q, [
+      { id: 'inv-1', body: '{"customer":"acme","total":12}', headers: { tenant: 'acme' }, delay_ms: 600000 },
+      { id: 'inv-2', body: 'plain text with a needle inside', headers: { tenant: 'globex' }, delay_ms: 600000 },
+      { id: 'rcpt-1', body: 'nothing', delay_ms: 600000 },
+    ])
+    await makeDead(srv, q, ['bad-1'], 'parser exploded at byte 3')
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`)
+    const search = async (kind, text) => {
+      await page.selectOption('#search-kind', kind)
+      await page.fill('#search-text', text)
+      await page.press('#search-text', 'Enter')
+      await page.waitForFunction(() => /found/.test(document.querySelector('#search-note')?.textContent))
+      return page.$$eval('#search-table tbody tr', (rows) => rows.map((r) => r.dataset.id).sort())
+    }
+    assert.deepEqual(await search('header', 'tenant:acme'), ['inv-1'])
+    assert.deepEqual(await search('body', 'needle'), ['inv-2'])
+    assert.deepEqual(await search('id_prefix', 'inv-'), ['inv-1', 'inv-2'])
+    assert.deepEqual(await search('error', 'exploded'), ['bad-1'])
+    assert.deepEqual(await search('body', 'no such text'), [])
+    // A found message opens; its JSON body is pretty-printed, and shows as hex on demand.
+    await search('header', 'tenant:acme')
+    await page.click('#search-table a')
+    await waitText(page, '#msg-state', 'scheduled')
+    await page.waitForFunction(() => document.querySelector('#body')?.textContent.includes('"customer": "acme"'))
+    await page.click('button[data-mode="hex"]')
+    await page.waitForFunction(() => document.querySelector('#body')?.textContent.startsWith('00000000  7b 22 63'))
+    await page.click('button[data-mode="text"]')
+    await waitText(page, '#body', '{"customer":"acme","total":12}')
+    assert.match(await page.textContent('#headers'), /tenant\s*acme/)
+    assert.match(await page.textContent('#timeline'), /published[\s\S]*due/)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('dead letters grouped by error: respawn a group, then one dead letter', async () => {
+    const q = 'app:jobs'
+    await makeDead(srv, q, ['j1', 'j2', 'j3'], 'upstream timeout')
+    await makeDead(srv, q, ['j4'], 'bad request: no customer')
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`)
+    await waitText(page, '[data-stat="dead"]', '4')
+    await page.waitForSelector('#dead-table tr[data-error="upstream timeout"]')
+    assert.equal(await page.textContent('#dead-table tr[data-error="upstream timeout"] td.num'), '3')
+    // Cancelling the dialog does nothing.
+    await page.click('#dead-table tr[data-error="upstream timeout"] button[data-action="Respawn"]')
+    await page.waitForSelector('dialog#confirm[open]')
+    await page.keyboard.press('Escape')
+    await page.waitForSelector('dialog#confirm:not([open])', { state: 'attached' })
+    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).dead, 4)
+    await confirmed(page, '#dead-table tr[data-error="upstream timeout"] button[data-action="Respawn"]')
+    await page.waitForFunction(() => /Respawned 3 of 3/.test(document.querySelector('#result')?.textContent))
+    await waitText(page, '[data-stat="dead"]', '1')
+    await page.waitForFunction(() => !document.querySelector('#dead-table tr[data-error="upstream timeout"]'))
+    // The one left, from its detail page.
+    await page.click('#dead-table tr[data-error="bad request: no customer"] a')
+    await waitText(page, '#msg-state', 'dead')
+    await confirmed(page, 'button[data-action="Respawn"]')
+    await page.waitForFunction(() => /j4 respawned/.test(document.querySelector('#result')?.textContent))
+    await waitText(page, '#msg-state', 'ready')
+    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).dead, 0)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('message actions ask to confirm and say what they did', async () => {
+    const q = 'app:actions'
+    await publish(srv, q, [{ id: 'm1', body: 'hello', delay_ms: 3600000 }])
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}/m/m1`)
+    await waitText(page, '#msg-state', 'scheduled')
+    const due = async () => (await srv.api('GET', `${qs(q)}/messages/m1`)).due_at_ms
+    const first = await due()
+    // Deliver now.
+    await confirmed(page, 'button[data-action="Deliver now"]')
+    await page.waitForFunction(() => /m1 is due now/.test(document.querySelector('#result')?.textContent))
+    assert.ok((await due()) < first)
+    await waitText(page, '#msg-state', 'ready')
+    // Reschedule in 2 hours (the new due time is later than the first one, an hour away).
+    await page.fill('#reschedule-s', '7200')
+    await confirmed(page, 'button[data-action="Reschedule"]')
+    await page.waitForFunction(() => /m1 rescheduled: due at/.test(document.querySelector('#result')?.textContent))
+    assert.ok((await due()) > first)
+    await waitText(page, '#msg-state', 'scheduled')
+    // Cancel: gone, and back on the queue page.
+    await confirmed(page, 'button[data-action="Cancel"]')
+    await page.waitForSelector('#upcoming')
+    await until(async () => {
+      const r = await fetch(`${srv.base}${qs(q)}/messages/m1`, { headers: { authorization: `Bearer ${ADMIN}` } })
+      return r.status === 404
+    }, 'm1 to be cancelled')
+    // Pause and resume from the queue page.
+    await confirmed(page, 'button[data-action="Pause"]')
+    await waitText(page, '#queue-state', 'paused')
+    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).paused, true)
+    await confirmed(page, 'button[data-action="Resume"]')
+    await waitText(page, '#queue-state', 'active')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('a read-only token sees its namespace, gets no action, and the server refuses them', async () => {
+    const q = 'app:readonly'
+    await makeDead(srv, q, ['r1'], 'broken')
+    await publish(srv, q, [{ id: 'r2', body: 'waiting', delay_ms: 600000 }])
+    const ro = srv.token('app', true)
+    const { page, errors } = await openDashboard(browser, srv, ro)
+    await page.waitForSelector('#read-only-badge')
+    await waitText(page, cell(q, 'dead'), '1')
+    // Only its namespace.
+    assert.equal(await page.$(`#queues tr[data-queue="other:q"]`), null)
+    await page.goto(`${srv.base}/#/q/${encodeURIComponent(q)}`)
+    await page.waitForSelector('#dead-table tr[data-error="broken"]')
+    await page.waitForSelector('#read-only-note')
+    assert.equal(await page.$$eval('button[data-action]', (b) => b.length), 0)
+    await page.goto(`${srv.base}/#/q/${encodeURIComponent(q)}/m/r1`)
+    await waitText(page, '#msg-state', 'dead')
+    assert.equal(await page.$$eval('button[data-action]', (b) => b.length), 0)
+    // The page's own token, straight at the API: every change is 403.
+    const statuses = await page.evaluate(async (base) => {
+      const token = sessionStorage.getItem('redelay.token')
+      const call = (method, path, body) =>
+        fetch(path, {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: body && JSON.stringify(body),
+        }).then((r) => r.status)
+      return [
+        await call('POST', `${base}/pause`),
+        await call('POST', `${base}/dead/respawn`, { ids: ['r1'] }),
+        await call('POST', `${base}/bulk`, { action: 'purge', search: { error: 'broken' } }),
+        await call('DELETE', `${base}/messages/r2`),
+        await call('POST', `${base}/messages/r2/reschedule`, { delay_ms: 0 }),
+        await call('GET', `${base}/stats`),
+      ]
+    }, qs(q))
+    assert.deepEqual(statuses, [403, 403, 403, 403, 403, 200])
+    const s = await srv.api('GET', `${qs(q)}/stats`)
+    assert.deepEqual([s.dead, s.scheduled, s.paused], [1, 1, false])
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+})

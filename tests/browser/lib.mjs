@@ -1,0 +1,115 @@
+// What the dashboard's browser tests and screenshots share: a `redelay serve` of this checkout on
+// 127.0.0.1 over the launcher's Redis (REDIS_URL, from tests/with-redis.sh) with a prefix of its
+// own, the native API through fetch, and Debian's Chromium driven by playwright-core.
+import { spawn, execFileSync } from 'node:child_process'
+import { createServer } from 'node:net'
+import { chromium } from 'playwright-core'
+
+export const ADMIN = 'admin-token-of-the-browser-tests'
+const BIN = process.env.REDELAY_BIN || new URL('../../target/debug/redelay', import.meta.url).pathname
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium'
+/** Generous: the machine is shared. Tests wait for conditions, never for a time. */
+export const WAIT = 60000
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address()
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** Starts `redelay serve` with its own prefix; resolves once /healthz answers. */
+export async function startServer() {
+  const url = process.env.REDIS_URL
+  if (!url) throw new Error('REDIS_URL: run through tests/browser/run.sh (or tests/with-redis.sh)')
+  const prefix = `dash-${process.pid}-${Date.now()}`
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const child = spawn(BIN, ['--url', url, '--prefix', prefix, 'serve', '--listen', `127.0.0.1:${port}`, '--no-admin'], {
+    env: { ...process.env, REDELAY_ADMIN_TOKEN: ADMIN },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  for (let i = 0; ; i++) {
+    try {
+      const r = await fetch(`${base}/healthz`)
+      if (r.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`redelay serve exited with ${child.exitCode}`)
+    if (i > 600) throw new Error('redelay serve did not answer /healthz')
+    await sleep(100)
+  }
+  const token = (ns, readOnly = false) =>
+    execFileSync(BIN, ['--url', url, '--prefix', prefix, 'token', 'create', ns, ...(readOnly ? ['--read-only'] : [])], {
+      encoding: 'utf8',
+    }).trim()
+  const api = async (method, path, body, tok = ADMIN) => {
+    const r = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${tok}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    })
+    const data = await r.json().catch(() => null)
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(data)}`)
+    return data
+  }
+  const stop = async () => {
+    child.kill('SIGINT')
+    await exited
+  }
+  return { base, prefix, token, api, stop }
+}
+
+/** Debian's Chromium, headless (its own browser downloads cannot work here). */
+export async function launch() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  })
+}
+
+/** A page of the dashboard signed in with `token`, at `hash`. */
+export async function openDashboard(browser, srv, token, hash = '#/') {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } })
+  page.setDefaultTimeout(WAIT)
+  const errors = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => m.type() === 'error' && !/status of 40[134]/.test(m.text()) && errors.push(m.text()))
+  await page.goto(`${srv.base}/${hash}`)
+  await page.fill('#token', token)
+  await page.click('#signin')
+  await page.waitForSelector('#signout:not([hidden])')
+  return { page, errors }
+}
+
+/** Publishes messages through the native API; `delays` in ms, one message each. */
+export async function publish(srv, queue, items) {
+  return srv.api('POST', `/v1/queues/${encodeURIComponent(queue)}/messages/batch`, { messages: items })
+}
+
+/** Turns `n` messages into dead letters with `reason` (published due now, max_attempts 1). */
+export async function makeDead(srv, queue, ids, reason) {
+  const q = `/v1/queues/${encodeURIComponent(queue)}`
+  await publish(
+    srv,
+    queue,
+    ids.map((id) => ({ id, body: JSON.stringify({ id, kind: 'failing' }), max_attempts: 1 })),
+  )
+  let left = new Set(ids)
+  while (left.size) {
+    const got = await srv.api('POST', `${q}/fetch`, { max: 100, wait_ms: 5000 })
+    for (const d of got.messages) {
+      await srv.api('POST', `${q}/messages/${encodeURIComponent(d.id)}/nack`, { token: d.token, reason })
+      left.delete(d.id)
+    }
+  }
+}
