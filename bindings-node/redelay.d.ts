@@ -6,6 +6,15 @@
 /** A message body: bytes are stored as they are, a string as UTF-8. */
 export type Body = Buffer | Uint8Array | string
 
+/** How a queue is laid out in Redis (`client.queue(name, opts)`). */
+export interface QueueOptions {
+  /**
+   * Hash tags the queue's messages are spread over, 1 to 256 (default 1): with N > 1 one queue
+   * uses many Redis Cluster masters. Every client must open the queue with the same N.
+   */
+  shards?: number
+}
+
 export interface ClientOptions {
   /** Key prefix of every queue (default `redelay`). */
   prefix?: string
@@ -265,8 +274,11 @@ export declare class Client {
   private constructor()
   /** Connects: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path/to/redis.sock`. */
   static connect(url: string, opts?: ClientOptions): Promise<Client>
-  /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). Throws RedelayError. */
-  queue(name: string): Queue
+  /**
+   * A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`), spread over
+   * `opts.shards` hash tags. Throws RedelayError.
+   */
+  queue(name: string, opts?: QueueOptions): Queue
   readonly prefix: string
   readonly closed: boolean
   /** Names of the queues published to under this prefix. */
@@ -276,7 +288,7 @@ export declare class Client {
    * One subscription over several queues of this client, with one concurrency limit: an array
    * is strict priority (always the first queue with a due message), an object gives weights
    * (`{ urgent: 5, default: 3, bulk: 1 }`, 1 to 1000 each). `message.queue` says where each
-   * delivery comes from.
+   * delivery comes from. A sharded queue is consumed with the shard count stored in Redis.
    */
   subscribe(queues: string[] | Record<string, number>, handler: Handler, opts?: SubscribeOptions): Promise<Subscription>
   /** Closes every subscription of this client gracefully; later calls reject with ERR_REDELAY_CONNECTION. */

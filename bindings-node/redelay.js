@@ -195,11 +195,14 @@ class Client extends Handle {
     return call(() => native.connect(url, toWire(opts))).then((n) => new Client(INTERNAL, n))
   }
 
-  /** A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`). */
-  queue(name) {
+  /**
+   * A handle to the queue `name` (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`); `{ shards: N }`
+   * spreads it over N hash tags (1 to 256; every client must name the same N).
+   */
+  queue(name, opts) {
     const q = new Queue(
       INTERNAL,
-      sync(() => this[N].queue(name)),
+      sync(() => this[N].queue(name, toWire(opts))),
     )
     q[CLIENT] = this
     return q
@@ -211,19 +214,7 @@ class Client extends Handle {
 
   /** One subscription over several queues: `[names]` in strict priority, or `{ name: weight }`. */
   subscribe(queues, handler, opts) {
-    if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
-    let n
-    const wake = () => n && run(n, handler)
-    return call(() => {
-      const weighted = queues !== null && typeof queues === 'object' && !Array.isArray(queues)
-      if (!weighted && !Array.isArray(queues)) throw invalid(`queues: must be an array of names or { name: weight }`)
-      const { unref, ...o } = toWire(opts)
-      const names = weighted ? Object.keys(queues) : queues
-      return this[N].subscription(names, weighted ? Object.values(queues) : null, wake, o, unref === true)
-    }).then((started) => {
-      run((n = started), handler) // a wake may have come before: what waits is taken now
-      return new Subscription(INTERNAL, n)
-    })
+    return subscribe(this[N], queues, null, handler, opts)
   }
 
   get closed() {
@@ -232,6 +223,25 @@ class Client extends Handle {
 }
 // close: every subscription of the client drains, then the connections go; later calls fail.
 ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] })
+
+// A subscription of the native client `native` over `queues` (names in priority order, or
+// { name: weight }); `shards` gives each queue's shard count (a Queue's own), or null to use
+// the counts stored in Redis.
+function subscribe(native, queues, shards, handler, opts) {
+  if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
+  let n
+  const wake = () => n && run(n, handler)
+  return call(() => {
+    const weighted = queues !== null && typeof queues === 'object' && !Array.isArray(queues)
+    if (!weighted && !Array.isArray(queues)) throw invalid(`queues: must be an array of names or { name: weight }`)
+    const { unref, ...o } = toWire(opts)
+    const names = weighted ? Object.keys(queues) : queues
+    return native.subscription(names, shards, weighted ? Object.values(queues) : null, wake, o, unref === true)
+  }).then((started) => {
+    run((n = started), handler) // a wake may have come before: what waits is taken now
+    return new Subscription(INTERNAL, n)
+  })
+}
 
 function failure(e) {
   try {
@@ -327,7 +337,7 @@ class Queue extends Handle {
    * resolving) acks the message; throwing or rejecting nacks it with the error's message.
    */
   subscribe(handler, opts) {
-    return this[CLIENT].subscribe([this.name], handler, opts)
+    return subscribe(this[CLIENT][N], [this.name], [this[N].shards], handler, opts)
   }
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */

@@ -51,9 +51,9 @@ pub struct NativeClient {
 
 #[napi]
 impl NativeClient {
-    #[napi]
-    pub fn queue(&self, env: &Env, name: String) -> Result<NativeQueue> {
-        Ok(NativeQueue { q: sync(env, self.c.queue(&name))? })
+    #[napi(ts_args_type = "name: string, opts: object")]
+    pub fn queue(&self, env: &Env, name: String, opts: Wire<redelay::QueueOptions>) -> Result<NativeQueue> {
+        Ok(NativeQueue { q: sync(env, self.c.queue_with(&name, opts.0))? })
     }
 
     #[napi(getter)]
@@ -84,6 +84,11 @@ impl NativeQueue {
     #[napi(getter)]
     pub fn name(&self) -> String {
         self.q.name().to_string()
+    }
+
+    #[napi(getter)]
+    pub fn shards(&self) -> u32 {
+        self.q.shards()
     }
 
     #[napi(ts_args_type = "body: Uint8Array, opts: object")]

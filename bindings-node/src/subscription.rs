@@ -101,22 +101,36 @@ impl NativeClient {
     /// (one per queue): `wake` is called on the JS thread when deliveries wait (JS then calls
     /// `take()` and reports with `complete`); it must not throw, and may come before the promise
     /// resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
-    #[napi(ts_args_type = "names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean")]
+    /// `shards` gives each queue's shard count (a queue handle's own); without it each queue is
+    /// opened with the count stored in Redis.
+    #[napi(
+        ts_args_type = "names: string[], shards: number[] | null, weights: number[] | null, wake: () => void, opts: object, unref: boolean"
+    )]
+    #[allow(clippy::too_many_arguments)]
     pub fn subscription<'e>(
         &self,
         env: &'e Env,
         names: Vec<String>,
+        shards: Option<Vec<u32>>,
         weights: Option<Vec<u32>>,
         wake: Function<'_, (), ()>,
         opts: Wire<redelay::SubscribeOptions>,
         unref: bool,
     ) -> Result<PromiseRaw<'e, NativeSubscription>> {
-        let qs = sync(env, names.iter().map(|n| self.c.queue(n)).collect::<redelay::Result<Vec<_>>>())?;
-        let qs = match weights {
-            None => Queues::priority(qs),
-            Some(w) => Queues::weighted(qs.into_iter().zip(w).collect()),
+        let client = self.c.clone();
+        let queues = async move {
+            let mut qs = Vec::with_capacity(names.len());
+            for (i, n) in names.iter().enumerate() {
+                qs.push(match shards.as_ref().and_then(|s| s.get(i)) {
+                    Some(&s) => client.queue_with(n, redelay::QueueOptions::shards(s))?,
+                    None => client.queue_stored(n).await?,
+                });
+            }
+            match weights {
+                None => Queues::priority(qs),
+                Some(w) => Queues::weighted(qs.into_iter().zip(w).collect()),
+            }
         };
-        let qs = sync(env, qs)?;
         let mut tsfn: Tsfn = wake.build_threadsafe_function().callee_handled::<false>().build()?;
         if unref {
             #[allow(deprecated)]
@@ -125,6 +139,7 @@ impl NativeClient {
         let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
         let so = opts.0;
         let started = async move {
+            let qs = queues.await.inspect_err(|_| wake.closed())?;
             let sub = Arc::new(qs.subscribe_foreign(wake.clone(), so).await.inspect_err(|_| wake.closed())?);
             *wake.keep.lock().unwrap() = Some(sub.clone());
             if sub.is_closed() {

@@ -240,3 +240,28 @@ test('bulk: cancel, reschedule, deliver now, respawn and purge, by ids or by a s
   await assert.rejects(q.bulk({ action: 'cancel' }), isInvalid(/^ids\/search/))
   await assert.rejects(q.bulk({ action: 'explode', ids: ['a2'] }), isInvalid(/^action: unknown variant/))
 })
+
+test('sharded queue: messages spread over shards, one consumer gets them all, counts must agree', async (t) => {
+  const c = await connect('shards')
+  t.after(() => c.close())
+  const q = c.queue('orders', { shards: 4 })
+  const ids = []
+  for (let i = 0; i < 20; i++) ids.push((await q.publish(`m${i}`, { id: `o-${i}` })).id)
+  assert.equal((await q.stats()).total, 20, 'stats sum the shards')
+  const seen = new Set()
+  const sub = await q.subscribe((m) => void seen.add(m.id))
+  await until(() => seen.size === 20)
+  await sub.close()
+  assert.deepEqual([...seen].sort(), [...ids].sort())
+  await until(async () => (await q.stats()).total === 0)
+  // By name, a client subscription opens the queue with the count stored in Redis.
+  await q.publish('by name')
+  const byName = []
+  const sub2 = await c.subscribe(['orders'], (m) => void byName.push(m.text()))
+  t.after(() => sub2.close())
+  await until(() => byName.length === 1)
+  assert.throws(() => c.queue('orders', { shards: 0 }), isInvalid(/shards/))
+  const other = c.queue('orders', { shards: 8 })
+  await assert.rejects(other.stats(), isInvalid(/4 shards/))
+  assert.throws(() => c.queue('orders', { shard: 4 }), isInvalid(/shard/))
+})

@@ -2,11 +2,16 @@
 // misuse is a type error.
 import { Client, Queue, Message, Subscription, RedelayError, RetryLater, ErrorCodes, setLogger } from 'redelay'
 import type { Published, Stats, MessageInfo, VerifyReport, Counters, ErrorCode, PublishOptions } from 'redelay'
-import type { HistoryPoint, ListPage, SearchPage, BulkReport } from 'redelay'
+import type { HistoryPoint, ListPage, SearchPage, BulkReport, QueueOptions } from 'redelay'
 
 export async function everything(url: string): Promise<void> {
   const c: Client = await Client.connect(url, { prefix: 'p', maxBodyBytes: 1024, connectTimeoutMs: 100 })
   const q: Queue = c.queue('q')
+  const layout: QueueOptions = { shards: 16 }
+  const sharded: Queue = c.queue('q', layout)
+  await sharded.stats()
+  // @ts-expect-error shards is a number
+  c.queue('q', { shards: '16' })
   const opts: PublishOptions = { delayMs: 5, id: 'x', headers: { a: 'b' }, maxAttempts: 3, ttrMs: 1000 }
   const p: Published = await q.publish(Buffer.from('x'), opts)
   const s1: 'stored' | 'duplicate' | 'replaced' = p.status
