@@ -82,16 +82,16 @@ impl<const WRITE: bool> FromRequestParts<AppState> for Req<WRITE> {
 
 impl<const WRITE: bool> Req<WRITE> {
     /// The handle of the redelay queue of a queue name from the path.
-    fn open(&self, queue: &str) -> ApiResult<Queue> {
+    async fn open(&self, queue: &str) -> ApiResult<Queue> {
         auth::check_name("queue", queue).map_err(|m| ApiError::invalid(m, S))?;
         if queue.starts_with('_') {
             return Err(ApiError::invalid("queue name contains forbidden characters", S));
         }
-        self.st.queue(&queue_name(&self.ns, queue), S)
+        self.st.queue(&queue_name(&self.ns, queue), S).await
     }
 
-    fn queue(&self) -> ApiResult<Queue> {
-        self.open(&self.queue)
+    async fn queue(&self) -> ApiResult<Queue> {
+        self.open(&self.queue).await
     }
 }
 
@@ -198,13 +198,13 @@ async fn publish_one(st: &AppState, queue: &Queue, q: &Params, body: Bytes) -> A
 
 /// `PUT /api/:ns/:queue` — publish; `delay`, `ttl` (0 = forever), `tries`; the raw body.
 async fn publish(r: Write, body: Bytes) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     publish_one(&r.st, &qu, &r.q, body).await
 }
 
 /// `PUT /api/:ns/:queue/job/:job_id` — delete the job, then publish the body as a new one.
 async fn republish(r: Write, body: Bytes) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     qu.cancel(&r.job_id).await.api(S)?;
     publish_one(&r.st, &qu, &r.q, body).await
 }
@@ -212,7 +212,7 @@ async fn republish(r: Write, body: Bytes) -> ApiResult<Response> {
 /// `PUT /api/:ns/:queue/bulk` — a JSON array of up to 64 jobs (each element's JSON text is a
 /// job body); 201 `{"msg":"published","job_ids":[...]}`. All are stored or none.
 async fn publish_bulk(r: Write, body: Bytes) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     let opts = publish_options(&r.st, &r.q)?;
     let jobs: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(&body)
         .map_err(|_| ApiError::invalid("request body should be an array of objects", S))?;
@@ -241,7 +241,7 @@ async fn consume(r: Write) -> ApiResult<Response> {
     }
     let mut handles = Vec::with_capacity(names.len());
     for n in &names {
-        handles.push(r.open(n)?);
+        handles.push(r.open(n).await?);
     }
     let ttr = seconds(q, "ttr", d.ttr_s)?;
     let timeout = seconds(q, "timeout", d.timeout_s)?;
@@ -268,7 +268,7 @@ async fn consume(r: Write) -> ApiResult<Response> {
 /// `DELETE /api/:ns/:queue/job/:job_id` — the job is never delivered again, whatever its
 /// state: 204.
 async fn delete_job(r: Write) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     qu.cancel(&r.job_id).await.api(S)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -279,7 +279,7 @@ fn not_found(msg: &str) -> Response {
 
 /// `GET /api/:ns/:queue/job/:job_id` — the job without consuming it.
 async fn peek_job(r: Read) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     Ok(match qu.peek(&r.job_id).await.api(S)? {
         Some(m) => Json(info_json(&r.ns, &r.queue, &m)).into_response(),
         None => not_found("job not found"),
@@ -288,7 +288,7 @@ async fn peek_job(r: Read) -> ApiResult<Response> {
 
 /// `GET /api/:ns/:queue/peek` — the next ready job, without consuming it.
 async fn peek_queue(r: Read) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     let page = qu.list(MsgState::Ready, 0, 1).await.api(S)?;
     Ok(match page.items.first() {
         Some(m) => Json(info_json(&r.ns, &r.queue, m)).into_response(),
@@ -302,20 +302,20 @@ fn size_json(ns: &str, queue: &str, size: u64) -> Response {
 
 /// `GET /api/:ns/:queue/size` — jobs ready to be consumed.
 async fn size(r: Read) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     Ok(size_json(&r.ns, &r.queue, qu.stats().await.api(S)?.ready))
 }
 
 /// `GET /api/:ns/:queue/deadletter/size`.
 async fn dead_size(r: Read) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     Ok(size_json(&r.ns, &r.queue, qu.stats().await.api(S)?.dead))
 }
 
 /// `DELETE /api/:ns/:queue` — deletes the jobs that are ready (not the delayed or leased
 /// ones), as lmstfy does: 204.
 async fn destroy(r: Write) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     // Bounded: at most 1000 pages of 1000 per call.
     for _ in 0..1000 {
         let page = qu.list(MsgState::Ready, 0, 1000).await.api(S)?;
@@ -331,7 +331,7 @@ async fn destroy(r: Write) -> ApiResult<Response> {
 
 /// `GET /api/:ns/:queue/deadletter` — how many, and the id of the first to have died.
 async fn peek_dead(r: Read) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     let size = qu.stats().await.api(S)?.dead;
     let head = qu.dead_letters(0, 1).await.api(S)?.into_iter().next().map(|m| m.id).unwrap_or_default();
     Ok(Json(json!({ "namespace": r.ns, "queue": r.queue, "deadletter_size": size, "deadletter_head": head }))
@@ -349,7 +349,7 @@ fn limit(q: &Params) -> ApiResult<usize> {
 /// 200 `{"msg":"respawned","count":n}`. (`ttl` is checked but respawned jobs keep their own
 /// settings.)
 async fn respawn_dead(r: Write) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     let n = limit(&r.q)?;
     seconds(&r.q, "ttl", 0)?;
     let count = qu.respawn(Select::Oldest(n)).await.api(S)?;
@@ -358,7 +358,7 @@ async fn respawn_dead(r: Write) -> ApiResult<Response> {
 
 /// `DELETE /api/:ns/:queue/deadletter` — delete the `limit` (default 1) oldest dead jobs: 204.
 async fn delete_dead(r: Write) -> ApiResult<Response> {
-    let qu = r.queue()?;
+    let qu = r.queue().await?;
     qu.purge_dead(Select::Oldest(limit(&r.q)?)).await.api(S)?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

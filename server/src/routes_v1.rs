@@ -90,9 +90,9 @@ impl FromRequestParts<AppState> for Auth {
 
 impl Auth {
     /// The handle of `name` if the token may act on it (403 otherwise).
-    pub fn open(&self, name: &str, write: bool) -> ApiResult<Queue> {
+    pub async fn open(&self, name: &str, write: bool) -> ApiResult<Queue> {
         self.access.check(namespace_of(name), write, S)?;
-        self.st.queue(name, S)
+        self.st.queue(name, S).await
     }
 
     fn num<T: std::str::FromStr>(&self, name: &str) -> ApiResult<Option<T>> {
@@ -119,7 +119,7 @@ impl<const WRITE: bool> FromRequestParts<AppState> for On<WRITE> {
         let Path(mut p) = Path::<HashMap<String, String>>::from_request_parts(parts, st)
             .await
             .map_err(|e| ApiError::invalid(format!("path: {e}"), S))?;
-        let queue = a.open(&p.remove("queue").unwrap_or_default(), WRITE)?;
+        let queue = a.open(&p.remove("queue").unwrap_or_default(), WRITE).await?;
         Ok(On { a, queue, id: p.remove("id").unwrap_or_default() })
     }
 }
@@ -180,7 +180,7 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
     let a = &a;
     let rows = futures_util::future::try_join_all(page.into_iter().map(|n| async move {
-        let q = a.open(n, false)?;
+        let q = a.open(n, false).await?;
         let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
             let now = std::time::SystemTime::now();
             q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
@@ -273,7 +273,10 @@ async fn fetch(r: Write, body: Bytes) -> ApiResult<Response> {
 /// messages, in priority order; the wait ends at a publish to any of them.
 async fn fetch_many(a: Auth, body: Bytes) -> ApiResult<Response> {
     let f: FetchRequest = parse(&body)?;
-    let qs = f.queues.iter().map(|n| a.open(n, true)).collect::<ApiResult<Vec<_>>>()?;
+    let mut qs = Vec::with_capacity(f.queues.len());
+    for n in &f.queues {
+        qs.push(a.open(n, true).await?);
+    }
     fetch_from(&a.st, qs, &f).await
 }
 

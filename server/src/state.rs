@@ -63,12 +63,14 @@ impl AppState {
 
     /// The handle of queue `name` (kept, so that each queue has one settler and its fetch
     /// replay keys are cleaned up by its next fetch).
-    pub fn queue(&self, name: &str, style: Style) -> Result<Queue, ApiError> {
-        let mut m = self.queues.lock().unwrap();
-        if let Some(q) = m.get(name) {
-            return Ok(q.clone());
+    pub async fn queue(&self, name: &str, style: Style) -> Result<Queue, ApiError> {
+        let cached = self.queues.lock().unwrap().get(name).cloned();
+        if let Some(q) = cached {
+            return Ok(q);
         }
-        let q = self.client.queue(name).api(style)?;
+        // A sharded queue is opened with the shard count stored in Redis.
+        let q = self.client.queue_stored(name).await.api(style)?;
+        let mut m = self.queues.lock().unwrap();
         if m.len() >= MAX_CACHED_QUEUES {
             m.clear();
         }

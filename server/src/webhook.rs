@@ -65,22 +65,24 @@ async fn sync(st: &AppState) {
             return;
         }
     };
-    let mut run = st.webhooks.running.lock().unwrap();
-    run.retain(|q, r| {
-        let keep = want.get(q) == Some(&r.hook);
-        if !keep {
-            r.stop.store(true, Ordering::Release);
-        }
-        keep
-    });
-    for (q, hook) in want {
-        if run.contains_key(&q) {
-            continue;
-        }
-        let Ok(queue) = st.queue(&q, S) else { continue };
+    // The lock is not held while a queue is opened (one task runs `sync`, so nothing starts
+    // the same webhook meanwhile).
+    let missing: Vec<(String, Hook)> = {
+        let mut run = st.webhooks.running.lock().unwrap();
+        run.retain(|q, r| {
+            let keep = want.get(q) == Some(&r.hook);
+            if !keep {
+                r.stop.store(true, Ordering::Release);
+            }
+            keep
+        });
+        want.into_iter().filter(|(q, _)| !run.contains_key(q)).collect()
+    };
+    for (q, hook) in missing {
+        let Ok(queue) = st.queue(&q, S).await else { continue };
         let stop = Arc::new(AtomicBool::new(false));
         tokio::spawn(worker(queue, hook.url.clone(), stop.clone()));
-        run.insert(q, Running { hook, stop });
+        st.webhooks.running.lock().unwrap().insert(q, Running { hook, stop });
     }
 }
 

@@ -507,3 +507,17 @@ async fn the_dashboard_assets_are_embedded_and_public_its_data_is_not() {
     let (st, v) = call(&s, "GET", "/nothing.js", None).await;
     assert_eq!((st, v), (404, json!({"error": "api not found"})));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_queue_is_served_with_its_stored_shard_count() {
+    let s = common::start().await;
+    let sharded = s.client.queue_with("app:sharded", redelay::QueueOptions::shards(4)).unwrap();
+    let msgs = (0..8).map(|i| redelay::Message::new(b"x".to_vec()).id(format!("s{i}"))).collect();
+    sharded.publish_batch(msgs).await.unwrap();
+    let q = "/v1/queues/app:sharded";
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(8)), "{v}");
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "via http", "id": "h1"}))).await;
+    assert_eq!((st, v["status"].as_str()), (201, Some("stored")), "{v}");
+    assert_eq!(sharded.peek("h1").await.unwrap().unwrap().body, b"via http");
+}
