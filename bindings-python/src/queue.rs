@@ -27,9 +27,10 @@ impl NativeClient {
         run(py, blocking, async move { redelay::Client::connect_with(&url, o).await.map(|c| NativeClient { c }) })
     }
 
-    fn queue(&self, py: Python<'_>, name: &str) -> PyResult<NativeQueue> {
+    fn queue(&self, py: Python<'_>, name: &str, opts: &str) -> PyResult<NativeQueue> {
+        let o: redelay::QueueOptions = de(py, opts)?;
         let _guard = rt().enter(); // Queue::new spawns the settle task
-        self.c.queue(name).map(|q| NativeQueue { q }).map_err(|e| to_py_err(py, e))
+        self.c.queue_with(name, o).map(|q| NativeQueue { q }).map_err(|e| to_py_err(py, e))
     }
 
     #[getter]
@@ -120,27 +121,50 @@ impl NativeQueue {
 /// Starts a subscription of `queues` (in priority order, or by their weights when `weighted`)
 /// on the core's bridge. `wake` given: called (from any thread) when deliveries wait, for an
 /// event loop that then calls `take`; None: worker threads call `take_wait`. `closed` is called
-/// once when the subscription closed.
+/// once when the subscription closed. Each queue is a queue handle, or a (client, name) pair:
+/// a queue by name is opened with the shard count stored in Redis.
 #[pyfunction]
 pub fn subscribe<'py>(
     py: Python<'py>,
-    queues: Vec<(Py<NativeQueue>, u32)>,
+    queues: Vec<(Bound<'py, PyAny>, u32)>,
     weighted: bool,
     wake: Option<Py<PyAny>>,
     closed: Option<Py<PyAny>>,
     opts: &str,
     blocking: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    enum Source {
+        Handle(redelay::Queue),
+        Named(redelay::Client, String),
+    }
     let o: redelay::SubscribeOptions = de(py, opts)?;
-    let list: Vec<(redelay::Queue, u32)> = queues.iter().map(|(q, w)| (q.get().q.clone(), *w)).collect();
-    let qs = if weighted {
-        redelay::Queues::weighted(list)
-    } else {
-        redelay::Queues::priority(list.into_iter().map(|(q, _)| q).collect())
-    };
-    let qs = qs.map_err(|e| to_py_err(py, e))?;
+    let sources = queues
+        .iter()
+        .map(|(q, w)| match q.extract::<Py<NativeQueue>>() {
+            Ok(q) => Ok((Source::Handle(q.get().q.clone()), *w)),
+            Err(_) => {
+                let (c, name) = q.extract::<(Py<NativeClient>, String)>()?;
+                Ok((Source::Named(c.get().c.clone(), name), *w))
+            }
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let w = Arc::new(PyWake { wake, closed });
-    run(py, blocking, async move { qs.subscribe_foreign(w, o).await.map(NativeSubscription::from) })
+    run(py, blocking, async move {
+        let mut list = Vec::with_capacity(sources.len());
+        for (s, weight) in sources {
+            let q = match s {
+                Source::Handle(q) => q,
+                Source::Named(c, name) => c.queue_stored(&name).await?,
+            };
+            list.push((q, weight));
+        }
+        let qs = if weighted {
+            redelay::Queues::weighted(list)?
+        } else {
+            redelay::Queues::priority(list.into_iter().map(|(q, _)| q).collect())?
+        };
+        qs.subscribe_foreign(w, o).await.map(NativeSubscription::from)
+    })
 }
 
 /// Deliveries handed to Python as a list of `Message`s (asyncio) or `SyncMessage`s.

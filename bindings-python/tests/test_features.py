@@ -178,3 +178,50 @@ def test_the_asyncio_api_has_them_too(url: str, prefix: str) -> None:
             assert len(await q.upcoming(1, 5)) == 5
 
     run(body)
+
+
+def test_a_sharded_queue_spreads_messages_and_one_subscription_gets_them_all(client: redelay.Client) -> None:
+    q = client.queue("orders", shards=4)
+    published = q.publish_batch([b"m%d" % i for i in range(20)])
+    assert q.stats().total == 20, "stats sum the shards"
+    seen: Set[str] = set()
+    lock = threading.Lock()
+
+    def handler(m: redelay.SyncMessage) -> None:
+        with lock:
+            seen.add(m.id)
+
+    with q.subscribe(handler):
+        assert wait_for(lambda: len(seen) == 20)
+    assert seen == {p.id for p in published}
+    assert wait_for(lambda: q.stats().total == 0)
+    # By name, a client subscription opens the queue with the count stored in Redis.
+    q.publish(b"by name")
+    by_name: List[bytes] = []
+    with client.subscribe(["orders"], lambda m: by_name.append(m.body)):
+        assert wait_for(lambda: by_name == [b"by name"])
+    with pytest.raises(redelay.InvalidArgumentError, match="shards"):
+        client.queue("orders", shards=0)
+    with pytest.raises(redelay.InvalidArgumentError, match="4 shards"):
+        client.queue("orders", shards=8).stats()
+
+
+def test_a_sharded_queue_in_asyncio(url: str, prefix: str) -> None:
+    async def main() -> None:
+        c = await redelay.AsyncClient.connect(url, prefix=prefix)
+        try:
+            q = c.queue("a-orders", shards=3)
+            await q.publish_batch([b"x", b"y", b"z"])
+            got: List[redelay.Message] = []
+            for _ in range(50):  # one fetch leases from one shard: a few calls take all three
+                got += await q.fetch(10, wait=0.2)
+                if len(got) == 3:
+                    break
+            assert sorted(m.body for m in got) == [b"x", b"y", b"z"]
+            for m in got:
+                await m.ack()
+            assert (await q.stats()).total == 0
+        finally:
+            await c.close()
+
+    asyncio.run(main())

@@ -170,9 +170,13 @@ def test_exit_with_a_live_subscription(
 
 INTERRUPT_SCRIPT = textwrap.dedent(
     """
+    import signal
     import sys
     import redelay
 
+    # Python leaves SIGINT ignored when it starts ignored (a job put in the background by a
+    # shell without job control): install the default handler, as an interactive run has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     url, prefix, what = sys.argv[1:4]
     q = redelay.Client(url, prefix=prefix).queue("ctrl-c")
     print("ready", flush=True)

@@ -8,8 +8,8 @@ import json
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Tuple, Union
 
 from . import _runtime
-from ._native import Message, NativeClient, NativeQueue, NativeSubscription, SyncMessage
-from ._ops import Async, ClientOps, QueueOps, SubscriptionBase, sources, start
+from ._native import Message, NativeClient, NativeSubscription, SyncMessage
+from ._ops import Async, ClientOps, QueueOps, Source, SubscriptionBase, source_name, sources, start
 from ._results import wire
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
@@ -48,9 +48,11 @@ class AsyncClient(ClientOps, Async):
         _runtime.read_log_level()
         return cls(await NativeClient.connect(url, json.dumps(wire(options)), False))
 
-    def queue(self, name: str) -> AsyncQueue:
-        """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
-        return AsyncQueue(self._native.queue(name))
+    def queue(self, name: str, *, shards: int = 1) -> AsyncQueue:
+        """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``), spread
+        over ``shards`` hash tags (1 to 256; with more than 1, one queue uses many Redis Cluster
+        masters; every client must open it with the same count)."""
+        return AsyncQueue(self._native.queue(name, json.dumps({"shards": shards})))
 
     def subscribe(
         self, queues: Queues, handler: Union[AsyncHandler, SyncHandler], **options: Unpack[SubscribeOptions]
@@ -102,9 +104,9 @@ class AsyncQueue(QueueOps, Async):
 
 
 async def _subscribe(
-    queues: List[Tuple[NativeQueue, int]], weighted: bool, handler: Union[AsyncHandler, SyncHandler], options: Any
+    queues: List[Tuple[Source, int]], weighted: bool, handler: Union[AsyncHandler, SyncHandler], options: Any
 ) -> Subscription:
-    loop, name = asyncio.get_running_loop(), queues[0][0].name
+    loop, name = asyncio.get_running_loop(), source_name(queues)
     runner = _runtime.LoopRunner(handler, loop) if is_async_handler(handler) else None
     done = asyncio.Event()  # set when the core reports the subscription closed
     closed = functools.partial(loop.call_soon_threadsafe, done.set)

@@ -314,16 +314,27 @@ class QueueOps:
         return f"<redelay.{type(self).__name__} {self.name!r}>"
 
 
-def sources(client: NativeClient, queues: Queues) -> Tuple[List[Tuple[NativeQueue, int]], bool]:
+#: A queue of a subscription: a handle, or (client, name) for one opened with the shard count
+#: stored in Redis.
+Source = Union[NativeQueue, Tuple[NativeClient, str]]
+
+
+def source_name(queues: List[Tuple[Source, int]]) -> str:
+    """The name of a subscription's first queue (it names the subscription's threads)."""
+    if not queues:
+        return ""
+    first = queues[0][0]
+    return first[1] if isinstance(first, tuple) else first.name
+
+
+def sources(client: NativeClient, queues: Queues) -> Tuple[List[Tuple[Source, int]], bool]:
     """The queues of a subscription: names in priority order, or names with their weights."""
     if isinstance(queues, Mapping):
-        return [(client.queue(n), max(0, w)) for n, w in queues.items()], True
-    return [(client.queue(n), 1) for n in ([queues] if isinstance(queues, str) else queues)], False
+        return [((client, n), max(0, w)) for n, w in queues.items()], True
+    return [((client, n), 1) for n in ([queues] if isinstance(queues, str) else queues)], False
 
 
-def start(
-    queues: List[Tuple[NativeQueue, int]], weighted: bool, wake: Any, closed: Any, opts: Any, blocking: bool
-) -> Any:
+def start(queues: List[Tuple[Source, int]], weighted: bool, wake: Any, closed: Any, opts: Any, blocking: bool) -> Any:
     """Starts a subscription on the core's bridge (see ``redelay._native.subscribe``)."""
     return _native.subscribe(queues, weighted, wake, closed, json.dumps(wire(opts)), blocking)
 

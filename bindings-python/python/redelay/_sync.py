@@ -10,8 +10,8 @@ import json
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from . import _runtime
-from ._native import NativeClient, NativeQueue, NativeSubscription, SyncMessage
-from ._ops import ClientOps, QueueOps, SubscriptionBase, Sync, sources, start
+from ._native import NativeClient, NativeSubscription, SyncMessage
+from ._ops import ClientOps, QueueOps, Source, SubscriptionBase, Sync, source_name, sources, start
 from ._results import wire
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
@@ -37,9 +37,10 @@ class Client(ClientOps, Sync):
         self._native: NativeClient = NativeClient.connect(url, json.dumps(wire(options)), True)
         _runtime.clients.add(self)
 
-    def queue(self, name: str) -> Queue:
-        """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``)."""
-        return Queue(self._native.queue(name))
+    def queue(self, name: str, *, shards: int = 1) -> Queue:
+        """A handle to the queue ``name``, spread over ``shards`` hash tags; see
+        :meth:`AsyncClient.queue`."""
+        return Queue(self._native.queue(name, json.dumps({"shards": shards})))
 
     def subscribe(
         self, queues: Queues, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]
@@ -80,12 +81,12 @@ class Queue(QueueOps, Sync):
 
 
 def _subscribe(
-    queues: List[Tuple[NativeQueue, int]], weighted: bool, handler: Callable[[SyncMessage], Any], options: Any
+    queues: List[Tuple[Source, int]], weighted: bool, handler: Callable[[SyncMessage], Any], options: Any
 ) -> SyncSubscription:
     if is_async_handler(handler):
         raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
     native: NativeSubscription = start(queues, weighted, None, None, options, True)
-    name = queues[0][0].name
+    name = source_name(queues)
     return SyncSubscription(native, name, _runtime.ThreadRunner(handler, native, name))
 
 
