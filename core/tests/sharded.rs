@@ -352,12 +352,17 @@ async fn a_foreign_runtime_subscription_settles_on_every_shard() {
     q.publish_batch((0..300).map(|i| Message::new(b"f".to_vec()).id(format!("f{i}"))).collect()).await.unwrap();
     let sub = Arc::new(q.subscribe_foreign(Arc::new(Worker), SubscribeOptions::concurrency(16)).await.unwrap());
     let s2 = sub.clone();
+    // The worker holds deliveries until all 16 slots are taken, then completes them in one
+    // call: one call then settles messages of several shards (each must go to its own shard).
     let worker = std::thread::spawn(move || {
-        let mut n = 0;
+        let (mut n, mut held) = (0, Vec::new());
         while n < 300 {
             let batch = s2.take_wait(Duration::from_millis(200));
             n += batch.len();
-            s2.complete(batch.into_iter().map(|(k, _)| (k, Ok(()))).collect());
+            held.extend(batch.into_iter().map(|(k, _)| (k, Ok(()))));
+            if held.len() >= 16 || n >= 300 {
+                s2.complete(std::mem::take(&mut held));
+            }
         }
     });
     let t = std::time::Instant::now();

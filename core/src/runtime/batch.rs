@@ -92,20 +92,21 @@ fn release_ops(deliveries: impl Iterator<Item = Delivery>) -> Vec<(Delivery, Op,
     deliveries.filter_map(|d| d.release_op().ok().map(|op| (d, op, Settle::Release))).collect()
 }
 
-/// Groups settle ops by their delivery's queue: a subscription of several queues settles each
-/// message through its own queue's settler.
+/// Groups settle ops by their delivery's settler: a subscription of several queues, or of a
+/// sharded queue (whose shards share the queue's name), settles each message through the
+/// settler of the queue or shard that leased it.
 fn by_queue(ops: Vec<(Delivery, Op, Settle)>) -> Vec<(Settler, Vec<Op>, Vec<Settle>)> {
-    let mut groups: Vec<(Settler, Vec<Op>, Vec<Settle>, Delivery)> = Vec::new();
+    let mut groups: Vec<(Settler, Vec<Op>, Vec<Settle>)> = Vec::new();
     for (d, op, kind) in ops {
-        match groups.iter_mut().find(|g| g.3.queue() == d.queue()) {
+        match groups.iter_mut().find(|g| g.0.same(&d.inner.settler)) {
             Some(g) => {
                 g.1.push(op);
                 g.2.push(kind);
             }
-            None => groups.push((d.inner.settler.clone(), vec![op], vec![kind], d)),
+            None => groups.push((d.inner.settler.clone(), vec![op], vec![kind])),
         }
     }
-    groups.into_iter().map(|(s, o, k, _)| (s, o, k)).collect()
+    groups
 }
 
 /// Frees `n` handler slots, submits `ops` and dispatches what waits.

@@ -69,6 +69,11 @@ impl Settler {
         Settler { tx }
     }
 
+    /// True when both settle into the same queue (or shard of a queue).
+    pub fn same(&self, other: &Settler) -> bool {
+        self.tx.same_channel(&other.tx)
+    }
+
     pub async fn settle(&self, op: Op) -> Result<Settled> {
         let rx = self.submit(vec![op]);
         rx.await.map_err(|_| closed())?.pop().unwrap_or_else(|| Err(closed()))
