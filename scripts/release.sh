@@ -261,7 +261,8 @@ assemble() {
   for f in LICENSE-MIT LICENSE-APACHE; do
     python3 -c 'import sys, zipfile; sys.exit(sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())' \
       "$mdir/redelay-$version.jar" "META-INF/$f" || { log "the jar lacks META-INF/$f"; exit 1; }
-    tar -tzf "$out/npm/redelay-$version.tgz" | grep -qx "package/$f" || { log "the npm package lacks $f"; exit 1; }
+    # (grep without -q reads the whole listing: with -q, tar could die of SIGPIPE under pipefail)
+    tar -tzf "$out/npm/redelay-$version.tgz" | grep -x "package/$f" >/dev/null || { log "the npm package lacks $f"; exit 1; }
   done
   sizes
 }
