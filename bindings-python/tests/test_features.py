@@ -123,10 +123,13 @@ def test_history_counts_what_the_scripts_did(client: redelay.Client) -> None:
 
 def test_upcoming_list_and_search(client: redelay.Client) -> None:
     q = client.queue("look")
+    # Buckets from a second before the publishes: "other" (due at once) and order-1 fall in the
+    # first, order-2 (70 s) in the second, whatever the time between publish and upcoming.
+    start = datetime.now(timezone.utc) - timedelta(seconds=1)
     q.publish(b"soon", id="order-1", delay=10, headers={"tenant": "a"})
     q.publish(b"later body", id="order-2", delay=70)
     q.publish(b"now", id="other")
-    assert [n for _, n in q.upcoming(60, 3)] == [2, 1, 0]  # "other" is due already
+    assert [n for _, n in q.upcoming(60, 3, start=start)] == [2, 1, 0]
     page = q.list("scheduled", limit=1)
     assert page.total == 2 and [m.id for m in page.items] == ["order-1"]
     assert page.items[0].state == "scheduled"  # a str enum
