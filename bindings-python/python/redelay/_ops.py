@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import types
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import partial
 from typing import (
     TYPE_CHECKING,
@@ -264,7 +264,6 @@ class QueueOps:
         """The queue's history from ``since`` to ``until`` (default now), one point per
         ``step`` (at most 1440 points): published, delivered, acked, retried, dead, expired and
         the lateness of the deliveries. Minutes are kept 2 days, hours 90 days."""
-        until = until or datetime.now(timezone.utc)
         return self._call("history", wire({"since": since, "until": until, "step": step}), many(HistoryPoint))
 
     @op
@@ -276,8 +275,9 @@ class QueueOps:
     def upcoming(self, width: Seconds, buckets: int, *, start: Optional[datetime] = None) -> List[Tuple[datetime, int]]:
         """How many waiting messages fall due in each of ``buckets`` (1 to 1000) spans of
         ``width`` from ``start`` (default now): the load ahead, as (start of span, count)."""
-        args = wire({"start": start or datetime.now(timezone.utc), "width": width, "buckets": buckets})
-        args["from_ms"] = args.pop("start_ms")  # the core's name
+        args = wire({"start": start, "width": width, "buckets": buckets})  # the core's default: now
+        if "start_ms" in args:
+            args["from_ms"] = args.pop("start_ms")  # the core's name
         return self._call("upcoming", args, lambda v: [(time(b["at_ms"]), b["count"]) for b in v])
 
     @op
