@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Union
 
 from . import _runtime
 from ._native import Message, NativeClient, NativeSubscription, SyncMessage
@@ -100,7 +100,9 @@ class AsyncQueue(QueueOps, Async):
         its backoff (raise :class:`RetryLater` to choose the delay). The options are
         :class:`SubscribeOptions`. The subscription runs until closed.
         """
-        return SubscribeCall(lambda: _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options))
+        return SubscribeCall(
+            lambda: _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)
+        )
 
 
 async def _subscribe(

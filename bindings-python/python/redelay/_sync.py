@@ -7,7 +7,7 @@ The calls themselves are those of the asyncio API (:mod:`redelay._ops`), without
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 from . import _runtime
 from ._native import NativeClient, NativeSubscription, SyncMessage
@@ -80,7 +80,9 @@ class Queue(QueueOps, Sync):
         return _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)
 
 
-def _subscribe(client: NativeClient, src: Sources, handler: Callable[[SyncMessage], Any], options: Any) -> SyncSubscription:
+def _subscribe(
+    client: NativeClient, src: Sources, handler: Callable[[SyncMessage], Any], options: Any
+) -> SyncSubscription:
     if is_async_handler(handler):
         raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
     native: NativeSubscription = start(client, src, None, None, options, True)
