@@ -387,7 +387,8 @@ async fn queues_named_open_each_queue_with_its_shard_count() {
     c.queue(&p).unwrap().publish(Message::new(b"y".to_vec()).id("two")).await.unwrap();
     let n = |name: &str, shards: Option<u32>| (name.to_string(), shards);
     // (queues, weights, the shard counts opened, or the error's text)
-    let cases: Vec<(Vec<(String, Option<u32>)>, Option<Vec<u32>>, Result<Vec<u32>, &str>)> = vec![
+    type Case<'a> = (Vec<(String, Option<u32>)>, Option<Vec<u32>>, Result<Vec<u32>, &'a str>);
+    let cases: Vec<Case> = vec![
         (vec![n(&s, None), n(&p, None)], None, Ok(vec![4, 1])),
         (vec![n(&p, None), n(&s, Some(4))], Some(vec![5, 1]), Ok(vec![1, 4])),
         (vec![n(&s, None)], Some(vec![1, 2]), Err("weights: give one per queue (1), got 2")),
