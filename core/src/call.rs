@@ -167,15 +167,21 @@ impl Queue {
             "set_history" => Reply::Bool(self.set_history(a.on).await?),
             "history_totals" => Reply::Point(self.history_totals().await?),
             "history" => {
-                // `since_ms` is required; `until_ms` defaults to now.
+                // `since_ms` is required; `until_ms` defaults to now (by the Redis clock).
                 let since = a.since_ms.ok_or_else(|| Error::invalid("since_ms: missing"))?;
-                let until = a.until_ms.unwrap_or_else(SystemTime::now);
+                let until = match a.until_ms {
+                    Some(t) => t,
+                    None => self.redis_now().await?,
+                };
                 Reply::Points(self.history(since, until, a.step.unwrap_or(Step::Minute)).await?)
             }
             "upcoming" => {
-                // `from_ms` defaults to now; `width_ms` is required.
-                let from = a.from_ms.unwrap_or_else(SystemTime::now);
+                // `width_ms` is required; `from_ms` defaults to now (by the Redis clock).
                 let width = a.width_ms.ok_or_else(|| Error::invalid("width_ms: missing"))?;
+                let from = match a.from_ms {
+                    Some(t) => t,
+                    None => self.redis_now().await?,
+                };
                 let v = self.upcoming(from, width, a.buckets).await?;
                 Reply::Upcoming(v.into_iter().map(|(at, count)| Bucket { at, count }).collect())
             }

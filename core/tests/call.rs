@@ -130,3 +130,21 @@ async fn a_batch_decodes_each_message_and_names_the_one_at_fault() {
     assert_eq!(published[0].id, "x");
     assert_eq!(q.stats().await.unwrap().scheduled, 1);
 }
+
+/// A query's default "now" (history's until, upcoming's start) is the Redis clock, read on the
+/// node that holds the queue: between two TIME readings of that server.
+#[tokio::test]
+async fn the_default_now_is_the_redis_clock() {
+    let (_c, q) = common::queue("call-now").await;
+    let time_ms = |t: (i64, i64)| t.0 * 1000 + t.1 / 1000;
+    let mut raw = common::raw().await;
+    let before: (i64, i64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
+    let now = q.redis_now().await.unwrap();
+    let buckets = call(&q, "upcoming", json!({"width_ms": 1, "buckets": 1})).await;
+    let after: (i64, i64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
+    let now_ms = now.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let start_ms = buckets[0]["at_ms"].as_i64().unwrap();
+    for (what, ms) in [("redis_now", now_ms), ("upcoming's start", start_ms)] {
+        assert!(time_ms(before) <= ms && ms <= time_ms(after), "{what} {ms} not in [{before:?}, {after:?}]");
+    }
+}

@@ -705,6 +705,13 @@ impl Queue {
             .collect())
     }
 
+    /// The Redis clock (of the node holding the queue, or its first shard): what a query's
+    /// "now" means when the caller gives no time.
+    pub async fn redis_now(&self) -> Result<SystemTime> {
+        let v = array(self.parts()[0].run(&scripts::TIME, Vec::new()).await?)?;
+        Ok(ms_to_time(int(v.first().ok_or_else(|| bad("time"))?)?))
+    }
+
     /// The history counters' totals since the queue began (monotonic, for Prometheus).
     pub async fn history_totals(&self) -> Result<HistoryPoint> {
         let v = self.history_call("t", 0, 1).await?;

@@ -98,3 +98,4 @@ script!(UPCOMING, "upcoming.lua");
 script!(LIST, "list.lua");
 script!(SEARCH, "search.lua");
 script!(SHARDS, "shards.lua");
+script!(TIME, "time.lua");
