@@ -892,7 +892,8 @@ impl NativeQueue {
         at: Option<SystemTime>,
     ) -> Res<BulkReport> {
         let delay = opt_dur("delay", delay)?;
-        let opts = redelay::BulkOptions { action, delay, at, ids, search: search.map(Into::into) };
+        let search = search.map(Into::into);
+        let opts = redelay::BulkOptions { action, delay, at, ids, search, expires_in: None, clear_expiry: false };
         call!(self, |q| q.bulk(&opts).await?.into())
     }
 
