@@ -13,7 +13,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use redelay::{Delivery, Failure, Queues, Subscription, Wake};
+use redelay::{Delivery, Failure, Subscription, Wake};
 
 use crate::errors::{spawn, sync};
 use crate::{time_ms, NativeClient, NativeDelivery, Wire};
@@ -118,19 +118,9 @@ impl NativeClient {
         unref: bool,
     ) -> Result<PromiseRaw<'e, NativeSubscription>> {
         let client = self.c.clone();
-        let queues = async move {
-            let mut qs = Vec::with_capacity(names.len());
-            for (i, n) in names.iter().enumerate() {
-                qs.push(match shards.as_ref().and_then(|s| s.get(i)) {
-                    Some(&s) => client.queue_with(n, redelay::QueueOptions::shards(s))?,
-                    None => client.queue_stored(n).await?,
-                });
-            }
-            match weights {
-                None => Queues::priority(qs),
-                Some(w) => Queues::weighted(qs.into_iter().zip(w).collect()),
-            }
-        };
+        let shard = |i: usize| shards.as_ref().and_then(|s| s.get(i).copied());
+        let names = names.into_iter().enumerate().map(|(i, n)| (n, shard(i))).collect();
+        let queues = async move { client.queues_named(names, weights).await };
         let mut tsfn: Tsfn = wake.build_threadsafe_function().callee_handled::<false>().build()?;
         if unref {
             #[allow(deprecated)]

@@ -31,7 +31,7 @@ const ops = {
     await c.close()
     return null
   },
-  queue: (a, q, c) => (c.queue(a.name), null),
+  queue: (a, q, c) => (c.queue(a.name, { shards: a.shards ?? 1 }), null),
   publish: async (a, q) => (await q.publish(a.body, options(a, ['body']))).status,
   publish_batch: async (a, q) =>
     (await q.publishBatch(a.messages.map((m) => ({ body: m.body, ...options(m, ['body']) })))).map((p) => p.status),

@@ -42,7 +42,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<message::BaseMessage>()?;
     m.add_class::<message::Message>()?;
     m.add_class::<message::SyncMessage>()?;
-    m.add_function(wrap_pyfunction!(queue::subscribe, m)?)?;
     m.add_function(wrap_pyfunction!(convert::_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(_log_level, m)?)?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();

@@ -30,7 +30,7 @@ impl NativeClient {
     fn queue(&self, py: Python<'_>, name: &str, opts: &str) -> PyResult<NativeQueue> {
         let o: redelay::QueueOptions = de(py, opts)?;
         let _guard = rt().enter(); // Queue::new spawns the settle task
-        self.c.queue_with(name, o).map(|q| NativeQueue { q }).map_err(|e| to_py_err(py, e))
+        self.c.queue_with(name, o).map(|q| NativeQueue { q, c: self.c.clone() }).map_err(|e| to_py_err(py, e))
     }
 
     #[getter]
@@ -48,6 +48,29 @@ impl NativeClient {
         run(py, blocking, async move { c.ping().await })
     }
 
+    /// Starts a subscription of `queues` (name, shard count or None for the count stored in
+    /// Redis), in priority order or by `weights` (one per queue), on the core's bridge. `wake`
+    /// given: called (from any thread) when deliveries wait, for an event loop that then calls
+    /// `take`; None: worker threads call `take_wait`. `closed` is called once when the
+    /// subscription closed.
+    #[allow(clippy::too_many_arguments)]
+    fn subscribe<'py>(
+        &self,
+        py: Python<'py>,
+        queues: Vec<(String, Option<u32>)>,
+        weights: Option<Vec<u32>>,
+        wake: Option<Py<PyAny>>,
+        closed: Option<Py<PyAny>>,
+        opts: &str,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (o, c, w) = (de::<redelay::SubscribeOptions>(py, opts)?, self.c.clone(), Arc::new(PyWake { wake, closed }));
+        run(py, blocking, async move {
+            let qs = c.queues_named(queues, weights).await?;
+            qs.subscribe_foreign(w, o).await.map(NativeSubscription::from)
+        })
+    }
+
     /// The core's close: every subscription drains, then the connections close. `timeout`
     /// bounds the wait (used at interpreter exit).
     #[pyo3(signature = (blocking, timeout=None))]
@@ -61,6 +84,7 @@ impl NativeClient {
 #[pyclass(frozen, module = "redelay._native")]
 pub struct NativeQueue {
     q: redelay::Queue,
+    c: redelay::Client,
 }
 
 /// A result's wire form as JSON text (`redelay._results` reads it into its dataclass).
@@ -73,6 +97,17 @@ impl NativeQueue {
     #[getter]
     fn name(&self) -> &str {
         self.q.name()
+    }
+
+    #[getter]
+    fn shards(&self) -> u32 {
+        self.q.shards()
+    }
+
+    /// The client of this queue.
+    #[getter]
+    fn client(&self) -> NativeClient {
+        NativeClient { c: self.c.clone() }
     }
 
     /// Runs the queue call `op` with `args` (wire form, JSON text) and `bodies` (publish): the
@@ -116,55 +151,6 @@ impl NativeQueue {
         let fut = async move { q.fetch_leasing(max, wait, ttr).await.map(|v| Deliveries(v, blocking)) };
         run(py, blocking, fut)
     }
-}
-
-/// Starts a subscription of `queues` (in priority order, or by their weights when `weighted`)
-/// on the core's bridge. `wake` given: called (from any thread) when deliveries wait, for an
-/// event loop that then calls `take`; None: worker threads call `take_wait`. `closed` is called
-/// once when the subscription closed. Each queue is a queue handle, or a (client, name) pair:
-/// a queue by name is opened with the shard count stored in Redis.
-#[pyfunction]
-pub fn subscribe<'py>(
-    py: Python<'py>,
-    queues: Vec<(Bound<'py, PyAny>, u32)>,
-    weighted: bool,
-    wake: Option<Py<PyAny>>,
-    closed: Option<Py<PyAny>>,
-    opts: &str,
-    blocking: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    enum Source {
-        Handle(redelay::Queue),
-        Named(redelay::Client, String),
-    }
-    let o: redelay::SubscribeOptions = de(py, opts)?;
-    let sources = queues
-        .iter()
-        .map(|(q, w)| match q.extract::<Py<NativeQueue>>() {
-            Ok(q) => Ok((Source::Handle(q.get().q.clone()), *w)),
-            Err(_) => {
-                let (c, name) = q.extract::<(Py<NativeClient>, String)>()?;
-                Ok((Source::Named(c.get().c.clone(), name), *w))
-            }
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let w = Arc::new(PyWake { wake, closed });
-    run(py, blocking, async move {
-        let mut list = Vec::with_capacity(sources.len());
-        for (s, weight) in sources {
-            let q = match s {
-                Source::Handle(q) => q,
-                Source::Named(c, name) => c.queue_stored(&name).await?,
-            };
-            list.push((q, weight));
-        }
-        let qs = if weighted {
-            redelay::Queues::weighted(list)?
-        } else {
-            redelay::Queues::priority(list.into_iter().map(|(q, _)| q).collect())?
-        };
-        qs.subscribe_foreign(w, o).await.map(NativeSubscription::from)
-    })
 }
 
 /// Deliveries handed to Python as a list of `Message`s (asyncio) or `SyncMessage`s.

@@ -58,7 +58,7 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         c.close()
         return None
     if op == "queue":
-        client.queue(a["name"])
+        client.queue(a["name"], shards=a.get("shards", 1))
         return None
     if op == "publish":
         return q.publish("x", **publish_kwargs(a)).status

@@ -102,13 +102,14 @@ local recs = redis.call('HMGET', MSG, unpack(ids))
 local msgs, zadd, leased = {}, {}, {}
 local bytes, n, maxttr = 0, 0, 0
 local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 20) .. 'I6I6c8I4'
+-- Lease deadlines as strings, one per distinct ttr: a number argument of redis.call is formatted
+-- with printf("%.14g") per call, which costs more than the rest of a message's lease.
+local deadline = {}
 for i, m in ipairs(cand) do
   local id, rec = ids[i], recs[i]
-  local ok, v, fl, ttr, due, exp, tok, blen = false
-  if rec and #rec >= HDR_LEN then
-    ok, v, fl, ttr, due, exp, tok, blen = pcall(struct.unpack, LEASE_FMT, rec)
-  end
-  if not ok or v ~= VERSION or tok ~= ZERO_TOKEN or has(fl, F_DEAD) then
+  local v, fl, ttr, due, exp, tok, blen
+  if rec and #rec >= HDR_LEN then v, fl, ttr, due, exp, tok, blen = struct.unpack(LEASE_FMT, rec) end
+  if v ~= VERSION or tok ~= ZERO_TOKEN or has(fl, F_DEAD) then
     -- unreadable, or flags that contradict the schedule: out of the way, kept for inspection
     redis.call('ZREM', SCHED, m)
     if rec then
@@ -134,15 +135,26 @@ for i, m in ipairs(cand) do
     if ttr_over > 0 then ttr = ttr_over end
     if ttr > maxttr then maxttr = ttr end
     local leased_rec = string.sub(rec, 1, 42) .. fid .. struct.pack('>H', n) .. string.sub(rec, 51)
-    msgs[#msgs + 1] = id
-    msgs[#msgs + 1] = leased_rec
-    zadd[#zadd + 1] = LEASED + now + ttr
-    zadd[#zadd + 1] = m
+    local k = #msgs
+    msgs[k + 1], msgs[k + 2] = id, leased_rec
+    local d = deadline[ttr]
+    if not d then
+      d = fmt_int(LEASED + now + ttr)
+      deadline[ttr] = d
+    end
+    zadd[k + 1], zadd[k + 2] = d, m
     leased[n] = id
-    add(id, leased_rec, inline)
-    local lb = lateness_bucket(now - due)
-    counts[lb] = (counts[lb] or 0) + 1
-    counts.ls = counts.ls + math.max(now - due, 0)
+    k = #out
+    out[k + 1], out[k + 2] = id, leased_rec
+    if not inline then out[k + 3] = redis.call('HGET', BODY, id) or '' end
+    local late = now - due
+    if late < 1 then
+      counts.l0 = (counts.l0 or 0) + 1
+    else
+      local lb = lateness_bucket(late)
+      counts[lb] = (counts[lb] or 0) + 1
+      counts.ls = counts.ls + late
+    end
   end
 end
 counts.d = n

@@ -30,6 +30,9 @@ local old = redis.call('HMGET', MSG, unpack(ids))
 -- replace) the earlier one.
 local msgs, zadd, bodies, at, bat, status = {}, {}, {}, {}, {}, {}
 local dropped = false
+-- Due times as strings, one per distinct due time: a number argument of redis.call is
+-- formatted with printf("%.14g") per call.
+local due_text = {}
 for i = 1, n do
   local id, spec, blob = ids[i], ARGV[3 * i], ARGV[3 * i + 1]
   local replace, dmode, dval, xmode, xval = struct.unpack('>BBI6BI6', spec, 19)
@@ -63,7 +66,12 @@ for i = 1, n do
     if xmode == 1 then exp = now + xval elseif xmode == 2 then exp = xval end
     local k = #msgs + 1
     msgs[k] = id
-    zadd[k] = due
+    local dt = due_text[due]
+    if not dt then
+      dt = fmt_int(due)
+      due_text[due] = dt
+    end
+    zadd[k] = dt
     zadd[k + 1] = member(seq, id)
     local head = string.sub(spec, 1, 18) .. struct.pack('>I6I6I6I6c8I4H', seq, now, due, exp, ZERO_TOKEN, #blob, 0)
     if has(string.byte(spec, 2), F_INLINE) then

@@ -7,6 +7,7 @@ use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::options::{ClientOptions, QueueOptions};
 use crate::base::url::redact;
 use crate::ops::queue::Queue;
+use crate::runtime::consumer::Queues;
 use crate::storage::connection::{self, Timeouts};
 use crate::storage::ctx::{Closes, Ctx, Defaults};
 use crate::storage::wake::WakeHub;
@@ -164,6 +165,28 @@ impl Client {
         let mut c = self.inner.conn.clone();
         let n: Option<u32> = redis::cmd("HGET").arg(meta).arg("shards").query_async(&mut c).await?;
         self.queue_with(name, QueueOptions::shards(n.unwrap_or(1)))
+    }
+
+    /// The queues of a subscription given by name, as a foreign binding's `subscribe` gets
+    /// them: each `(name, shards)` is opened with that shard count, or with the count stored in
+    /// Redis when it is None (see [`queue_stored`](Self::queue_stored)). Without `weights` the
+    /// queues are in strict priority in this order ([`Queues::priority`]); with them, one weight
+    /// per queue ([`Queues::weighted`]). InvalidArgument when the weights are not one per queue.
+    pub async fn queues_named(&self, names: Vec<(String, Option<u32>)>, weights: Option<Vec<u32>>) -> Result<Queues> {
+        if let Some(w) = weights.as_ref().filter(|w| w.len() != names.len()) {
+            return Err(Error::invalid(format!("weights: give one per queue ({}), got {}", names.len(), w.len())));
+        }
+        let mut queues = Vec::with_capacity(names.len());
+        for (name, shards) in &names {
+            queues.push(match shards {
+                Some(n) => self.queue_with(name, QueueOptions::shards(*n))?,
+                None => self.queue_stored(name).await?,
+            });
+        }
+        match weights {
+            None => Queues::priority(queues),
+            Some(w) => Queues::weighted(queues.into_iter().zip(w).collect()),
+        }
     }
 
     /// The small hash of strings `<prefix>:<name>` (see [`Settings`](crate::Settings)).

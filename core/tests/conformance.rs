@@ -44,7 +44,7 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             Value::Null
         }
         "queue" => {
-            client.queue(s(a, "name"))?;
+            client.queue_with(s(a, "name"), redelay::QueueOptions::shards(a["shards"].as_u64().unwrap_or(1) as u32))?;
             Value::Null
         }
         "publish" => json!(q.publish(publish_options(a)?.message(b"x".to_vec())?).await?.status.as_str()),

@@ -376,3 +376,42 @@ async fn a_foreign_runtime_subscription_settles_on_every_shard() {
     assert_eq!((counters.delivered, counters.acked, counters.lease_lost), (300, 300, 0));
     common::assert_verified(&q).await;
 }
+
+/// What a binding's `subscribe` by name gets: each queue opened with the shard count given, or
+/// the one stored in Redis; priority without weights, weighted with one weight per queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queues_named_open_each_queue_with_its_shard_count() {
+    let c = client().await;
+    let (s, p) = (common::unique("named-s"), common::unique("named-p"));
+    sharded(&c, &s, 4).publish(Message::new(b"x".to_vec()).id("one")).await.unwrap();
+    c.queue(&p).unwrap().publish(Message::new(b"y".to_vec()).id("two")).await.unwrap();
+    let n = |name: &str, shards: Option<u32>| (name.to_string(), shards);
+    // (queues, weights, the shard counts opened, or the error's text)
+    type Case<'a> = (Vec<(String, Option<u32>)>, Option<Vec<u32>>, Result<Vec<u32>, &'a str>);
+    let cases: Vec<Case> = vec![
+        (vec![n(&s, None), n(&p, None)], None, Ok(vec![4, 1])),
+        (vec![n(&p, None), n(&s, Some(4))], Some(vec![5, 1]), Ok(vec![1, 4])),
+        (vec![n(&s, None)], Some(vec![1, 2]), Err("weights: give one per queue (1), got 2")),
+        (vec![n(&s, None), n(&s, None)], None, Err("is given twice")),
+        (vec![n("bad name", None)], None, Err("queue name")),
+        (vec![], None, Err("queues: give 1 to")),
+    ];
+    for (names, weights, want) in cases {
+        let label = format!("{names:?} {weights:?}");
+        match (c.queues_named(names, weights).await, want) {
+            (Ok(qs), Ok(counts)) => assert_eq!(qs.queues().map(|q| q.shards()).collect::<Vec<_>>(), counts, "{label}"),
+            (Err(e), Err(text)) => {
+                assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{label}: {e}");
+                assert!(e.message().contains(text), "{label}: {e}");
+            }
+            (got, want) => panic!("{label}: got {:?}, want {want:?}", got.map(|_| ())),
+        }
+    }
+    // A queue opened by name with the stored count is consumed from every shard.
+    let qs = c.queues_named(vec![n(&s, None), n(&p, None)], None).await.unwrap();
+    let (got, h) = recorder();
+    let sub = qs.subscribe(h, SubscribeOptions::concurrency(2)).await.unwrap();
+    common::wait_for_len(&got, 2).await;
+    sub.close().await;
+    assert_eq!(sharded(&c, &s, 4).stats().await.unwrap().total, 0);
+}

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, List, Optional, Union
 
 from . import _runtime
 from ._native import Message, NativeClient, NativeSubscription, SyncMessage
-from ._ops import Async, ClientOps, QueueOps, Source, SubscriptionBase, source_name, sources, start
+from ._ops import Async, ClientOps, QueueOps, Sources, SubscriptionBase, sources, start
 from ._results import wire
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
@@ -61,7 +61,7 @@ class AsyncClient(ClientOps, Async):
         order (always the first queue with a due message), or weights ``{"a": 5, "b": 1}`` (each
         picked in proportion among those with a due message). One ``concurrency`` for all; each
         message's ``queue`` says where it came from. Otherwise as :meth:`AsyncQueue.subscribe`."""
-        return SubscribeCall(lambda: _subscribe(*sources(self._native, queues), handler, options))
+        return SubscribeCall(lambda: _subscribe(self._native, sources(queues), handler, options))
 
     async def close(self) -> None:
         """Closes every subscription made through this client (each stops fetching and drains:
@@ -100,17 +100,20 @@ class AsyncQueue(QueueOps, Async):
         its backoff (raise :class:`RetryLater` to choose the delay). The options are
         :class:`SubscribeOptions`. The subscription runs until closed.
         """
-        return SubscribeCall(lambda: _subscribe([(self._native, 1)], False, handler, options))
+        return SubscribeCall(
+            lambda: _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)
+        )
 
 
 async def _subscribe(
-    queues: List[Tuple[Source, int]], weighted: bool, handler: Union[AsyncHandler, SyncHandler], options: Any
+    client: NativeClient, src: Sources, handler: Union[AsyncHandler, SyncHandler], options: Any
 ) -> Subscription:
-    loop, name = asyncio.get_running_loop(), source_name(queues)
+    loop = asyncio.get_running_loop()
     runner = _runtime.LoopRunner(handler, loop) if is_async_handler(handler) else None
     done = asyncio.Event()  # set when the core reports the subscription closed
     closed = functools.partial(loop.call_soon_threadsafe, done.set)
-    native = await start(queues, weighted, runner and runner.wake, closed, options, False)
+    native = await start(client, src, runner and runner.wake, closed, options, False)
+    name = src[0][0][0]  # the core refused an empty list
     if runner is not None:
         runner.sub = native
     return Subscription(native, name, loop, runner or _runtime.ThreadRunner(handler, native, name), done)

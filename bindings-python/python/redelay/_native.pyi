@@ -76,19 +76,11 @@ class NativeQueue:
     """A queue handle of the core (internal)."""
 
     name: Final[str]
+    shards: Final[int]
+    client: Final[NativeClient]
     def call(self, op: str, args: str, bodies: List[bytes], blocking: bool) -> Any:
         """The core's call ``op`` with ``args`` in its wire form (JSON); the result likewise."""
     def fetch(self, max: int, wait: Any, ttr: Any, blocking: bool) -> Any: ...
-
-def subscribe(
-    queues: List[Tuple[Union[NativeQueue, Tuple[NativeClient, str]], int]],
-    weighted: bool,
-    wake: Optional[Callable[[], None]],
-    closed: Optional[Callable[[], Any]],
-    opts: str,
-    blocking: bool,
-) -> Any:
-    """Starts a subscription of ``queues`` on the core's bridge (internal)."""
 
 class NativeClient:
     """A client of the core (internal)."""
@@ -99,4 +91,15 @@ class NativeClient:
     prefix: Final[str]
     def queues(self, blocking: bool) -> Any: ...
     def ping(self, blocking: bool) -> Any: ...
+    def subscribe(
+        self,
+        queues: List[Tuple[str, Optional[int]]],
+        weights: Optional[List[int]],
+        wake: Optional[Callable[[], None]],
+        closed: Optional[Callable[[], Any]],
+        opts: str,
+        blocking: bool,
+    ) -> Any:
+        """Starts a subscription of ``queues`` (name, shard count or None: the stored one) on
+        the core's bridge (internal)."""
     def close(self, blocking: bool, timeout: Optional[_Seconds] = None) -> Any: ...

@@ -32,7 +32,7 @@ from typing import (
     overload,
 )
 
-from . import _native, _types
+from . import _types
 from ._native import NativeClient, NativeQueue, NativeSubscription
 from ._results import (
     BulkReport,
@@ -322,29 +322,21 @@ class QueueOps:
         return f"<redelay.{type(self).__name__} {self.name!r}>"
 
 
-#: A queue of a subscription: a handle, or (client, name) for one opened with the shard count
-#: stored in Redis.
-Source = Union[NativeQueue, Tuple[NativeClient, str]]
+#: The queues of a subscription: (name, shard count or None for the one stored in Redis), and
+#: the weights (None: strict priority in this order).
+Sources = Tuple[List[Tuple[str, Optional[int]]], Optional[List[int]]]
 
 
-def source_name(queues: List[Tuple[Source, int]]) -> str:
-    """The name of a subscription's first queue (it names the subscription's threads)."""
-    if not queues:
-        return ""
-    first = queues[0][0]
-    return first[1] if isinstance(first, tuple) else first.name
-
-
-def sources(client: NativeClient, queues: Queues) -> Tuple[List[Tuple[Source, int]], bool]:
-    """The queues of a subscription: names in priority order, or names with their weights."""
+def sources(queues: Queues) -> Sources:
+    """The queues of a client's subscription: names in priority order, or names with weights."""
     if isinstance(queues, Mapping):
-        return [((client, n), max(0, w)) for n, w in queues.items()], True
-    return [((client, n), 1) for n in ([queues] if isinstance(queues, str) else queues)], False
+        return [(n, None) for n in queues], [max(0, w) for w in queues.values()]
+    return [(n, None) for n in ([queues] if isinstance(queues, str) else queues)], None
 
 
-def start(queues: List[Tuple[Source, int]], weighted: bool, wake: Any, closed: Any, opts: Any, blocking: bool) -> Any:
-    """Starts a subscription on the core's bridge (see ``redelay._native.subscribe``)."""
-    return _native.subscribe(queues, weighted, wake, closed, json.dumps(wire(opts)), blocking)
+def start(client: NativeClient, src: Sources, wake: Any, closed: Any, opts: Any, blocking: bool) -> Any:
+    """Starts a subscription on the core's bridge (see ``NativeClient.subscribe``)."""
+    return client.subscribe(*src, wake, closed, json.dumps(wire(opts)), blocking)
 
 
 class SubscriptionBase:

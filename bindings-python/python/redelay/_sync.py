@@ -7,11 +7,11 @@ The calls themselves are those of the asyncio API (:mod:`redelay._ops`), without
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 from . import _runtime
 from ._native import NativeClient, NativeSubscription, SyncMessage
-from ._ops import ClientOps, QueueOps, Source, SubscriptionBase, Sync, source_name, sources, start
+from ._ops import ClientOps, QueueOps, Sources, SubscriptionBase, Sync, sources, start
 from ._results import wire
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
@@ -47,7 +47,7 @@ class Client(ClientOps, Sync):
     ) -> SyncSubscription:
         """One subscription for several queues, in priority order or by weights; see
         :meth:`AsyncClient.subscribe` and :meth:`Queue.subscribe`."""
-        return _subscribe(*sources(self._native, queues), handler, options)
+        return _subscribe(self._native, sources(queues), handler, options)
 
     def close(self) -> None:
         """Closes every subscription made through this client (they drain), then the
@@ -77,16 +77,16 @@ class Queue(QueueOps, Sync):
         pool for every due message, up to ``concurrency`` at a time. Returning acks; raising
         nacks (see :meth:`AsyncQueue.subscribe`). For ``async def`` handlers use
         :class:`AsyncClient`. The subscription runs until closed."""
-        return _subscribe([(self._native, 1)], False, handler, options)
+        return _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)
 
 
 def _subscribe(
-    queues: List[Tuple[Source, int]], weighted: bool, handler: Callable[[SyncMessage], Any], options: Any
+    client: NativeClient, src: Sources, handler: Callable[[SyncMessage], Any], options: Any
 ) -> SyncSubscription:
     if is_async_handler(handler):
         raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
-    native: NativeSubscription = start(queues, weighted, None, None, options, True)
-    name = source_name(queues)
+    native: NativeSubscription = start(client, src, None, None, options, True)
+    name = src[0][0][0]  # the core refused an empty list
     return SyncSubscription(native, name, _runtime.ThreadRunner(handler, native, name))
 
 

@@ -83,7 +83,7 @@ class ConformanceTest {
             Client.connect(url, o).shutdown()
         }
 
-        "queue" -> client.queue(a.str("name")!!).let { }
+        "queue" -> client.queue(a.str("name")!!, a.long("shards")?.toInt() ?: 1).let { }
 
         "publish" -> message(a).run {
             q.publish(body, delay, at, id, headers, maxAttempts, ttr, null, false, expiresIn, expiresAt, dropOnExpiry)
