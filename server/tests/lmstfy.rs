@@ -289,6 +289,8 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
 
 /// lmstfy's respawn gives each job a fresh `ttl` counted from the respawn (its default when
 /// absent, forever for 0), so a job whose ttl ran out while it was dead is delivered again.
+/// (The same requests against the lmstfy server of ../shared/peers/lmstfy answer `ttl` 86400,
+/// 0 and 100 on the consume after the respawn.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn respawn_gives_a_fresh_ttl_from_the_respawn() {
     let s = common::start().await;
