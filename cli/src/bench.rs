@@ -17,6 +17,7 @@
 //!
 //! Every phase uses its own queue under a private prefix and deletes it afterwards.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -182,6 +183,7 @@ pub async fn run(url: &str, shards: u32, a: BenchArgs) -> redelay::Result<ExitCo
         "redis_cpu_us_per_msg": {
             "publish_single": cpu.publish_single, "publish_batch": cpu.publish_batch, "deliver_ack": cpu.deliver_ack,
         },
+        "redis_profile_us_per_msg": { "publish_batch": cpu.profile_publish_batch, "deliver_ack": cpu.profile_deliver_ack },
         "low_load": {
             "count": low.len(),
             "p50_ms": round3(percentile(&low, 0.5)), "p90_ms": round3(percentile(&low, 0.9)),
@@ -220,6 +222,17 @@ fn print_table(v: &Value) {
         f("/redis_cpu_us_per_msg/publish_batch"),
         f("/redis_cpu_us_per_msg/deliver_ack")
     );
+    for (label, phase) in [("batched publish", "publish_batch"), ("deliver+ack", "deliver_ack")] {
+        let p = |k: &str| f(&format!("/redis_profile_us_per_msg/{phase}/{k}"));
+        if p("scripts_us") > 0.0 {
+            println!(
+                "    {label}: scripts {:.2} µs/msg = commands {:.2} + the scripts' own Lua work {:.2}",
+                p("scripts_us"),
+                p("commands_us"),
+                p("lua_us")
+            );
+        }
+    }
     println!(
         "  (c) lateness, low load            p50 {:.3} ms  p90 {:.3} ms  p99 {:.3} ms  max {:.3} ms",
         f("/low_load/p50_ms"),
@@ -293,12 +306,52 @@ async fn fresh(client: &Client, name: &str) -> redelay::Result<Queue> {
 }
 
 /// Redis' own CPU time (user + system) per message in phases (a) and (b), in µs: `INFO cpu`
-/// read before and after, so it does not depend on what else the machine runs.
+/// read before and after, so it does not depend on what else the machine runs. And where the
+/// time of batched publish and deliver+ack went ([`profile`]).
 #[derive(Default)]
 struct RedisCpu {
     publish_single: f64,
     publish_batch: f64,
     deliver_ack: f64,
+    profile_publish_batch: Value,
+    profile_deliver_ack: Value,
+}
+
+/// µs Redis spent in each command so far (`INFO commandstats`: name -> usec).
+async fn command_usec(rc: &mut redis::aio::MultiplexedConnection) -> redelay::Result<BTreeMap<String, u64>> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(rc).await.map_err(redelay::Error::from)?;
+    Ok(info
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+            let usec = rest.split(',').find_map(|kv| kv.strip_prefix("usec="))?.parse().ok()?;
+            Some((name.to_string(), usec))
+        })
+        .collect())
+}
+
+/// Where a phase's Redis time went, in µs per message, from two `command_usec` readings: the
+/// script calls (time inside EVALSHA/EVAL, the commands they call included), the other
+/// commands (nearly all called by those scripts), the difference (the scripts' own work in Lua:
+/// argument and reply conversion, record building), and each command. Wall time inside Redis:
+/// on a busy machine it includes time the server was descheduled (`redis_cpu_us_per_msg` does
+/// not).
+fn profile(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>, n: usize) -> Value {
+    const SCRIPTS: [&str; 3] = ["evalsha", "eval", "fcall"];
+    let per = |us: u64| (us as f64 / n.max(1) as f64 * 100.0).round() / 100.0;
+    let spent: BTreeMap<&str, u64> = after
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.saturating_sub(before.get(k).copied().unwrap_or(0))))
+        .filter(|&(k, d)| d > 0 && k != "info")
+        .collect();
+    let scripts: u64 = spent.iter().filter(|(k, _)| SCRIPTS.contains(k)).map(|(_, d)| d).sum();
+    let commands: u64 = spent.iter().filter(|(k, _)| !SCRIPTS.contains(k)).map(|(_, d)| d).sum();
+    json!({
+        "scripts_us": per(scripts),
+        "commands_us": per(commands),
+        "lua_us": per(scripts.saturating_sub(commands)),
+        "by_command": spent.iter().map(|(k, d)| (k.to_string(), json!(per(*d)))).collect::<serde_json::Map<_, _>>(),
+    })
 }
 
 /// Seconds of CPU the Redis server has used (`used_cpu_user + used_cpu_sys`).
@@ -337,7 +390,7 @@ async fn publish_phase(
     let single = c.single as f64 / t.elapsed().as_secs_f64();
     cpu.publish_single = cpu_us_per(rc, cpu0, c.single).await?;
     q.destroy().await?;
-    let cpu0 = redis_cpu_s(rc).await?;
+    let (cpu0, usec0) = (redis_cpu_s(rc).await?, command_usec(rc).await?);
     let t = Instant::now();
     let mut done = 0;
     while done < c.batch {
@@ -350,6 +403,7 @@ async fn publish_phase(
     }
     let batched = c.batch as f64 / t.elapsed().as_secs_f64();
     cpu.publish_batch = cpu_us_per(rc, cpu0, c.batch).await?;
+    cpu.profile_publish_batch = profile(&usec0, &command_usec(rc).await?, c.batch);
     q.destroy().await?;
     Ok((single, batched))
 }
@@ -408,11 +462,12 @@ async fn deliver_phase(
         q.publish_batch((0..k).map(|_| Message::new(body.clone())).collect()).await?;
         done += k;
     }
-    let cpu0 = redis_cpu_s(rc).await?;
+    let (cpu0, usec0) = (redis_cpu_s(rc).await?, command_usec(rc).await?);
     let t = Instant::now();
     let (_, end) = consume(&q, n, conc, "(b) deliver+ack", Duration::from_secs(300)).await?;
     let rate = n as f64 / end.duration_since(t).as_secs_f64();
     cpu.deliver_ack = cpu_us_per(rc, cpu0, n).await?;
+    cpu.profile_deliver_ack = profile(&usec0, &command_usec(rc).await?, n);
     q.destroy().await?;
     Ok(rate)
 }

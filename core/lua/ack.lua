@@ -6,16 +6,22 @@
 -- Batched: one HMGET for the records, then one ZREM / HDEL / HDEL for all that match.
 check_layout(false)
 local ids, out, ok, members, big, seen = {}, {}, {}, {}, {}, {}
-for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local n, nbig = #ARGV / 2, 0 -- pairs; ids whose blob is in BODY
+for i = 1, n do ids[i] = ARGV[2 * i - 1] end
 local recs = redis.call('HMGET', MSG, unpack(ids))
-for i, id in ipairs(ids) do
-  local rec = recs[i]
+local nok = 0
+for i = 1, n do
+  local id, rec = ids[i], recs[i]
   -- a fetch never issues the zero token, so a match means "leased by this holder"
   if rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[2 * i] then
     seen[id] = true
-    ok[#ok + 1] = id
-    members[#members + 1] = string.sub(rec, 19, 24) .. id
-    if bit.band(string.byte(rec, 2), F_INLINE) == 0 then big[#big + 1] = id end
+    nok = nok + 1
+    ok[nok] = id
+    members[nok] = string.sub(rec, 19, 24) .. id
+    if bit.band(string.byte(rec, 2), F_INLINE) == 0 then
+      nbig = nbig + 1
+      big[nbig] = id
+    end
     out[i] = '1'
   else
     out[i] = '0'

@@ -105,6 +105,7 @@ local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 20) .. 'I6I6c8I4'
 -- Lease deadlines as strings, one per distinct ttr: a number argument of redis.call is formatted
 -- with printf("%.14g") per call, which costs more than the rest of a message's lease.
 local deadline = {}
+local no = #out -- entries in out
 for i, m in ipairs(cand) do
   local id, rec = ids[i], recs[i]
   local v, fl, ttr, due, exp, tok, blen
@@ -134,8 +135,8 @@ for i, m in ipairs(cand) do
     n = n + 1
     if ttr_over > 0 then ttr = ttr_over end
     if ttr > maxttr then maxttr = ttr end
-    local leased_rec = string.sub(rec, 1, 42) .. fid .. struct.pack('>H', n) .. string.sub(rec, 51)
-    local k = #msgs
+    local leased_rec = struct.pack('>c42c6H', rec, fid, n) .. string.sub(rec, 51)
+    local k = 2 * n - 2 -- entries before this one in msgs and zadd
     msgs[k + 1], msgs[k + 2] = id, leased_rec
     local d = deadline[ttr]
     if not d then
@@ -144,9 +145,12 @@ for i, m in ipairs(cand) do
     end
     zadd[k + 1], zadd[k + 2] = d, m
     leased[n] = id
-    k = #out
-    out[k + 1], out[k + 2] = id, leased_rec
-    if not inline then out[k + 3] = redis.call('HGET', BODY, id) or '' end
+    out[no + 1], out[no + 2] = id, leased_rec
+    no = no + 2
+    if not inline then
+      no = no + 1
+      out[no] = redis.call('HGET', BODY, id) or ''
+    end
     local late = now - due
     if late < 1 then
       counts.l0 = (counts.l0 or 0) + 1

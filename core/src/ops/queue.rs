@@ -183,6 +183,19 @@ impl Queue {
         self.run_keys(script, &self.inner.keys.all, args).await
     }
 
+    /// The script calls `calls`, pipelined, run in this order: the first is sent with the
+    /// script's source when there are several (see [`scripts::Script::run_as`]).
+    async fn run_in_order(&self, script: &scripts::Script, calls: Vec<Vec<Vec<u8>>>) -> Result<Vec<Value>> {
+        self.inner.ctx.check_open()?;
+        let (conn, keys, several) = (&self.inner.ctx.conn, &self.inner.keys.all, calls.len() > 1);
+        let runs = calls.into_iter().enumerate().map(|(i, a)| {
+            let a = args(a);
+            async move { script.run_as(several && i == 0, conn, keys, add_args(&a)).await }
+        });
+        let replies = futures_util::future::join_all(runs).await.into_iter();
+        replies.map(|r| r.map_err(|e| self.refused_sharded(e.into()))).collect()
+    }
+
     async fn run_keys(
         &self,
         script: &scripts::Script,
@@ -294,10 +307,7 @@ impl Queue {
     ) -> Result<Vec<Published>> {
         let count = given.len();
         let replies = match self.inner.ctx.wait_replicas {
-            None => {
-                let calls = chunks.into_iter().map(|a| self.run(&scripts::PUBLISH, args(a)));
-                futures_util::future::join_all(calls).await.into_iter().collect::<Result<Vec<_>>>()?
-            }
+            None => self.run_in_order(&scripts::PUBLISH, chunks).await?,
             Some((n, timeout)) => self.publish_and_wait(chunks, n, timeout).await?,
         };
         let mut out = Vec::with_capacity(count);

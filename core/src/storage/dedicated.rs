@@ -46,10 +46,12 @@ impl Dedicated {
             Some(c) => c,
             None => self.opener.open().await?,
         };
+        // `source`: every call with the script's source; else only the first of several (so that
+        // the others, run after it on this connection, find the script cached).
         let build = |source: bool| {
             let mut p = Pipeline::new();
-            for a in calls {
-                p.add_command(script.cmd(source, keys, |c| {
+            for (i, a) in calls.iter().enumerate() {
+                p.add_command(script.cmd(source || (i == 0 && calls.len() > 1), keys, |c| {
                     for x in a {
                         if let redis::Arg::Simple(b) = x {
                             c.arg(b);
@@ -61,8 +63,9 @@ impl Dedicated {
             p
         };
         let mut replies = send(&mut conn, build(false), route_key, calls.len() + 1).await?;
-        if replies.iter().any(|v| matches!(v.clone().extract_error(), Err(e) if scripts::is_noscript(&e))) {
-            // The script is not cached on that node: nothing of it ran. Send the source.
+        let noscript = |v: &Value| matches!(v.clone().extract_error(), Err(e) if scripts::is_noscript(&e));
+        if calls.len() == 1 && replies.first().is_some_and(noscript) {
+            // The script is not cached on that node: the call did not run. Send the source.
             replies = send(&mut conn, build(true), route_key, calls.len() + 1).await?;
         }
         let mut out = Vec::with_capacity(replies.len());

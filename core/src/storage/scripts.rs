@@ -38,7 +38,24 @@ impl Script {
 
     /// Runs the script with the queue's `keys`; `args` adds ARGV to the command.
     pub async fn run(&self, conn: &Conn, keys: &[String], args: impl Fn(&mut Cmd)) -> RedisResult<Value> {
+        self.run_as(false, conn, keys, args).await
+    }
+
+    /// [`run`](Self::run), sent as EVAL with the source when `source`: the first of several
+    /// calls that must run in the order they are sent. Sent after it on the same connection, the
+    /// others find the script cached; with EVALSHA first, a NOSCRIPT retry would run that call
+    /// after the later ones (a batch's chunks out of order, so its seqs not in publish order).
+    pub async fn run_as(
+        &self,
+        source: bool,
+        conn: &Conn,
+        keys: &[String],
+        args: impl Fn(&mut Cmd),
+    ) -> RedisResult<Value> {
         let mut con = conn.clone();
+        if source {
+            return con.req_packed_command(&self.cmd(true, keys, &args)).await.and_then(Value::extract_error);
+        }
         // A server error may arrive as a value; `extract_error` makes it an Err (nested ones too).
         match con.req_packed_command(&self.cmd(false, keys, &args)).await.and_then(Value::extract_error) {
             Err(e) if is_noscript(&e) => {
