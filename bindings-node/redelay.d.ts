@@ -323,7 +323,11 @@ export declare class Queue {
   stats(): Promise<Stats>
   /** Dead letters, the oldest death first (default offset 0, limit 100). */
   deadLetters(opts?: { offset?: number; limit?: number }): Promise<MessageInfo[]>
-  respawn(select: DeadSelect): Promise<number>
+  /**
+   * Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
+   * `expiresInMs` expires that long after the respawn. Resolves to how many.
+   */
+  respawn(select: DeadSelect, opts?: { expiresInMs?: number }): Promise<number>
   purgeDead(select: DeadSelect): Promise<number>
   verify(): Promise<VerifyReport>
   /** Deletes the whole queue: every message in every state. */

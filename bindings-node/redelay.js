@@ -366,7 +366,7 @@ ops(Queue, {
   peek: [(id) => ({ id })],
   stats: [],
   deadLetters: [(o) => toWire(o)],
-  respawn: [select],
+  respawn: [(s, o) => ({ ...select(s), ...toWire(o) })],
   purgeDead: [select],
   bulk: [(o) => toWire(o)],
   verify: [null, (r) => ({ ...r, ok: r.problems.length === 0 })],

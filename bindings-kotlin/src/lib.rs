@@ -817,10 +817,13 @@ impl NativeQueue {
         call!(self, |q| q.dead_letters(query.offset, query.limit).await?.into_iter().map(MessageInfo::from).collect())
     }
 
-    /// Brings dead letters back (attempts reset, due now); returns how many.
-    pub async fn respawn(&self, select: Select) -> Res<i64> {
+    /// Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
+    /// `expires_in` expires that long after the respawn. Returns how many.
+    #[uniffi::method(default(expires_in = None))]
+    pub async fn respawn(&self, select: Select, expires_in: Option<Ms>) -> Res<i64> {
         let sel = select.into_core()?;
-        call!(self, |q| q.respawn(sel).await? as i64)
+        let expiry = redelay::RespawnExpiry::from_parts(opt_dur("expires_in", expires_in)?, false)?;
+        call!(self, |q| q.respawn_with(sel, expiry).await? as i64)
     }
 
     /// Deletes dead letters for good; returns how many.
@@ -892,7 +895,8 @@ impl NativeQueue {
         at: Option<SystemTime>,
     ) -> Res<BulkReport> {
         let delay = opt_dur("delay", delay)?;
-        let opts = redelay::BulkOptions { action, delay, at, ids, search: search.map(Into::into) };
+        let search = search.map(Into::into);
+        let opts = redelay::BulkOptions { action, delay, at, ids, search, expires_in: None, clear_expiry: false };
         call!(self, |q| q.bulk(&opts).await?.into())
     }
 

@@ -45,7 +45,7 @@ const ops = {
   stats: (a, q) => q.stats(),
   verify: async (a, q) => ({ problems: (await q.verify()).problems.length }),
   dead_letters: async (a, q) => (await q.deadLetters(options(a))).length,
-  respawn: (a, q) => q.respawn(select(a)),
+  respawn: (a, q) => q.respawn(select(a), options(a, ['ids', 'oldest', 'all'])),
   purge_dead: (a, q) => q.purgeDead(select(a)),
   async subscribe(a, q) {
     const sub = await q.subscribe(() => {}, options(a))

@@ -142,3 +142,22 @@ test('dead letters: list, respawn, purge', async (t) => {
   assert.equal((await q.verify()).ok, true)
   assert.ok((await c.queues()).includes('dead'))
 })
+
+test('respawn with a fresh expiry', async (t) => {
+  const c = await connect('dead')
+  t.after(() => c.close())
+  const q = c.queue('respawn-expiry')
+  await q.publish('x', { id: 'e', maxAttempts: 1, expiresInMs: 3_600_000 })
+  const [m] = await q.fetch(1, { waitMs: 2000 })
+  assert.equal(await m.nack({ reason: 'boom' }), true)
+  const before = Date.now()
+  assert.equal(await q.respawn(['e'], { expiresInMs: 60_000 }), 1)
+  const after = Date.now()
+  // Counted from the respawn by the Redis clock (this machine's): within a second.
+  const at = (await q.peek('e')).expiresAt.getTime()
+  assert.ok(at >= before + 59_000 && at <= after + 61_000, `${at} not 60 s after ${before}..${after}`)
+  await assert.rejects(q.respawn('all', { expiresInMs: 0 }), {
+    code: 'ERR_REDELAY_INVALID_ARGUMENT',
+    message: /expires_in/,
+  })
+})

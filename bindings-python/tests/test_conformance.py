@@ -88,8 +88,11 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         return {"problems": len(q.verify().problems)}
     if op == "dead_letters":
         return len(q.dead_letters(a.get("limit")))
-    if op in ("respawn", "purge_dead"):
-        return getattr(q, op)(a.get("ids"), oldest=a.get("oldest"), all=a.get("all", False))
+    if op == "respawn":
+        expires_in = ms(a, "expires_in_ms")
+        return q.respawn(a.get("ids"), oldest=a.get("oldest"), all=a.get("all", False), expires_in=expires_in)
+    if op == "purge_dead":
+        return q.purge_dead(a.get("ids"), oldest=a.get("oldest"), all=a.get("all", False))
     if op == "subscribe":
         with q.subscribe(
             lambda m: None,

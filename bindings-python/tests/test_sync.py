@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -107,6 +107,24 @@ def test_nack_retry_and_dead_letters(client: redelay.Client) -> None:
     assert q.stats().total == 0
     with pytest.raises(redelay.InvalidArgumentError):
         q.respawn()
+
+
+def test_respawn_with_a_fresh_expiry(client: redelay.Client) -> None:
+    q = client.queue("respawn-expiry")
+    q.publish(b"x", id="e-1", max_attempts=1, expires_in=3600)
+    q.fetch(1, wait=2)[0].nack(reason="boom")
+    own = q.peek("e-1")
+    assert own is not None and own.state == "dead" and own.expires_at is not None
+    before = datetime.now(timezone.utc)
+    assert q.respawn(["e-1"], expires_in=timedelta(seconds=60)) == 1
+    after = datetime.now(timezone.utc)
+    info = q.peek("e-1")
+    # Counted from the respawn by the Redis clock (this machine's): within a second.
+    assert info is not None and info.expires_at is not None
+    slack = timedelta(seconds=1)
+    assert before + timedelta(seconds=60) - slack <= info.expires_at <= after + timedelta(seconds=60) + slack
+    with pytest.raises(redelay.InvalidArgumentError, match="expires_in"):
+        q.respawn(all=True, expires_in=0)
 
 
 def test_settle_by_id_and_token(client: redelay.Client) -> None:

@@ -324,8 +324,8 @@ pub enum DeadCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Bring dead letters back (attempts reset, due now)
-    Respawn(DeadSel),
+    /// Bring dead letters back (attempts reset, due now); each keeps its expiry unless told
+    Respawn(RespawnArgs),
     /// Delete dead letters for good
     Purge(DeadSel),
 }
@@ -341,6 +341,18 @@ pub struct DeadSel {
     /// All of them
     #[arg(long, conflicts_with = "ids")]
     pub all: bool,
+}
+
+#[derive(Args)]
+pub struct RespawnArgs {
+    #[command(flatten)]
+    pub sel: DeadSel,
+    /// A fresh expiry, this long after the respawn: 30m, 1d ...
+    #[arg(long, value_parser = parse_duration)]
+    pub expires_in: Option<Duration>,
+    /// No expiry any more
+    #[arg(long, conflicts_with = "expires_in")]
+    pub clear_expiry: bool,
 }
 
 impl DeadSel {
@@ -390,8 +402,9 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                 }
             }
         }
-        DeadCmd::Respawn(sel) => {
-            let n = client.queue(&sel.queue).await?.respawn(sel.select()?).await?;
+        DeadCmd::Respawn(RespawnArgs { sel, expires_in, clear_expiry }) => {
+            let expiry = redelay::RespawnExpiry::from_parts(expires_in, clear_expiry)?;
+            let n = client.queue(&sel.queue).await?.respawn_with(sel.select()?, expiry).await?;
             println!("respawned {n}");
         }
         DeadCmd::Purge(sel) => {

@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Largest message body, bytes
     #[arg(long, default_value_t = redelay::limits::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
+    /// PEM file of CA certificates that webhooks to https URLs trust besides the built-in
+    /// WebPKI (Mozilla) roots, e.g. a private CA
+    #[arg(long, env = "REDELAY_WEBHOOK_CA", value_name = "FILE")]
+    webhook_ca: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -50,11 +54,19 @@ pub enum TokenCmd {
 pub async fn serve(url: &str, prefix: &str, a: ServeArgs) -> Result<ExitCode> {
     let client = redelay::Client::builder(url).prefix(prefix).max_body_bytes(a.max_body_bytes).connect().await?;
     let admin_token = std::env::var(&a.admin_token_env).ok().filter(|t| !t.is_empty());
+    let webhook_ca_pem = match &a.webhook_ca {
+        Some(f) => Some(
+            std::fs::read(f)
+                .map_err(|e| redelay::Error::invalid(format!("webhook_ca: cannot read {}: {e}", f.display())))?,
+        ),
+        None => None,
+    };
     let config = ServerConfig {
         listen: a.listen,
         admin_listen: (!a.no_admin).then_some(a.admin_listen),
         admin_token,
         metrics: a.metrics,
+        webhook_ca_pem,
         ..Default::default()
     };
     redelay_server::serve(client, config).await?;

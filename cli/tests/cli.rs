@@ -84,7 +84,14 @@ fn publish_inspect_change_dead_letters_verify() {
     });
     let list = text(&redelay(&prefix, &["dead", "list", "jobs"]));
     assert!(list.starts_with("d ") && list.contains("lease expired"), "{list}");
-    assert_eq!(text(&redelay(&prefix, &["dead", "respawn", "jobs", "d"])).trim(), "respawned 1");
+    let o = redelay(&prefix, &["dead", "respawn", "jobs", "d", "--expires-in", "0s"]);
+    assert_eq!(o.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expires_in: must be after the due time"));
+    assert_eq!(text(&redelay(&prefix, &["dead", "respawn", "jobs", "d", "--expires-in", "1h"])).trim(), "respawned 1");
+    let o = redelay(&prefix, &["peek", "jobs", "d", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let left = v["expires_at_ms"].as_i64().unwrap() - v["due_at_ms"].as_i64().unwrap();
+    assert_eq!(left, 3_600_000, "a fresh hour from the respawn, which made it due: {v}");
     assert!(text(&redelay(&prefix, &["stats", "jobs", "--json"])).contains("\"ready\": 1"));
     let v = redelay(&prefix, &["verify", "jobs"]);
     assert!(v.status.success() && text(&v).starts_with("ok: 1 records"), "{v:?}");

@@ -145,7 +145,9 @@ local function delete(id, r)
   redis.call('HDEL', MSG, id)
 end
 
--- The dead letters a respawn or purge call works on. ARGV[1] = 'ids', then the ids; or
+-- The dead letters a respawn or purge call works on, from ARGV[b + 1] on (b = `base`, the
+-- script's own leading arguments, default 0); below, ARGV[i] means ARGV[b + i].
+-- ARGV[1] = 'ids', then the ids; or
 -- ARGV[1] = 'oldest', ARGV[2] = how many, ARGV[3] = T0, ARGV[4] = S0, ARGV[5] = offset: the
 -- oldest dead letters that died at or before T0 (ms) and were last (re)scheduled with a seq at
 -- or below S0, from `offset` on (the entries before it were skipped by earlier calls). T0 and
@@ -153,17 +155,18 @@ end
 -- that every later call works on the same snapshot (a message respawned by this run that dies
 -- again is not in it, and neither is one that died after the run began).
 -- Returns the ids and, in 'oldest' mode, the snapshot { t0, s0, exhausted }.
-local function dead_selection(now)
-  if ARGV[1] == 'ids' then
+local function dead_selection(now, base)
+  local b = base or 0
+  if ARGV[b + 1] == 'ids' then
     local ids = {}
-    for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+    for i = b + 2, #ARGV do ids[#ids + 1] = ARGV[i] end
     return ids, nil
   end
-  local t0, s0 = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local t0, s0 = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
   if t0 < 0 then t0 = now end
   if s0 < 0 then s0 = tonumber(redis.call('HGET', META, 'seq') or '0') end
-  local step = tonumber(ARGV[2])
-  local ids = redis.call('ZRANGEBYSCORE', DIED, '-inf', t0, 'LIMIT', tonumber(ARGV[5]), step)
+  local step = tonumber(ARGV[b + 2])
+  local ids = redis.call('ZRANGEBYSCORE', DIED, '-inf', t0, 'LIMIT', tonumber(ARGV[b + 5]), step)
   return ids, { t0 = t0, s0 = s0, exhausted = #ids < step }
 end
 

@@ -1,13 +1,16 @@
 -- respawn.lua: bring dead letters back: attempts reset to 0, due now, after every waiting
--- message due now (a fresh seq).
+-- message due now (a fresh seq); the expiry kept, cleared, or set afresh from now.
 -- KEYS: the queue's keys (lib.lua)
--- ARGV: the selection of lib.lua's dead_selection
+-- ARGV[1]: the expiry: -1 keep each message's own, 0 none (never expires), N > 0 expire N ms
+--   after the respawn (Redis clock)
+-- ARGV[2..]: the selection of lib.lua's dead_selection
 -- Reply: { respawned, skipped, exhausted (0/1), t0, s0 }: skipped counts entries of the range
 -- left where they are (unreadable records, or outside the snapshot); ids that are not dead are
 -- ignored.
 local now = clock()
 check_layout(false)
-local ids, snap = dead_selection(now)
+local expiry = tonumber(ARGV[1])
+local ids, snap = dead_selection(now, 1)
 local before = first_waiting()
 local n, skipped = 0, 0
 for _, id in ipairs(ids) do
@@ -22,6 +25,7 @@ for _, id in ipairs(ids) do
     r.seq = redis.call('HINCRBY', META, 'seq', 1)
     r.att = 0
     r.due = now
+    if expiry == 0 then r.exp = 0 elseif expiry > 0 then r.exp = now + expiry end
     r.flags = bit.band(r.flags, bit.bnot(F_DEAD))
     redis.call('HSET', MSG, id, encode(r, rec))
     redis.call('ZADD', SCHED, now, member(r.seq, id))

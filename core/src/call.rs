@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::base::wire;
 use crate::{
     BulkOptions, BulkReport, Client, DeadLetterQuery, Delivery, Due, Error, HistoryPoint, ListPage, Message,
-    MessageInfo, PublishOptions, Queue, Result, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+    MessageInfo, PublishOptions, Queue, RespawnOptions, Result, Search, SearchPage, Select, State, Stats, Step,
+    VerifyReport,
 };
 
 /// The result of an operation, serialized as its own wire form (`None` as null).
@@ -159,7 +160,10 @@ impl Queue {
                 q.validate()?;
                 Reply::Infos(self.dead_letters(q.offset, q.limit).await?)
             }
-            "respawn" => Reply::Count(self.respawn(wire::from_json::<Select>(v)?).await?),
+            "respawn" => {
+                let o: RespawnOptions = wire::from_json(v)?;
+                Reply::Count(self.respawn_with(o.select, o.expiry).await?)
+            }
             "purge_dead" => Reply::Count(self.purge_dead(wire::from_json::<Select>(v)?).await?),
             "bulk" => Reply::Bulk(self.bulk(&wire::from_json::<BulkOptions>(v)?).await?),
             "pause" => Reply::Bool(self.pause().await?),

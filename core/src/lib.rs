@@ -39,7 +39,8 @@ pub use base::error::{Error, ErrorKind, Result};
 pub use base::limits;
 pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{
-    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, SubscribeOptions,
+    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, RespawnExpiry, RespawnOptions,
+    SubscribeOptions,
 };
 pub use base::url::redact;
 pub use base::wire;

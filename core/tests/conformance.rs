@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use redelay::wire::from_json;
 use redelay::{
     BulkOptions, Client, ClientOptions, DeadLetterQuery, Due, Error, ErrorKind, Failure, PublishOptions, Queue, Queues,
-    Search, Select, State, Step, SubscribeOptions,
+    RespawnOptions, Search, Select, State, Step, SubscribeOptions,
 };
 use serde_json::{json, Value};
 
@@ -87,7 +87,10 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             query.validate()?;
             json!(q.dead_letters(query.offset, query.limit).await?.len())
         }
-        "respawn" => json!(q.respawn(options::<Select>(a, &[])?).await?),
+        "respawn" => {
+            let o: RespawnOptions = options(a, &[])?;
+            json!(q.respawn_with(o.select, o.expiry).await?)
+        }
         "purge_dead" => json!(q.purge_dead(options::<Select>(a, &[])?).await?),
         "subscribe" => {
             q.subscribe(handler, options(a, &[])?).await?.close().await;

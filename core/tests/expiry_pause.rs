@@ -107,3 +107,162 @@ async fn a_paused_queue_delivers_nothing_until_resumed_and_keeps_taking_publishe
     sub.close().await;
     common::assert_verified(&q).await;
 }
+
+/// How a respawn case is called: the typed call, the wire form (`Queue::call`, as every binding
+/// and the HTTP gateway), or a bulk respawn.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Typed,
+    Wire,
+    Bulk,
+}
+
+/// What the respawned messages' expiry must be.
+#[derive(Clone, Copy, Debug)]
+enum Want {
+    /// Their own, already passed: they expire again instead of being delivered.
+    Own,
+    None,
+    /// This long after the respawn.
+    After(Duration),
+}
+
+#[tokio::test]
+async fn respawn_keeps_clears_or_renews_the_expiry_on_plain_and_sharded_queues() {
+    use redelay::{BulkAction, BulkOptions, QueueOptions, RespawnExpiry as E, Select};
+    use serde_json::json;
+    let minute = Duration::from_secs(60);
+    let cases: &[(&str, u32, Via, Select, E, Want)] = &[
+        ("keep", 1, Via::Typed, Select::All, E::Keep, Want::Own),
+        ("clear", 1, Via::Typed, Select::Oldest(2), E::Clear, Want::None),
+        ("fresh", 1, Via::Typed, Select::Ids(vec!["a".into(), "b".into()]), E::In(minute), Want::After(minute)),
+        ("wire-keep", 1, Via::Wire, Select::Oldest(5), E::Keep, Want::Own),
+        ("wire-clear", 1, Via::Wire, Select::All, E::Clear, Want::None),
+        ("wire-fresh", 1, Via::Wire, Select::Oldest(2), E::In(minute), Want::After(minute)),
+        ("bulk-fresh", 1, Via::Bulk, Select::Ids(vec!["a".into(), "b".into()]), E::In(minute), Want::After(minute)),
+        ("bulk-clear", 1, Via::Bulk, Select::Ids(vec!["a".into(), "b".into()]), E::Clear, Want::None),
+        ("sharded-fresh", 4, Via::Typed, Select::Oldest(2), E::In(minute), Want::After(minute)),
+        ("sharded-all-clear", 4, Via::Wire, Select::All, E::Clear, Want::None),
+        ("sharded-keep", 4, Via::Typed, Select::Ids(vec!["a".into(), "b".into()]), E::Keep, Want::Own),
+    ];
+    for (name, shards, via, sel, expiry, want) in cases.iter().cloned() {
+        let (c, _) = common::queue("respawn-expiry").await;
+        let q = c.queue_with(&common::unique(name), QueueOptions::shards(shards)).unwrap();
+        // Two messages that expire soon die (out of attempts) before they expire.
+        for id in ["a", "b"] {
+            q.publish(Message::new(b"x".to_vec()).id(id).max_attempts(1).expires_in(ms(300))).await.unwrap();
+        }
+        let mut leased = Vec::new();
+        while leased.len() < 2 {
+            leased.extend(q.fetch(2, ms(1000)).await.unwrap());
+        }
+        for d in leased {
+            assert!(d.nack(None, "boom").await.unwrap(), "{name}: dead");
+        }
+        let mut own = std::collections::HashMap::new();
+        for id in ["a", "b"] {
+            own.insert(id, q.peek(id).await.unwrap().unwrap().expires_at.unwrap());
+        }
+        // Their expiry passes while they are dead.
+        while own.values().any(|&t| SystemTime::now() < t + ms(100)) {
+            tokio::time::sleep(ms(50)).await;
+        }
+        let before = SystemTime::now();
+        let n = match via {
+            Via::Typed => q.respawn_with(sel, expiry).await.unwrap(),
+            Via::Wire => {
+                let mut a = match sel {
+                    Select::Ids(ids) => json!({ "ids": ids }),
+                    Select::Oldest(n) => json!({ "oldest": n }),
+                    Select::All => json!({ "all": true }),
+                };
+                match expiry {
+                    E::Keep => {}
+                    E::Clear => a["clear_expiry"] = json!(true),
+                    E::In(d) => a["expires_in_ms"] = json!(d.as_millis() as u64),
+                }
+                let r = q.call("respawn", a).await.unwrap();
+                serde_json::to_value(r).unwrap().as_u64().unwrap()
+            }
+            Via::Bulk => {
+                let Select::Ids(ids) = sel else { unreachable!() };
+                q.bulk(&BulkOptions::ids(BulkAction::Respawn, ids).expiry(expiry)).await.unwrap().done
+            }
+        };
+        let after = SystemTime::now();
+        assert_eq!(n, 2, "{name}: respawned");
+        for id in ["a", "b"] {
+            let info = q.peek(id).await.unwrap().unwrap();
+            match want {
+                Want::Own => assert_eq!(info.expires_at, Some(own[id]), "{name}: {id} keeps its expiry"),
+                Want::None => assert_eq!(info.expires_at, None, "{name}: {id} has no expiry"),
+                Want::After(d) => {
+                    // Counted by the Redis clock, which is this machine's: within a second.
+                    let at = info.expires_at.expect("an expiry");
+                    assert!(
+                        at + ms(1000) >= before + d && at <= after + d + ms(1000),
+                        "{name}: {id} expires at {at:?}"
+                    );
+                }
+            }
+        }
+        match want {
+            Want::Own => {
+                assert!(q.fetch(10, ms(300)).await.unwrap().is_empty(), "{name}: expired again, not delivered");
+                for id in ["a", "b"] {
+                    let info = q.peek(id).await.unwrap().unwrap();
+                    assert_eq!(info.state, State::Dead, "{name}: {id}");
+                    assert!(info.last_error.unwrap().starts_with("expired"), "{name}: {id}");
+                }
+            }
+            _ => {
+                let mut got = Vec::new();
+                let deadline = std::time::Instant::now() + Duration::from_secs(30);
+                while got.len() < 2 && std::time::Instant::now() < deadline {
+                    got.extend(q.fetch(2, ms(1000)).await.unwrap());
+                }
+                let mut ids: Vec<_> = got.iter().map(|d| d.id().to_string()).collect();
+                ids.sort();
+                assert_eq!(ids, ["a", "b"], "{name}: delivered after the respawn");
+                for d in got {
+                    d.ack().await.unwrap();
+                }
+            }
+        }
+        common::assert_verified(&q).await;
+    }
+}
+
+#[tokio::test]
+async fn a_bad_respawn_expiry_is_refused_naming_the_field_and_the_limit() {
+    use redelay::{BulkAction, BulkOptions, RespawnExpiry as E, Select};
+    use serde_json::json;
+    let (_c, q) = common::queue("respawn-expiry-bad").await;
+    let over = redelay::limits::MAX_DELAY + ms(1);
+    for (e, words) in [
+        (E::In(Duration::ZERO), &["expires_in", "after the due time"][..]),
+        (E::In(Duration::from_micros(500)), &["expires_in", "after the due time"]),
+        (E::In(over), &["expires_in", "limit of 315360000000 ms"]),
+    ] {
+        let err = q.respawn_with(Select::All, e).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{e:?}");
+        assert!(words.iter().all(|w| err.message().contains(w)), "{e:?}: {}", err.message());
+    }
+    for (a, words) in [
+        (json!({"all": true, "expires_in_ms": 0}), &["expires_in", "after the due time"][..]),
+        (json!({"all": true, "expires_in_ms": -1}), &["expires_in_ms", ">= 0"]),
+        (json!({"all": true, "expires_in_ms": over.as_millis() as u64}), &["expires_in", "315360000000 ms"]),
+        (json!({"all": true, "expires_in_ms": 5, "clear_expiry": true}), &["expires_in/clear_expiry", "not both"]),
+        (json!({"oldest": 1, "all": true}), &["ids/oldest/all"]),
+        (json!({"all": true, "expiry": 5}), &["unknown field", "expiry"]),
+    ] {
+        let err = q.call("respawn", a.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{a}");
+        assert!(words.iter().all(|w| err.message().contains(w)), "{a}: {}", err.message());
+    }
+    let ids = vec!["a".to_string()];
+    let bad = BulkOptions::ids(BulkAction::Cancel, ids.clone()).expiry(E::In(ms(5)));
+    assert!(q.bulk(&bad).await.unwrap_err().message().contains("only respawn takes an expiry"));
+    let bad = BulkOptions::ids(BulkAction::Respawn, ids).expiry(E::In(Duration::ZERO));
+    assert!(q.bulk(&bad).await.unwrap_err().message().starts_with("expires_in"));
+}

@@ -33,6 +33,9 @@ pub struct ServerConfig {
     /// Serve Prometheus text at `/metrics` without a token.
     pub metrics: bool,
     pub lmstfy: LmstfyDefaults,
+    /// CA certificates (PEM) that webhooks to https URLs trust besides the WebPKI roots built
+    /// into the binary, e.g. a private CA. None: the WebPKI roots only.
+    pub webhook_ca_pem: Option<Vec<u8>>,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +46,7 @@ impl Default for ServerConfig {
             admin_token: None,
             metrics: false,
             lmstfy: LmstfyDefaults::default(),
+            webhook_ca_pem: None,
         }
     }
 }

@@ -180,6 +180,7 @@ pub async fn run(
 /// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C.
 pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Result<()> {
     let tokens = auth::TokenStore::new(&client)?;
+    webhook::http_client(&config)?;
     let bind = |a| async move {
         tokio::net::TcpListener::bind(a)
             .await

@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
-use redelay::{Delivery, MessageInfo, PublishOptions, Queue, Select, State as MsgState};
+use redelay::{Delivery, MessageInfo, PublishOptions, Queue, RespawnExpiry, Select, State as MsgState};
 use serde_json::{json, Value};
 
 use crate::auth;
@@ -346,13 +346,17 @@ fn limit(q: &Params) -> ApiResult<usize> {
 }
 
 /// `PUT /api/:ns/:queue/deadletter` — respawn the `limit` (default 1) oldest dead jobs:
-/// 200 `{"msg":"respawned","count":n}`. (`ttl` is checked but respawned jobs keep their own
-/// settings.)
+/// 200 `{"msg":"respawned","count":n}`. Each gets a fresh `ttl` counted from the respawn
+/// (default the publish default, 24 h); `ttl=0` means forever. As in lmstfy, where a dead job
+/// has no TTL (its pump PERSISTs it) and the respawn EXPIREs it only for a `ttl` above 0.
 async fn respawn_dead(r: Write) -> ApiResult<Response> {
     let qu = r.queue().await?;
     let n = limit(&r.q)?;
-    seconds(&r.q, "ttl", 0)?;
-    let count = qu.respawn(Select::Oldest(n)).await.api(S)?;
+    let expiry = match seconds(&r.q, "ttl", r.st.config.lmstfy.ttl_s)? {
+        0 => RespawnExpiry::Clear,
+        ttl => RespawnExpiry::In(Duration::from_secs(ttl)),
+    };
+    let count = qu.respawn_with(Select::Oldest(n), expiry).await.api(S)?;
     Ok(Json(json!({ "msg": "respawned", "count": count })).into_response())
 }
 

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use redelay::wire::to_json;
-use redelay::{BulkOptions, Due, Queue, Search, State as MsgState, Step};
+use redelay::{BulkOptions, Due, Queue, RespawnOptions, Search, State as MsgState, Step};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -442,9 +442,11 @@ async fn dead(r: Read) -> ApiResult<Response> {
     ok(json!({ "items": items.iter().map(wire::message).collect::<Vec<_>>() }))
 }
 
-/// `POST .../dead/respawn` `{ids | oldest | all}`: `{"count"}`.
+/// `POST .../dead/respawn` `{ids | oldest | all, expires_in_ms | clear_expiry}` (the core's
+/// [`RespawnOptions`]): `{"count"}`.
 async fn respawn(r: Write, body: Bytes) -> ApiResult<Response> {
-    ok(json!({ "count": r.queue.respawn(parse(&body)?).await.api(S)? }))
+    let o: RespawnOptions = parse(&body)?;
+    ok(json!({ "count": r.queue.respawn_with(o.select, o.expiry).await.api(S)? }))
 }
 
 /// `POST .../dead/purge` `{ids | oldest | all}`: `{"count"}`.
@@ -453,7 +455,7 @@ async fn purge(r: Write, body: Bytes) -> ApiResult<Response> {
 }
 
 /// `POST .../bulk`: the core's [`BulkOptions`] wire form (`{"action", "ids" | "search",
-/// "delay_ms" | "at_ms"}`), answered with its `BulkReport` (`{matched, done, scanned}`).
+/// "delay_ms" | "at_ms", "expires_in_ms" | "clear_expiry"}`), answered with its `BulkReport` (`{matched, done, scanned}`).
 async fn bulk(r: Write, body: Bytes) -> ApiResult<Response> {
     let o: BulkOptions = parse(&body)?;
     ok(to_json(&r.queue.bulk(&o).await.api(S)?))

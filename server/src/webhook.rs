@@ -5,6 +5,10 @@
 //! else (or no answer within its lease) nacks it, so it is retried after the message's backoff
 //! and ends in the dead letters at its last attempt. Every server with the same prefix runs the
 //! webhooks it finds there (re-read every few seconds); each message goes to one of them.
+//!
+//! https: reqwest on rustls (ring), trusting the WebPKI roots compiled into the binary (the
+//! `webpki-roots` crate, Mozilla's CA list; the system's certificate store is not read) and the
+//! extra CA certificates of [`ServerConfig::webhook_ca_pem`] (`redelay serve --webhook-ca`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +21,7 @@ use redelay::{Delivery, Queue};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::config::ServerConfig;
 use crate::error::{ApiError, ApiResult, CoreExt, Style};
 use crate::routes_v1::{parse, Read, Write};
 use crate::state::AppState;
@@ -44,6 +49,8 @@ struct Running {
 #[derive(Default)]
 pub struct Webhooks {
     running: Mutex<HashMap<String, Running>>,
+    /// The HTTP client of every worker (one connection pool), made by `start`.
+    http: std::sync::OnceLock<reqwest::Client>,
 }
 
 /// The stored webhooks: the core's settings hash `<prefix>:webhooks`, queue → [`Hook`] as JSON.
@@ -58,6 +65,8 @@ async fn load(st: &AppState) -> Result<HashMap<String, Hook>, ApiError> {
 
 /// Starts and stops workers so that they match the webhooks stored in Redis.
 async fn sync(st: &AppState) {
+    // None until `start` (and when it could not build the client).
+    let Some(http) = st.webhooks.http.get() else { return };
     let want = match load(st).await {
         Ok(w) => w,
         Err(e) => {
@@ -81,14 +90,50 @@ async fn sync(st: &AppState) {
     for (q, hook) in missing {
         let Ok(queue) = st.queue(&q, S).await else { continue };
         let stop = Arc::new(AtomicBool::new(false));
-        tokio::spawn(worker(queue, hook.url.clone(), stop.clone()));
+        tokio::spawn(worker(http.clone(), queue, hook.url.clone(), stop.clone()));
         st.webhooks.running.lock().unwrap().insert(q, Running { hook, stop });
     }
+}
+
+/// The webhooks' HTTP client: the WebPKI roots, and the certificates of `webhook_ca_pem`.
+pub fn http_client(config: &ServerConfig) -> redelay::Result<reqwest::Client> {
+    let bad = |m: String| redelay::Error::invalid(format!("webhook_ca: {m}"));
+    let mut b = reqwest::Client::builder();
+    if let Some(pem) = &config.webhook_ca_pem {
+        let certs =
+            reqwest::Certificate::from_pem_bundle(pem).map_err(|e| bad(format!("not PEM certificates: {e}")))?;
+        if certs.is_empty() {
+            return Err(bad("no PEM certificate (-----BEGIN CERTIFICATE-----) in it".into()));
+        }
+        for c in certs {
+            b = b.add_root_certificate(c);
+        }
+    }
+    b.build().map_err(|e| bad(chain(&e)))
+}
+
+/// An error with its causes (reqwest's own message leaves out what went wrong in TLS).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s = format!("{s}: {c}");
+        cause = c.source();
+    }
+    s
 }
 
 /// Starts the webhooks found in Redis, and re-reads them every few seconds until `stop`.
 pub fn start(st: &AppState, mut stop: tokio::sync::watch::Receiver<bool>) {
     let st = st.clone();
+    match http_client(&st.config) {
+        Ok(h) => _ = st.webhooks.http.set(h),
+        Err(e) => {
+            // (`serve` checks this before it starts.)
+            tracing::error!(target: "redelay::server", "webhooks not started: {}", e.message());
+            return;
+        }
+    }
     tokio::spawn(async move {
         loop {
             sync(&st).await;
@@ -105,8 +150,7 @@ pub fn start(st: &AppState, mut stop: tokio::sync::watch::Receiver<bool>) {
 
 /// One queue's loop: lease due messages, POST each, ack on 2xx, nack otherwise. It stops
 /// between fetches (never in the middle of one, so no lease is dropped unanswered).
-async fn worker(queue: Queue, url: String, stop: Arc<AtomicBool>) {
-    let http = reqwest::Client::new();
+async fn worker(http: reqwest::Client, queue: Queue, url: String, stop: Arc<AtomicBool>) {
     while !stop.load(Ordering::Acquire) {
         match queue.fetch(BATCH, Duration::from_secs(1)).await {
             Ok(ds) => {
@@ -138,7 +182,7 @@ async fn push(http: &reqwest::Client, url: &str, d: &Delivery) {
     let outcome = match http.post(url).json(&v).timeout(timeout).send().await {
         Ok(r) if r.status().is_success() => Ok(()),
         Ok(r) => Err(format!("webhook: HTTP {} from {url}", r.status().as_u16())),
-        Err(e) => Err(format!("webhook: {url}: {e}")),
+        Err(e) => Err(format!("webhook: {url}: {}", chain(&e))),
     };
     let settled = match outcome {
         Ok(()) => d.ack().await,

@@ -286,3 +286,53 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
     let (st, v) = json(http.get(s.url("/nothing/here")).send().await.unwrap()).await;
     assert_eq!((st, v), (404, json!({"error": "api not found"})));
 }
+
+/// lmstfy's respawn gives each job a fresh `ttl` counted from the respawn (its default when
+/// absent, forever for 0), so a job whose ttl ran out while it was dead is delivered again.
+/// (The same requests against the lmstfy server of ../shared/peers/lmstfy answer `ttl` 86400,
+/// 0 and 100 on the consume after the respawn.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn respawn_gives_a_fresh_ttl_from_the_respawn() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    // (queue, respawn query, the ttl the respawned job shows: whole seconds left, 0 = forever)
+    let cases = [("r-default", "", 86_390..=86_400), ("r-forever", "&ttl=0", 0..=0), ("r-100", "&ttl=100", 90..=100)];
+    let mut ids = Vec::new();
+    for (q, _, _) in &cases {
+        // A 2 s ttl and one try; consumed with a 1 s ttr and never deleted: dead at its lease's end.
+        let r = http.put(s.url(&format!("/api/ns/{q}?ttl=2&tries=1"))).header("X-Token", &t).body("x").send().await;
+        let (st, v) = json(r.unwrap()).await;
+        assert_eq!(st, 201, "{v}");
+        ids.push(v["job_id"].as_str().unwrap().to_string());
+        let (st, _) =
+            json(http.get(s.url(&format!("/api/ns/{q}?ttr=1"))).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!(st, 200);
+    }
+    // Each long-poll reclaims the lease at its deadline: out of tries, dead; the 2 s ttl passes.
+    let polls = cases.iter().map(|(q, _, _)| {
+        let r = http.get(s.url(&format!("/api/ns/{q}?timeout=3"))).header("X-Token", &t).send();
+        async move { json(r.await.unwrap()).await.0 }
+    });
+    assert_eq!(futures_util::future::join_all(polls).await, [404, 404, 404]);
+    for ((q, query, ttl), id) in cases.iter().zip(&ids) {
+        let (_, v) =
+            json(http.get(s.url(&format!("/api/ns/{q}/deadletter"))).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((v["deadletter_size"].as_u64(), v["deadletter_head"].as_str()), (Some(1), Some(id.as_str())), "{q}");
+        let r = http.put(s.url(&format!("/api/ns/{q}/deadletter?limit=1{query}"))).header("X-Token", &t).send().await;
+        assert_eq!(json(r.unwrap()).await, (200, json!({"msg": "respawned", "count": 1})), "{q}");
+        let (st, v) =
+            json(http.get(s.url(&format!("/api/ns/{q}?ttr=30"))).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((st, v["job_id"].as_str()), (200, Some(id.as_str())), "{q}: delivered after the respawn: {v}");
+        assert!(ttl.contains(&v["ttl"].as_u64().unwrap()), "{q}: ttl {} not in {ttl:?}", v["ttl"]);
+    }
+    for query in ["ttl=-1", "ttl=abc"] {
+        let r = http.put(s.url(&format!("/api/ns/r-100/deadletter?{query}"))).header("X-Token", &t).send().await;
+        assert_eq!(json(r.unwrap()).await, (400, json!({"error": "invalid ttl"})), "{query}");
+    }
+    // Beyond the core's 10-year bound: its message, naming the field and the limit.
+    let r = http.put(s.url("/api/ns/r-100/deadletter?ttl=4000000000")).header("X-Token", &t).send().await;
+    let (st, v) = json(r.unwrap()).await;
+    assert_eq!(st, 400);
+    assert!(v["error"].as_str().unwrap().starts_with("expires_in: "), "{v}");
+}

@@ -521,3 +521,69 @@ async fn a_sharded_queue_is_served_with_its_stored_shard_count() {
     assert_eq!((st, v["status"].as_str()), (201, Some("stored")), "{v}");
     assert_eq!(sharded.peek("h1").await.unwrap().unwrap().body, b"via http");
 }
+
+/// `/dead/respawn` and a bulk respawn take the core's expiry choice: `expires_in_ms` (fresh,
+/// from the respawn), `clear_expiry`, or neither (each keeps its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn respawn_keeps_clears_or_renews_the_expiry() {
+    let s = common::start().await;
+    let q = "/v1/queues/exp";
+    for id in ["keep", "clear", "fresh", "bulk"] {
+        let m = json!({"body": id, "id": id, "max_attempts": 1, "expires_in_ms": 3_600_000});
+        assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(m)).await.0, 201);
+    }
+    let mut dead = Vec::new();
+    while dead.len() < 4 {
+        let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"max": 4, "wait_ms": 5000}))).await;
+        dead.extend(v["messages"].as_array().unwrap().iter().cloned());
+    }
+    for d in &dead {
+        let path = format!("{q}/messages/{}/nack", d["id"].as_str().unwrap());
+        assert_eq!(call(&s, "POST", &path, Some(json!({"token": d["token"]}))).await.1, json!({"dead": true}));
+    }
+    let expiry = |id: &'static str| {
+        let s = &s;
+        async move { call(s, "GET", &format!("{q}/messages/{id}"), None).await.1["expires_at_ms"].clone() }
+    };
+    let own = expiry("keep").await;
+    assert!(own.is_i64(), "{own}");
+    let now_ms = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let before = now_ms();
+    for (path, body, answer) in [
+        ("dead/respawn", json!({"ids": ["keep"]}), json!({"count": 1})),
+        ("dead/respawn", json!({"ids": ["clear"], "clear_expiry": true}), json!({"count": 1})),
+        ("dead/respawn", json!({"ids": ["fresh"], "expires_in_ms": 60_000}), json!({"count": 1})),
+        (
+            "bulk",
+            json!({"action": "respawn", "ids": ["bulk"], "expires_in_ms": 120_000}),
+            json!({"matched": 1, "done": 1, "scanned": 0}),
+        ),
+    ] {
+        assert_eq!(call(&s, "POST", &format!("{q}/{path}"), Some(body.clone())).await, (200, answer), "{body}");
+    }
+    let after = now_ms();
+    assert_eq!(expiry("keep").await, own);
+    assert_eq!(expiry("clear").await, Value::Null);
+    for (id, d) in [("fresh", 60_000), ("bulk", 120_000)] {
+        // Counted from the respawn by the Redis clock, which is this machine's: within a second.
+        let at = expiry(id).await.as_i64().unwrap();
+        assert!(at >= before + d - 1000 && at <= after + d + 1000, "{id}: {at} not {d} ms after {before}..{after}");
+    }
+
+    // Bad input: the field and the limit, with the core's code.
+    for (path, body, starts) in [
+        ("dead/respawn", json!({"all": true, "expires_in_ms": 0}), "expires_in: must be after the due time"),
+        ("dead/respawn", json!({"all": true, "expires_in_ms": 1u64 << 50}), "expires_in: "),
+        ("dead/respawn", json!({"all": true, "expires_in_ms": 5, "clear_expiry": true}), "expires_in/clear_expiry"),
+        ("dead/respawn", json!({"all": true, "expires_in_ms": "soon"}), "expires_in_ms: invalid type"),
+        (
+            "bulk",
+            json!({"action": "cancel", "ids": ["x"], "clear_expiry": true}),
+            "expires_in/clear_expiry: only respawn",
+        ),
+    ] {
+        let (st, v) = call(&s, "POST", &format!("{q}/{path}"), Some(body.clone())).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{body}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{body}: {v}");
+    }
+}

@@ -1,5 +1,6 @@
 //! Push delivery against a local receiver: the first POST fails (500) and the message is
-//! retried after its backoff; the second succeeds and the message is acked.
+//! retried after its backoff; the second succeeds and the message is acked. And https, to a
+//! local TLS receiver whose certificate a private CA signed.
 mod common;
 
 use std::sync::{Arc, Mutex};
@@ -11,18 +12,19 @@ use axum::{Json, Router};
 use common::{json, ADMIN};
 use serde_json::{json, Value};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
+/// A receiver at `/hook` that records every POST and answers 500 to the first `fail` of them,
+/// 200 to the rest.
+fn receiver(fail: usize) -> (Router, Arc<Mutex<Vec<Value>>>) {
     let got: Arc<Mutex<Vec<Value>>> = Default::default();
     let rx = got.clone();
-    let receiver = Router::new().route(
+    let router = Router::new().route(
         "/hook",
         post(move |Json(v): Json<Value>| {
             let rx = rx.clone();
             async move {
                 let mut g = rx.lock().unwrap();
                 g.push(v);
-                if g.len() == 1 {
+                if g.len() <= fail {
                     StatusCode::INTERNAL_SERVER_ERROR
                 } else {
                     StatusCode::OK
@@ -30,6 +32,12 @@ async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
             }
         }),
     );
+    (router, got)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
+    let (receiver, got) = receiver(1);
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let hook = format!("http://{}/hook", l.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(l, receiver).await });
@@ -78,4 +86,130 @@ async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
     assert_eq!((st, v), (200, json!({"deleted": true})));
     let (st, _) = json(s.http.get(s.url("/v1/queues/hooked/webhook")).bearer_auth(ADMIN).send().await.unwrap()).await;
     assert_eq!(st, 404);
+}
+
+/// A TLS listener for axum: each accepted connection after its handshake (a failed handshake,
+/// like a client refusing the certificate, is dropped).
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    tls: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((s, a)) = self.tcp.accept().await else { continue };
+            if let Ok(t) = self.tls.accept(s).await {
+                return (t, a);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+/// A private CA and a certificate it signed for 127.0.0.1, made with openssl as tests/tls.sh
+/// does: (CA PEM, certificate PEM, key PEM).
+fn private_ca() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let dir = std::env::temp_dir().join(common::unique("webhook-ca"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("openssl").args(args).current_dir(&dir).output().expect("openssl");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let subj = ["-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    let ca = ["-days", "2", "-subj", "/CN=redelay webhook test CA", "-keyout", "ca.key", "-out", "ca.pem"];
+    run(&[&["req", "-x509"][..], &subj, &ca].concat());
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    run(&[&["req"][..], &subj, &["-subj", "/CN=127.0.0.1", "-keyout", "leaf.key", "-out", "leaf.csr"]].concat());
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "leaf.pem",
+    ]);
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    let r = (read("ca.pem"), read("leaf.pem"), read("leaf.key"));
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+/// [`receiver`] on https://127.0.0.1 with a certificate a private CA signed, answering 200.
+async fn https_receiver(cert: &[u8], key: &[u8]) -> (String, Arc<Mutex<Vec<Value>>>) {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls::{crypto::ring, ServerConfig};
+    let certs = CertificateDer::pem_slice_iter(cert).collect::<Result<Vec<_>, _>>().unwrap();
+    let key = PrivateKeyDer::from_pem_slice(key).unwrap();
+    let config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let (receiver, got) = receiver(0);
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("https://{}/hook", tcp.local_addr().unwrap());
+    let l = TlsListener { tcp, tls: tokio_rustls::TlsAcceptor::from(Arc::new(config)) };
+    tokio::spawn(async move { axum::serve(l, receiver).await });
+    (hook, got)
+}
+
+/// https webhooks: reqwest on rustls trusts the WebPKI roots only, so a receiver whose
+/// certificate a private CA signed is refused (the message is nacked with the TLS error) until
+/// the server is given that CA (`webhook_ca_pem`, `redelay serve --webhook-ca`); then it is
+/// POSTed over TLS and acked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_webhook_is_delivered_when_its_ca_is_trusted() {
+    let (ca, cert, key) = private_ca();
+    let (hook, got) = https_receiver(&cert, &key).await;
+    for trusted in [false, true] {
+        let s = common::start_with(|c| c.webhook_ca_pem = trusted.then(|| ca.clone())).await;
+        let put = s.http.put(s.url("/v1/queues/secure/webhook")).bearer_auth(ADMIN).json(&json!({"url": hook}));
+        assert_eq!(json(put.send().await.unwrap()).await.0, 200);
+        let msg = json!({"body": "over tls", "id": "s1", "max_attempts": 1});
+        let r = s.http.post(s.url("/v1/queues/secure/messages")).bearer_auth(ADMIN).json(&msg).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 201);
+        let q = s.client.queue("secure").unwrap();
+        let t = Instant::now();
+        loop {
+            let st = q.stats().await.unwrap();
+            if (trusted && st.total == 0) || (!trusted && st.dead == 1) {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "trusted {trusted}: {st:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        if trusted {
+            let g = got.lock().unwrap().clone();
+            assert_eq!(g.len(), 1);
+            assert_eq!((g[0]["id"].as_str(), g[0]["body"].as_str()), (Some("s1"), Some("over tls")));
+        } else {
+            assert!(got.lock().unwrap().is_empty(), "nothing gets through an untrusted certificate");
+            let err = q.peek("s1").await.unwrap().unwrap().last_error.unwrap();
+            assert!(err.starts_with(&format!("webhook: {hook}: ")), "{err}");
+            assert!(err.contains("UnknownIssuer"), "the TLS cause is in the reason: {err}");
+        }
+    }
+    // A CA that is not PEM is refused when the server starts.
+    let bad =
+        redelay_server::ServerConfig { webhook_ca_pem: Some(b"not a certificate".to_vec()), ..Default::default() };
+    let e = redelay_server::webhook::http_client(&bad).unwrap_err();
+    assert!(e.message().starts_with("webhook_ca: "), "{}", e.message());
 }

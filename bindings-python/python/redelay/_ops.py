@@ -216,10 +216,18 @@ class QueueOps:
         return self._call("dead_letters", wire({"limit": limit, "offset": offset}), many(MessageInfo))
 
     @op
-    def respawn(self, ids: Optional[Iterable[str]] = None, *, oldest: Optional[int] = None, all: bool = False) -> int:
+    def respawn(
+        self,
+        ids: Optional[Iterable[str]] = None,
+        *,
+        oldest: Optional[int] = None,
+        all: bool = False,
+        expires_in: Optional[Seconds] = None,
+    ) -> int:
         """Brings dead letters back (attempts reset, due now): the given ``ids``, the
-        ``oldest`` N, or ``all=True``. Returns how many."""
-        return self._call("respawn", _select(ids, oldest, all))
+        ``oldest`` N, or ``all=True``; each keeps its own expiry, or with ``expires_in``
+        expires that long after the respawn. Returns how many."""
+        return self._call("respawn", {**_select(ids, oldest, all), **wire({"expires_in": expires_in})})
 
     @op
     def purge_dead(

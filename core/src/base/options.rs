@@ -9,6 +9,7 @@ use crate::base::error::{Error, Result};
 use crate::base::limits;
 use crate::base::message::{Due, Message};
 use crate::base::wire;
+use crate::ops::info::Select;
 use serde::{Deserialize, Serialize};
 
 /// How to publish one message. `Default` is "due now, the client's defaults for the rest".
@@ -109,6 +110,86 @@ pub fn batch_messages(items: Vec<(Vec<u8>, PublishOptions)>) -> Result<Vec<Messa
         .enumerate()
         .map(|(i, (body, o))| o.message(body).map_err(|e| Error::invalid(format!("message {i}: {}", e.message()))))
         .collect()
+}
+
+/// What a respawn does with each message's expiry. `Default`: keep it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RespawnExpiry {
+    /// Each message keeps its own expiry: one whose expiry passed while it was dead expires as
+    /// soon as it is due again, that is at once.
+    #[default]
+    Keep,
+    /// No expiry any more: the message waits until it is delivered.
+    Clear,
+    /// Expires this long after the respawn (by the Redis clock, like every due time).
+    In(Duration),
+}
+
+impl RespawnExpiry {
+    /// The choice from its wire fields: `expires_in` or `clear_expiry` (neither keeps the
+    /// expiry), checked.
+    pub fn from_parts(expires_in: Option<Duration>, clear: bool) -> Result<Self> {
+        let e = match (expires_in, clear) {
+            (None, false) => RespawnExpiry::Keep,
+            (None, true) => RespawnExpiry::Clear,
+            (Some(d), false) => RespawnExpiry::In(d),
+            (Some(_), true) => return Err(Error::invalid("expires_in/clear_expiry: give one of them, not both")),
+        };
+        e.validate()?;
+        Ok(e)
+    }
+
+    /// A fresh expiry has the rules of a publish's `expires_in` for a message due now: after
+    /// the due time (at least 1 ms) and within the 10-year bound.
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            RespawnExpiry::In(d) => limits::check_expiry(Due::In(Duration::ZERO), Some(Due::In(d))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The argument of `respawn.lua`: -1 keep, 0 clear, N ms after the respawn.
+    pub(crate) fn script_arg(&self) -> i64 {
+        match *self {
+            RespawnExpiry::Keep => -1,
+            RespawnExpiry::Clear => 0,
+            RespawnExpiry::In(d) => d.as_millis() as i64,
+        }
+    }
+}
+
+/// A respawn: which dead letters, and what becomes of their expiry. Wire form: the selection's
+/// fields (exactly one of `ids`, `oldest`, `all`) with `expires_in_ms` or `clear_expiry`
+/// (neither: each keeps its own), e.g. `{"oldest": 10, "expires_in_ms": 60000}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RespawnParts")]
+pub struct RespawnOptions {
+    pub select: Select,
+    pub expiry: RespawnExpiry,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RespawnParts {
+    ids: Option<Vec<String>>,
+    oldest: Option<usize>,
+    #[serde(default)]
+    all: bool,
+    #[serde(default, rename = "expires_in_ms", with = "wire::opt_ms")]
+    expires_in: Option<Duration>,
+    #[serde(default)]
+    clear_expiry: bool,
+}
+
+impl TryFrom<RespawnParts> for RespawnOptions {
+    type Error = Error;
+
+    fn try_from(p: RespawnParts) -> Result<RespawnOptions> {
+        Ok(RespawnOptions {
+            select: Select::from_parts(p.ids, p.oldest, p.all)?,
+            expiry: RespawnExpiry::from_parts(p.expires_in, p.clear_expiry)?,
+        })
+    }
 }
 
 /// Options of a client. `Default` is redelay's defaults.

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::limits;
 use crate::base::message::Due;
+use crate::base::options::RespawnExpiry;
 use crate::base::wire;
 use crate::ops::info::{Search, Select};
 use crate::ops::queue::Queue;
@@ -38,8 +39,9 @@ pub enum BulkAction {
     Purge,
 }
 
-/// A bulk call: the action, its due time (reschedule only), and exactly one of `ids` and
-/// `search`. Wire form: `{"action": "reschedule", "delay_ms": 60000, "ids": ["a", "b"]}`.
+/// A bulk call: the action, its due time (reschedule only) or expiry (respawn only), and
+/// exactly one of `ids` and `search`. Wire form: `{"action": "reschedule", "delay_ms": 60000,
+/// "ids": ["a", "b"]}`, `{"action": "respawn", "expires_in_ms": 60000, "search": {…}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BulkOptions {
@@ -56,17 +58,39 @@ pub struct BulkOptions {
     /// Every message this search finds.
     #[serde(default)]
     pub search: Option<Search>,
+    /// Respawn: a fresh expiry this long after the respawn (default: each keeps its own).
+    /// Excludes `clear_expiry`.
+    #[serde(default, rename = "expires_in_ms", with = "wire::opt_ms")]
+    pub expires_in: Option<std::time::Duration>,
+    /// Respawn: no expiry any more.
+    #[serde(default)]
+    pub clear_expiry: bool,
 }
 
 impl BulkOptions {
     /// `action` on these ids.
     pub fn ids(action: BulkAction, ids: Vec<String>) -> Self {
-        BulkOptions { action, delay: None, at: None, ids: Some(ids), search: None }
+        BulkOptions { ids: Some(ids), ..Self::bare(action) }
     }
 
     /// `action` on what `search` finds.
     pub fn search(action: BulkAction, search: Search) -> Self {
-        BulkOptions { action, delay: None, at: None, ids: None, search: Some(search) }
+        BulkOptions { search: Some(search), ..Self::bare(action) }
+    }
+
+    fn bare(action: BulkAction) -> Self {
+        let (delay, at, ids, search, expires_in) = (None, None, None, None, None);
+        BulkOptions { action, delay, at, ids, search, expires_in, clear_expiry: false }
+    }
+
+    /// The respawn's expiry (default: each message keeps its own).
+    pub fn expiry(mut self, expiry: RespawnExpiry) -> Self {
+        (self.expires_in, self.clear_expiry) = match expiry {
+            RespawnExpiry::Keep => (None, false),
+            RespawnExpiry::Clear => (None, true),
+            RespawnExpiry::In(d) => (Some(d), false),
+        };
+        self
     }
 
     /// The reschedule's due time (`delay` or `at`).
@@ -86,6 +110,10 @@ impl BulkOptions {
             (Some(ids), None) => ids.iter().try_for_each(|id| limits::check_id_any(id))?,
             (None, Some(_)) => {}
             _ => return Err(Error::invalid("ids/search: give exactly one of them")),
+        }
+        let expiry = RespawnExpiry::from_parts(self.expires_in, self.clear_expiry)?;
+        if self.action != BulkAction::Respawn && expiry != RespawnExpiry::Keep {
+            return Err(Error::invalid("expires_in/clear_expiry: only respawn takes an expiry"));
         }
         let timed = self.delay.is_some() || self.at.is_some();
         match self.action {
@@ -123,7 +151,7 @@ impl Queue {
         let mut report = BulkReport::default();
         if let Some(ids) = &opts.ids {
             report.matched = ids.len() as u64;
-            report.done = self.apply(opts.action, due, ids.clone()).await?;
+            report.done = self.apply(opts, due, ids.clone()).await?;
             return Ok(report);
         }
         let search = opts.search.as_ref().expect("validated: ids or search");
@@ -133,7 +161,7 @@ impl Queue {
             report.scanned += page.scanned;
             report.matched += page.items.len() as u64;
             let ids = page.items.into_iter().map(|m| m.id).collect();
-            report.done += self.apply(opts.action, due, ids).await?;
+            report.done += self.apply(opts, due, ids).await?;
             match page.cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(report),
@@ -141,10 +169,13 @@ impl Queue {
         }
     }
 
-    async fn apply(&self, action: BulkAction, due: Option<Due>, ids: Vec<String>) -> Result<u64> {
+    async fn apply(&self, opts: &BulkOptions, due: Option<Due>, ids: Vec<String>) -> Result<u64> {
         let sel = || Select::Ids(ids.clone());
-        match action {
-            BulkAction::Respawn => return self.respawn(sel()).await,
+        match opts.action {
+            BulkAction::Respawn => {
+                let expiry = RespawnExpiry::from_parts(opts.expires_in, opts.clear_expiry)?;
+                return self.respawn_with(sel(), expiry).await;
+            }
             BulkAction::Purge => return self.purge_dead(sel()).await,
             _ => {}
         }

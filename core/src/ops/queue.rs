@@ -10,7 +10,7 @@ use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::keys::{self, QueueKeys};
 use crate::base::limits;
 use crate::base::message::{Due, Message, PublishStatus, Published};
-use crate::base::options::QueueOptions;
+use crate::base::options::{QueueOptions, RespawnExpiry};
 use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
 use crate::base::reply::{array, bad, bytes, int, string};
 use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
@@ -875,9 +875,10 @@ impl Queue {
     /// Respawn or purge: ids in calls of 1000; "oldest n" and "all" as a run of calls over one
     /// snapshot of the dead letters (those that died before the run began: a message the run
     /// respawns that dies again is not respawned again, and an unreadable one is skipped).
-    pub(crate) async fn on_dead_here(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
+    /// `lead`: the script's own arguments, before the selection.
+    pub(crate) async fn on_dead_here(&self, script: &scripts::Script, lead: &[Vec<u8>], sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
-        let call = |a: Vec<Vec<u8>>| self.run(script, args(a));
+        let call = |a: Vec<Vec<u8>>| self.run(script, args([lead.to_vec(), a].concat()));
         let parse = |v: Value| -> Result<[i64; 5]> {
             let v = array(v)?;
             if v.len() != 5 {
@@ -923,14 +924,22 @@ impl Queue {
         Ok(done)
     }
 
-    /// Brings dead letters back: attempts reset, due now. Returns how many.
+    /// Brings dead letters back: attempts reset, due now, each with its own expiry. Returns
+    /// how many.
     pub async fn respawn(&self, sel: Select) -> Result<u64> {
-        self.on_dead(&scripts::RESPAWN, sel).await
+        self.respawn_with(sel, RespawnExpiry::Keep).await
+    }
+
+    /// [`respawn`](Self::respawn) with a choice of expiry: keep each message's own, clear it,
+    /// or a fresh one counted from the respawn (by the Redis clock).
+    pub async fn respawn_with(&self, sel: Select, expiry: RespawnExpiry) -> Result<u64> {
+        expiry.validate()?;
+        self.on_dead(&scripts::RESPAWN, &[expiry.script_arg().to_string().into_bytes()], sel).await
     }
 
     /// Deletes dead letters for good. Returns how many.
     pub async fn purge_dead(&self, sel: Select) -> Result<u64> {
-        self.on_dead(&scripts::PURGE_DEAD, sel).await
+        self.on_dead(&scripts::PURGE_DEAD, &[], sel).await
     }
 
     /// The plain-queue case of [`Queue::destroy`], on this handle's own keys.

@@ -373,15 +373,15 @@ impl Queue {
 
     /// Respawn or purge over the shards: ids go to their shards, "all" to every shard, and "the
     /// oldest n" to the shards holding the n oldest deaths (found by merging their lists).
-    pub(crate) async fn on_dead(&self, script: &scripts::Script, sel: Select) -> Result<u64> {
+    pub(crate) async fn on_dead(&self, script: &scripts::Script, lead: &[Vec<u8>], sel: Select) -> Result<u64> {
         if !self.is_sharded() {
-            return self.on_dead_here(script, sel).await;
+            return self.on_dead_here(script, lead, sel).await;
         }
         self.check_shards().await?;
         let n = self.shards();
         let ids = match sel {
             Select::All => {
-                let r = join_all(self.parts().iter().map(|q| q.on_dead_here(script, Select::All))).await;
+                let r = join_all(self.parts().iter().map(|q| q.on_dead_here(script, lead, Select::All))).await;
                 return r.into_iter().sum();
             }
             Select::Ids(ids) => ids,
@@ -409,7 +409,7 @@ impl Queue {
                 .into_iter()
                 .enumerate()
                 .filter(|(_, g)| !g.is_empty())
-                .map(|(s, g)| self.inner.shards[s].on_dead_here(script, Select::Ids(g))),
+                .map(|(s, g)| self.inner.shards[s].on_dead_here(script, lead, Select::Ids(g))),
         )
         .await;
         r.into_iter().sum()

@@ -6,6 +6,7 @@ import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.Test
 import java.time.Instant
 import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
 import kotlin.time.Duration.Companion.milliseconds
@@ -92,6 +93,26 @@ class FailureTest {
             assertEquals(0, q.stats().dead)
             assertEquals(0, q.respawn(Select.Oldest(5)))
             assertTrue(q.verify().isOk)
+        }
+    }
+
+    @Test
+    fun `a respawn can give a fresh expiry counted from the respawn`() = runBlocking<Unit> {
+        testClient("respawn-expiry").use { client ->
+            val q = client.queue(uniqueName("respawn-expiry"))
+            q.publish("x".encodeToByteArray(), id = "e", maxAttempts = 1, expiresIn = 3600.seconds)
+            assertTrue(q.fetch(1, 2.seconds).single().nack(null, "boom"))
+            val before = Instant.now()
+            assertEquals(1, q.respawn(Select.Ids(listOf("e")), expiresIn = 60.seconds))
+            val after = Instant.now()
+            // Counted from the respawn by the Redis clock (this machine's): within a second.
+            val at = q.peek("e")!!.expiresAt!!
+            assertTrue(
+                at >= before.plusSeconds(59) && at <= after.plusSeconds(61),
+                "$at not 60 s after $before..$after",
+            )
+            val e = assertFailsWith<RedelayException.InvalidArgument> { q.respawn(Select.All, expiresIn = 0.seconds) }
+            assertTrue(e.message!!.contains("expires_in"), e.message)
         }
     }
 
