@@ -198,7 +198,17 @@ export type BulkOptions = {
   action: 'cancel' | 'reschedule' | 'deliverNow' | 'respawn' | 'purge'
   ids?: string[]
   search?: SearchFor
-} & When
+} & When &
+  RespawnExpiry
+
+/**
+ * What a respawn does to each message's expiry: keeps it (neither given), expires
+ * `expiresInMs` after the respawn, or `clearExpiry: true` never expires.
+ */
+export interface RespawnExpiry {
+  expiresInMs?: number
+  clearExpiry?: boolean
+}
 
 /** What a bulk action did. */
 export interface BulkReport {
@@ -327,7 +337,7 @@ export declare class Queue {
    * Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
    * `expiresInMs` expires that long after the respawn. Resolves to how many.
    */
-  respawn(select: DeadSelect, opts?: { expiresInMs?: number }): Promise<number>
+  respawn(select: DeadSelect, opts?: RespawnExpiry): Promise<number>
   purgeDead(select: DeadSelect): Promise<number>
   verify(): Promise<VerifyReport>
   /** Deletes the whole queue: every message in every state. */

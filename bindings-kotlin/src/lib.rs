@@ -818,11 +818,12 @@ impl NativeQueue {
     }
 
     /// Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
-    /// `expires_in` expires that long after the respawn. Returns how many.
-    #[uniffi::method(default(expires_in = None))]
-    pub async fn respawn(&self, select: Select, expires_in: Option<Ms>) -> Res<i64> {
+    /// `expires_in` expires that long after the respawn, or with `clear_expiry` never expires.
+    /// Returns how many.
+    #[uniffi::method(default(expires_in = None, clear_expiry = false))]
+    pub async fn respawn(&self, select: Select, expires_in: Option<Ms>, clear_expiry: bool) -> Res<i64> {
         let sel = select.into_core()?;
-        let expiry = redelay::RespawnExpiry::from_parts(opt_dur("expires_in", expires_in)?, false)?;
+        let expiry = redelay::RespawnExpiry::from_parts(opt_dur("expires_in", expires_in)?, clear_expiry)?;
         call!(self, |q| q.respawn_with(sel, expiry).await? as i64)
     }
 
@@ -884,8 +885,9 @@ impl NativeQueue {
 
     /// Applies `action` to the messages `ids` (up to 10,000) or to those a `search` finds (give
     /// one; a search runs to its end in bounded steps). Only `RESCHEDULE` takes a new due time,
-    /// `delay` or `at`.
-    #[uniffi::method(default(ids = None, search = None, delay = None, at = None))]
+    /// `delay` or `at`; only `RESPAWN` takes `expires_in` or `clear_expiry` (as `respawn`).
+    #[uniffi::method(default(ids = None, search = None, delay = None, at = None, expires_in = None, clear_expiry = false))]
+    #[allow(clippy::too_many_arguments)]
     pub async fn bulk(
         &self,
         action: BulkAction,
@@ -893,10 +895,12 @@ impl NativeQueue {
         search: Option<Search>,
         delay: Option<Ms>,
         at: Option<SystemTime>,
+        expires_in: Option<Ms>,
+        clear_expiry: bool,
     ) -> Res<BulkReport> {
-        let delay = opt_dur("delay", delay)?;
+        let (delay, expires_in) = (opt_dur("delay", delay)?, opt_dur("expires_in", expires_in)?);
         let search = search.map(Into::into);
-        let opts = redelay::BulkOptions { action, delay, at, ids, search, expires_in: None, clear_expiry: false };
+        let opts = redelay::BulkOptions { action, delay, at, ids, search, expires_in, clear_expiry };
         call!(self, |q| q.bulk(&opts).await?.into())
     }
 

@@ -160,4 +160,15 @@ test('respawn with a fresh expiry', async (t) => {
     code: 'ERR_REDELAY_INVALID_ARGUMENT',
     message: /expires_in/,
   })
+  // Dead again: a respawn may clear the expiry, and a bulk respawn takes the same choices.
+  assert.equal(await (await q.fetch(1, { waitMs: 2000 }))[0].nack({ reason: 'boom' }), true)
+  assert.equal(await q.respawn(['e'], { clearExpiry: true }), 1)
+  assert.equal((await q.peek('e')).expiresAt, null)
+  assert.equal(await (await q.fetch(1, { waitMs: 2000 }))[0].nack({ reason: 'boom' }), true)
+  assert.equal((await q.bulk({ action: 'respawn', ids: ['e'], expiresInMs: 120_000 })).done, 1)
+  assert.ok((await q.peek('e')).expiresAt.getTime() >= before + 119_000)
+  await assert.rejects(q.respawn('all', { expiresInMs: 60_000, clearExpiry: true }), {
+    code: 'ERR_REDELAY_INVALID_ARGUMENT',
+    message: /clear_?[eE]xpiry/,
+  })
 })

@@ -90,7 +90,13 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         return len(q.dead_letters(a.get("limit")))
     if op == "respawn":
         expires_in = ms(a, "expires_in_ms")
-        return q.respawn(a.get("ids"), oldest=a.get("oldest"), all=a.get("all", False), expires_in=expires_in)
+        return q.respawn(
+            a.get("ids"),
+            oldest=a.get("oldest"),
+            all=a.get("all", False),
+            expires_in=expires_in,
+            clear_expiry=a.get("clear_expiry", False),
+        )
     if op == "purge_dead":
         return q.purge_dead(a.get("ids"), oldest=a.get("oldest"), all=a.get("all", False))
     if op == "subscribe":

@@ -125,6 +125,18 @@ def test_respawn_with_a_fresh_expiry(client: redelay.Client) -> None:
     assert before + timedelta(seconds=60) - slack <= info.expires_at <= after + timedelta(seconds=60) + slack
     with pytest.raises(redelay.InvalidArgumentError, match="expires_in"):
         q.respawn(all=True, expires_in=0)
+    # Dead again: a respawn may clear the expiry, and a bulk respawn takes the same choices.
+    q.fetch(1, wait=2)[0].nack(reason="boom")
+    assert q.respawn(["e-1"], clear_expiry=True) == 1
+    cleared = q.peek("e-1")
+    assert cleared is not None and cleared.state != "dead" and cleared.expires_at is None
+    q.fetch(1, wait=2)[0].nack(reason="boom")
+    assert q.bulk("respawn", ["e-1"], expires_in=120).done == 1
+    renewed = q.peek("e-1")
+    assert renewed is not None and renewed.expires_at is not None
+    assert renewed.expires_at >= before + timedelta(seconds=119)
+    with pytest.raises(redelay.InvalidArgumentError, match="clear_expiry"):
+        q.respawn(all=True, expires_in=60, clear_expiry=True)
 
 
 def test_settle_by_id_and_token(client: redelay.Client) -> None:

@@ -223,11 +223,14 @@ class QueueOps:
         oldest: Optional[int] = None,
         all: bool = False,
         expires_in: Optional[Seconds] = None,
+        clear_expiry: bool = False,
     ) -> int:
         """Brings dead letters back (attempts reset, due now): the given ``ids``, the
         ``oldest`` N, or ``all=True``; each keeps its own expiry, or with ``expires_in``
-        expires that long after the respawn. Returns how many."""
-        return self._call("respawn", {**_select(ids, oldest, all), **wire({"expires_in": expires_in})})
+        expires that long after the respawn, or with ``clear_expiry=True`` never expires.
+        Returns how many."""
+        expiry = wire({"expires_in": expires_in, "clear_expiry": clear_expiry or None})
+        return self._call("respawn", {**_select(ids, oldest, all), **expiry})
 
     @op
     def purge_dead(
@@ -309,13 +312,17 @@ class QueueOps:
         *,
         delay: Optional[Seconds] = None,
         at: Optional[datetime] = None,
+        expires_in: Optional[Seconds] = None,
+        clear_expiry: bool = False,
         **where: Unpack[SearchQuery],
     ) -> BulkReport:
         """Applies ``action`` to the messages ``ids`` (up to 10,000), or to every message a
         :class:`SearchQuery` finds (``where``, in bounded steps): cancel, reschedule (with
         ``delay`` or ``at``), deliver_now, respawn or purge (dead letters). Reports how many
-        matched and how many were done (ids in another state are skipped)."""
+        matched and how many were done (ids in another state are skipped). A respawn takes
+        ``expires_in`` or ``clear_expiry`` as :meth:`respawn` does."""
         args = wire({"action": action, "ids": None if ids is None else [*ids], "delay": delay, "at": at})
+        args.update(wire({"expires_in": expires_in, "clear_expiry": clear_expiry or None}))
         return self._call("bulk", {**args, "search": _types.search(where)}, partial(of, BulkReport))
 
     def __repr__(self) -> str:

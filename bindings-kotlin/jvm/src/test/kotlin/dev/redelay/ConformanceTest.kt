@@ -124,7 +124,7 @@ class ConformanceTest {
 
         "dead_letters" -> q.deadLetters(limit = a.long("limit")?.toInt()).size
 
-        "respawn" -> q.respawn(select(a), a.ms("expires_in_ms"))
+        "respawn" -> q.respawn(select(a), a.ms("expires_in_ms"), a.get("clear_expiry")?.asBoolean ?: false)
 
         "purge_dead" -> q.purgeDead(select(a))
 

@@ -113,6 +113,17 @@ class FailureTest {
             )
             val e = assertFailsWith<RedelayException.InvalidArgument> { q.respawn(Select.All, expiresIn = 0.seconds) }
             assertTrue(e.message!!.contains("expires_in"), e.message)
+            // Dead again: a respawn may clear the expiry, and a bulk respawn takes the same choices.
+            assertTrue(q.fetch(1, 2.seconds).single().nack(null, "boom"))
+            assertEquals(1, q.respawn(Select.Ids(listOf("e")), clearExpiry = true))
+            assertNull(q.peek("e")!!.expiresAt)
+            assertTrue(q.fetch(1, 2.seconds).single().nack(null, "boom"))
+            assertEquals(1, q.bulk(BulkAction.RESPAWN, ids = listOf("e"), expiresIn = 120.seconds).done)
+            assertTrue(q.peek("e")!!.expiresAt!! >= before.plusSeconds(119))
+            val both = assertFailsWith<RedelayException.InvalidArgument> {
+                q.respawn(Select.All, expiresIn = 60.seconds, clearExpiry = true)
+            }
+            assertTrue(both.message!!.contains("clear_expiry"), both.message)
         }
     }
 
