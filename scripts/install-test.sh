@@ -2,8 +2,10 @@
 # Installs redelay as a user would, with no Rust on the machine, and runs each README quick start
 # against a real Redis:
 #   python  a fresh venv: `pip install --no-index dist/python/redelay-V-...-manylinux...whl`
-#   node    a new npm project: `npm install` of the main and the platform tarballs (+ TypeScript,
-#           since the README's quick start is TypeScript), compiled with tsc --strict and run
+#   node    a new npm project: `npm install` of the main and the scoped platform tarballs
+#           (`redelay` + `@redelay/linux-x64-gnu`; + TypeScript, since the README's quick start is
+#           TypeScript); the addon must load from @redelay/linux-x64-gnu; the quick start is
+#           compiled with tsc --strict and run
 #   jvm     a new Maven project that names only dev.redelay:redelay:V and the file repository
 #           dist/maven (its own local repository, so ~/.m2's copy from `mvn install` is not used)
 #   cli     the CLI tarball unpacked, `redelay publish` and `redelay peek` against the same Redis
@@ -119,8 +121,13 @@ node_test() {
   local t=$SECONDS d="$work/node" main plat
   mkdir -p "$d"
   main="$dist/npm/redelay-$version.tgz"
-  plat="$(ls "$dist"/npm/redelay-linux-"$(node -p process.arch)"-gnu-"$version".tgz 2>/dev/null | head -n 1)"
-  [ -f "$main" ] && [ -n "$plat" ] || { fail node "no main or linux-$(node -p process.arch)-gnu tarball in $dist/npm"; return; }
+  # npm packs @redelay/linux-x64-gnu as redelay-linux-x64-gnu-V.tgz.
+  local platform pkgname
+  platform="linux-$(node -p process.arch)-gnu"
+  plat="$dist/npm/redelay-$platform-$version.tgz"
+  [ -f "$main" ] && [ -f "$plat" ] || { fail node "no main or $platform tarball in $dist/npm"; return; }
+  pkgname="$(tar -xzOf "$plat" package/package.json | node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).name)')"
+  [ "$pkgname" = "@redelay/$platform" ] || { fail node "$plat is $pkgname, not the scoped @redelay/$platform"; return; }
   if tar -xzOf "$main" package/package.json | grep -q '"scripts"'; then
     fail node "the main package has scripts (it must not build at install)"; return
   fi
@@ -136,20 +143,33 @@ JSON
     || { cat "$d/npm.log"; fail node "npm install failed"; return; }
   [ -e "$d/node_modules/redelay/package.json" ] && [ ! -e "$d/node_modules/redelay/Cargo.toml" ] \
     || { fail node "redelay was not installed from the tarball"; return; }
+  # The main package has no addon: its loader must find the scoped platform package's.
+  if find "$d/node_modules/redelay" -name '*.node' | grep . >/dev/null; then
+    fail node "the main package carries an addon"; return
+  fi
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  (cd "$d" && node -e '
+    const loaded = () => Object.keys(require.cache).find((f) => f.endsWith(".node"))
+    require("redelay")
+    const addon = loaded()
+    const want = require.resolve(process.argv[1])
+    if (addon !== want) { console.error(`loaded ${addon}, not ${want}`); process.exit(1) }
+    console.log(`the loader required ${process.argv[1]}: ${addon}`)' "@redelay/$platform") \
+    || { fail node "redelay did not load its addon from @redelay/$platform"; return; }
   readme_block Node.js ts >"$d/quickstart.ts" || { fail node "README block"; return; }
   subst "$d/quickstart.ts" 'delayMs: 30 * 60_000' 'delayMs: 300' || { fail node "README changed"; return; }
   (cd "$d" && node node_modules/typescript/bin/tsc -p tsconfig.json) || { fail node "tsc --strict failed on the quick start"; return; }
   # The quick start runs until SIGTERM: wait for its delivery, then stop it as a service would be.
   (cd "$d" && REDIS_URL="$base_url/2" exec node out/quickstart.js) >"$d/run.log" 2>&1 &
-  local pid=$! i
-  for i in $(seq 1 100); do
+  local pid=$!
+  for _ in $(seq 1 100); do
     grep -q 'ms late' "$d/run.log" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   kill -TERM "$pid" 2>/dev/null
   local status=0
-  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid"; fail node "did not exit after SIGTERM"; cat "$d/run.log"; return; fi
   wait "$pid" || status=$?
   cat "$d/run.log"
@@ -264,7 +284,8 @@ cli_test() {
   tarball="$(ls "$dist"/cli/redelay-cli-"$version"-"$(uname -m)"-unknown-linux-gnu.tar.gz 2>/dev/null | head -n 1)"
   [ -n "$tarball" ] || { fail cli "no CLI tarball for $(uname -m) in $dist/cli"; return; }
   mkdir -p "$d" && tar -C "$d" -xzf "$tarball" || { fail cli "cannot unpack $tarball"; return; }
-  local bin="$d/redelay-cli-$version-$(uname -m)-unknown-linux-gnu/redelay"
+  local bin
+  bin="$d/redelay-cli-$version-$(uname -m)-unknown-linux-gnu/redelay"
   REDIS_URL="$base_url/4" "$bin" publish install-test 'hello from the tarball' --id cli-1 >"$d/out" 2>&1 &&
     REDIS_URL="$base_url/4" "$bin" peek install-test cli-1 >>"$d/out" 2>&1
   local status=$?

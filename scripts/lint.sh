@@ -6,6 +6,7 @@
 #   JS/TS   eslint (bindings-node/eslint.config.mjs) + prettier --check (.prettierrc.json), tsc
 #           --strict on the typed examples; tools from bindings-node's devDependencies (npm ci)
 #   Kotlin  ktlint through the spotless Maven plugin of each Kotlin project (.editorconfig)
+#   Files   bindings-python/LICENSE-* are the same as the repository root's (the wheel's copies)
 # Prints "lint: N passed, M failed" (one count per check) and exits non-zero on any finding.
 #
 #   scripts/lint.sh          check
@@ -13,7 +14,7 @@
 #                            spotless:apply), then check
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$root" || exit 1
 fix=0
 [ "${1:-}" = "--fix" ] && fix=1
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
@@ -83,6 +84,9 @@ check prettier "$bin/prettier" --check --log-level warn "${js_files[@]}" "${web_
 # must stay on the line they expect an error on whatever the formatter does.
 check tsc node bindings-node/node_modules/typescript/bin/tsc --strict -p bindings-node/tsconfig.json
 check ktlint spotless check
+# bindings-python carries copies of the licences (a wheel takes no files from outside its project).
+check licences bash -c 'for f in LICENSE-MIT LICENSE-APACHE; do
+  cmp "$f" "bindings-python/$f" || { echo "bindings-python/$f differs from $f: cp $f bindings-python/"; exit 1; }; done'
 
 [ ${#failing[@]} -gt 0 ] && echo "lint: failing checks: ${failing[*]}"
 echo "lint: $passed passed, $failed failed"

