@@ -39,8 +39,7 @@ pub use base::error::{Error, ErrorKind, Result};
 pub use base::limits;
 pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{
-    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, RespawnExpiry, RespawnOptions,
-    SubscribeOptions,
+    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, RespawnExpiry, SubscribeOptions,
 };
 pub use base::url::redact;
 pub use base::wire;
@@ -49,7 +48,7 @@ pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
 pub use ops::delivery::Delivery;
 pub use ops::info::{
-    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+    HistoryPoint, ListPage, MessageInfo, RespawnOptions, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
     LATENESS_BUCKETS_MS,
 };
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};

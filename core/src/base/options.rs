@@ -9,7 +9,6 @@ use crate::base::error::{Error, Result};
 use crate::base::limits;
 use crate::base::message::{Due, Message};
 use crate::base::wire;
-use crate::ops::info::Select;
 use serde::{Deserialize, Serialize};
 
 /// How to publish one message. `Default` is "due now, the client's defaults for the rest".
@@ -155,40 +154,6 @@ impl RespawnExpiry {
             RespawnExpiry::Clear => 0,
             RespawnExpiry::In(d) => d.as_millis() as i64,
         }
-    }
-}
-
-/// A respawn: which dead letters, and what becomes of their expiry. Wire form: the selection's
-/// fields (exactly one of `ids`, `oldest`, `all`) with `expires_in_ms` or `clear_expiry`
-/// (neither: each keeps its own), e.g. `{"oldest": 10, "expires_in_ms": 60000}`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "RespawnParts")]
-pub struct RespawnOptions {
-    pub select: Select,
-    pub expiry: RespawnExpiry,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RespawnParts {
-    ids: Option<Vec<String>>,
-    oldest: Option<usize>,
-    #[serde(default)]
-    all: bool,
-    #[serde(default, rename = "expires_in_ms", with = "wire::opt_ms")]
-    expires_in: Option<Duration>,
-    #[serde(default)]
-    clear_expiry: bool,
-}
-
-impl TryFrom<RespawnParts> for RespawnOptions {
-    type Error = Error;
-
-    fn try_from(p: RespawnParts) -> Result<RespawnOptions> {
-        Ok(RespawnOptions {
-            select: Select::from_parts(p.ids, p.oldest, p.all)?,
-            expiry: RespawnExpiry::from_parts(p.expires_in, p.clear_expiry)?,
-        })
     }
 }
 

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use crate::base::options::RespawnExpiry;
 use crate::base::record::{self, Record};
 use crate::base::time::ms_to_time;
 use crate::base::wire;
@@ -302,7 +303,6 @@ impl Select {
     }
 }
 
-/// Which dead letters to respawn or purge.
 /// The wire form of a [`Select`]: exactly one of `ids`, `oldest`, `all`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -321,6 +321,7 @@ impl TryFrom<SelectParts> for Select {
     }
 }
 
+/// Which dead letters to respawn or purge.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "SelectParts")]
 pub enum Select {
@@ -330,6 +331,40 @@ pub enum Select {
     Oldest(usize),
     /// All of them (done in bounded steps of 1000).
     All,
+}
+
+/// A respawn: which dead letters, and what becomes of their expiry. Wire form: the selection's
+/// fields (exactly one of `ids`, `oldest`, `all`) with `expires_in_ms` or `clear_expiry`
+/// (neither: each keeps its own), e.g. `{"oldest": 10, "expires_in_ms": 60000}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RespawnParts")]
+pub struct RespawnOptions {
+    pub select: Select,
+    pub expiry: RespawnExpiry,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RespawnParts {
+    ids: Option<Vec<String>>,
+    oldest: Option<usize>,
+    #[serde(default)]
+    all: bool,
+    #[serde(default, rename = "expires_in_ms", with = "wire::opt_ms")]
+    expires_in: Option<Duration>,
+    #[serde(default)]
+    clear_expiry: bool,
+}
+
+impl TryFrom<RespawnParts> for RespawnOptions {
+    type Error = crate::Error;
+
+    fn try_from(p: RespawnParts) -> crate::Result<RespawnOptions> {
+        Ok(RespawnOptions {
+            select: Select::from_parts(p.ids, p.oldest, p.all)?,
+            expiry: RespawnExpiry::from_parts(p.expires_in, p.clear_expiry)?,
+        })
+    }
 }
 
 #[cfg(test)]
