@@ -72,6 +72,11 @@ def _select(ids: Optional[Iterable[str]], oldest: Optional[int], all: bool) -> D
     return {"ids": None if ids is None else [*ids], "oldest": oldest, "all": all}
 
 
+def _expiry(expires_in: Optional[Seconds], clear_expiry: bool) -> Dict[str, Any]:
+    """A respawn's expiry in wire form (neither: each message keeps its own)."""
+    return wire({"expires_in": expires_in, "clear_expiry": clear_expiry or None})
+
+
 class Async:
     """Marks the asyncio API's classes: their :class:`op` methods return awaitables."""
 
@@ -229,8 +234,7 @@ class QueueOps:
         ``oldest`` N, or ``all=True``; each keeps its own expiry, or with ``expires_in``
         expires that long after the respawn, or with ``clear_expiry=True`` never expires.
         Returns how many."""
-        expiry = wire({"expires_in": expires_in, "clear_expiry": clear_expiry or None})
-        return self._call("respawn", {**_select(ids, oldest, all), **expiry})
+        return self._call("respawn", {**_select(ids, oldest, all), **_expiry(expires_in, clear_expiry)})
 
     @op
     def purge_dead(
@@ -322,7 +326,7 @@ class QueueOps:
         matched and how many were done (ids in another state are skipped). A respawn takes
         ``expires_in`` or ``clear_expiry`` as :meth:`respawn` does."""
         args = wire({"action": action, "ids": None if ids is None else [*ids], "delay": delay, "at": at})
-        args.update(wire({"expires_in": expires_in, "clear_expiry": clear_expiry or None}))
+        args.update(_expiry(expires_in, clear_expiry))
         return self._call("bulk", {**args, "search": _types.search(where)}, partial(of, BulkReport))
 
     def __repr__(self) -> str:
