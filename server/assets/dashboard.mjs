@@ -148,11 +148,12 @@ function toast(text, bad = false) {
 }
 
 /** Asks to confirm an action in a modal dialog (Escape or Cancel: no). */
-function confirmAction(title, text, okLabel) {
+function confirmAction(title, text, okLabel, extra) {
   const dlg = document.getElementById('confirm')
   document.getElementById('confirm-title').textContent = title
   document.getElementById('confirm-text').textContent = text
   document.getElementById('confirm-ok').textContent = okLabel
+  document.getElementById('confirm-extra').replaceChildren(...(extra ? [extra] : []))
   return new Promise((resolve) => {
     dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true })
     dlg.returnValue = 'cancel'
@@ -182,8 +183,9 @@ function toggle(name, options, initial, onChange) {
   return buttons
 }
 
-/** An action button: asks to confirm, runs `run`, shows its report, then refreshes the view. */
-function actionButton(label, { title, text, ok, danger = false, run, after }) {
+/** An action button: asks to confirm (with the fields of `extra`, a `{ el }`, in the dialog),
+ * runs `run`, shows its report, then refreshes the view. */
+function actionButton(label, { title, text, ok, danger = false, extra, run, after }) {
   return h(
     'button',
     {
@@ -191,9 +193,10 @@ function actionButton(label, { title, text, ok, danger = false, run, after }) {
       class: danger ? 'danger' : '',
       dataset: { action: label },
       onclick: async () => {
-        if (!(await confirmAction(title, typeof text === 'function' ? text() : text, ok || label))) return
+        const fields = extra && extra()
+        if (!(await confirmAction(title, typeof text === 'function' ? text() : text, ok || label, fields?.el))) return
         try {
-          const report = await run()
+          const report = await run(fields)
           toast(report)
           if (after) after()
           else poll(true)
@@ -204,6 +207,51 @@ function actionButton(label, { title, text, ok, danger = false, run, after }) {
     },
     label,
   )
+}
+
+/** The expiry choice of a respawn, for the confirm dialog: `value()` is its part of the
+ * request (nothing: each message keeps its own; `clear_expiry`; `expires_in_ms`), `says` how a
+ * report tells it. */
+function respawnExpiry(many = true) {
+  const choice = h(
+    'select',
+    { id: 'respawn-expiry', 'aria-label': 'Expiry after the respawn' },
+    h('option', { value: 'keep' }, many ? 'Each keeps its own expiry' : 'It keeps its own expiry'),
+    h('option', { value: 'clear' }, 'Never expires'),
+    h('option', { value: 'in' }, 'Expires in'),
+  )
+  const secs = h('input', {
+    id: 'respawn-expiry-s',
+    type: 'number',
+    min: '1',
+    step: '1',
+    value: '3600',
+    style: 'width:7em',
+    'aria-label': 'Seconds after the respawn',
+  })
+  const unit = h('span', { class: 'muted' }, 's')
+  const show = () => {
+    secs.hidden = unit.hidden = choice.value !== 'in'
+  }
+  choice.addEventListener('change', show)
+  show()
+  return {
+    el: h('p', { class: 'row' }, h('label', { for: 'respawn-expiry' }, 'Expiry'), choice, secs, unit),
+    value: () => {
+      if (choice.value === 'clear') return { clear_expiry: true }
+      if (choice.value !== 'in') return {}
+      const s = Number(secs.value)
+      if (!secs.value || !Number.isFinite(s) || s < 1)
+        throw new Error(`expiry: give a number of seconds, 1 or more (got “${secs.value}”)`)
+      return { expires_in_ms: Math.round(s * 1000) }
+    },
+    says: () =>
+      choice.value === 'clear'
+        ? ', never to expire'
+        : choice.value === 'in'
+          ? `, expiring in ${dur(Number(secs.value) * 1000)}`
+          : '',
+  }
 }
 
 // ---- header, login, routing ------------------------------------------------------------------
@@ -875,8 +923,9 @@ function queueView(queue) {
         actionButton('Respawn all', {
           title: `Respawn every dead letter of ${queue}`,
           text: `${num(d.total)} dead letters get their attempts back and are due now.`,
-          run: async () =>
-            `Respawned ${num((await api('POST', `${base}/dead/respawn`, { all: true })).count)} dead letters.`,
+          extra: respawnExpiry,
+          run: async (x) =>
+            `Respawned ${num((await api('POST', `${base}/dead/respawn`, { all: true, ...x.value() })).count)} dead letters${x.says()}.`,
           after: () => refreshAll(),
         }),
         actionButton('Purge all', {
@@ -893,10 +942,10 @@ function queueView(queue) {
       deadBox.replaceChildren()
       return
     }
-    const bulk = (action, g) => async () => {
-      const r = await api('POST', `${base}/bulk`, { action, search: { error: g.error } })
+    const bulk = (action, g) => async (x) => {
+      const r = await api('POST', `${base}/bulk`, { action, search: { error: g.error }, ...x?.value() })
       const verb = action === 'respawn' ? 'Respawned' : 'Purged'
-      return `${verb} ${num(r.done)} of ${num(r.matched)} messages whose last error contains “${g.error}” (${num(r.scanned)} records scanned).`
+      return `${verb} ${num(r.done)} of ${num(r.matched)} messages whose last error contains “${g.error}”${x ? x.says() : ''} (${num(r.scanned)} records scanned).`
     }
     deadBox.replaceChildren(
       h(
@@ -948,6 +997,7 @@ function queueView(queue) {
                       actionButton('Respawn', {
                         title: 'Respawn this group',
                         text: `The dead letters whose last error contains “${g.error}” (${num(g.count)} or more) get their attempts back and are due now.`,
+                        extra: respawnExpiry,
                         run: bulk('respawn', g),
                         after: () => refreshAll(),
                       }),
@@ -1157,9 +1207,10 @@ function messageView(queue, id) {
         actionButton('Respawn', {
           title: `Respawn ${id}`,
           text: 'It gets its attempts back and is due now.',
-          run: async () => {
-            const r = await api('POST', `${qpath(queue)}/dead/respawn`, { ids: [id] })
-            return r.count ? `${id} respawned: due now.` : `${id} was not dead any more: nothing done.`
+          extra: () => respawnExpiry(false),
+          run: async (x) => {
+            const r = await api('POST', `${qpath(queue)}/dead/respawn`, { ids: [id], ...x.value() })
+            return r.count ? `${id} respawned: due now${x.says()}.` : `${id} was not dead any more: nothing done.`
           },
         }),
       )

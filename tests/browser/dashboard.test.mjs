@@ -226,6 +226,73 @@ describe('dashboard', () => {
     await page.close()
   })
 
+  test('a respawn keeps, clears or sets the expiry chosen in its dialog', async () => {
+    const q = 'app:expiry'
+    const day = 86_400_000
+    await makeDead(srv, q, ['e1', 'e2'], 'flaky upstream', { expires_in_ms: day })
+    await makeDead(srv, q, ['e3'], 'bad input', { expires_in_ms: day })
+    await makeDead(srv, q, ['e4'], 'kept', { expires_in_ms: day })
+    const expiry = async (id) => (await srv.api('GET', `${qs(q)}/messages/${id}`)).expires_at_ms
+    const kept = await expiry('e4')
+    assert.ok(kept > Date.now())
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`)
+    await waitText(page, '[data-stat="dead"]', '4')
+    // A group, never to expire.
+    await page.click('#dead-table tr[data-error="flaky upstream"] button[data-action="Respawn"]')
+    await page.waitForSelector('dialog#confirm[open] #respawn-expiry')
+    assert.equal(await page.isVisible('#respawn-expiry-s'), false)
+    await page.selectOption('#respawn-expiry', 'clear')
+    await page.click('#confirm-ok')
+    await page.waitForFunction(() =>
+      /Respawned 2 of 2 .*, never to expire/.test(document.querySelector('#result')?.textContent),
+    )
+    assert.equal(await expiry('e1'), null)
+    assert.equal(await expiry('e2'), null)
+    // One message, from its page. Bad numbers change nothing: 0 keeps the dialog open (the
+    // field's own check) until cancelled; an empty field is refused with a message.
+    await page.click('#dead-table tr[data-error="bad input"] a')
+    await waitText(page, '#msg-state', 'dead')
+    await page.click('button[data-action="Respawn"]')
+    await page.waitForSelector('dialog#confirm[open] #respawn-expiry')
+    await page.selectOption('#respawn-expiry', 'in')
+    await page.fill('#respawn-expiry-s', '0')
+    await page.click('#confirm-ok')
+    assert.equal(await page.isVisible('dialog#confirm[open] #respawn-expiry-s:invalid'), true)
+    await page.click('#confirm-cancel')
+    await page.waitForSelector('dialog#confirm:not([open])', { state: 'attached' })
+    await page.click('button[data-action="Respawn"]')
+    await page.waitForSelector('dialog#confirm[open] #respawn-expiry')
+    await page.selectOption('#respawn-expiry', 'in')
+    await page.fill('#respawn-expiry-s', '')
+    await page.click('#confirm-ok')
+    await page.waitForFunction(() =>
+      /failed: expiry: give a number of seconds, 1 or more/.test(document.querySelector('#result')?.textContent),
+    )
+    assert.equal((await srv.api('GET', `${qs(q)}/messages/e3`)).state, 'dead')
+    await page.click('button[data-action="Respawn"]')
+    await page.waitForSelector('dialog#confirm[open] #respawn-expiry')
+    assert.equal(await page.inputValue('#respawn-expiry'), 'keep') // each dialog starts afresh
+    await page.selectOption('#respawn-expiry', 'in')
+    await page.fill('#respawn-expiry-s', '600')
+    const before = Date.now()
+    await page.click('#confirm-ok')
+    await page.waitForFunction(() =>
+      /e3 respawned: due now, expiring in 10 min/.test(document.querySelector('#result')?.textContent),
+    )
+    const after = Date.now()
+    const e3 = await expiry('e3')
+    // Redis' clock and this one are the same machine's: a second of slack either side.
+    assert.ok(e3 >= before + 600_000 - 1000 && e3 <= after + 600_000 + 1000, `expires_at_ms ${e3}`)
+    // The rest, keeping their own expiry (the default choice).
+    await page.goto(`${srv.base}/#/q/${encodeURIComponent(q)}`)
+    await confirmed(page, 'button[data-action="Respawn all"]')
+    await page.waitForFunction(() => /Respawned 1 dead letters\./.test(document.querySelector('#result')?.textContent))
+    assert.equal(await expiry('e4'), kept)
+    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).dead, 0)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
   test('message actions ask to confirm and say what they did', async () => {
     const q = 'app:actions'
     await publish(srv, q, [{ id: 'm1', body: 'hello', delay_ms: 3600000 }])

@@ -97,12 +97,12 @@ export async function publish(srv, queue, items) {
 }
 
 /** Turns `n` messages into dead letters with `reason` (published due now, max_attempts 1). */
-export async function makeDead(srv, queue, ids, reason) {
+export async function makeDead(srv, queue, ids, reason, options = {}) {
   const q = `/v1/queues/${encodeURIComponent(queue)}`
   await publish(
     srv,
     queue,
-    ids.map((id) => ({ id, body: JSON.stringify({ id, kind: 'failing' }), max_attempts: 1 })),
+    ids.map((id) => ({ id, body: JSON.stringify({ id, kind: 'failing' }), max_attempts: 1, ...options })),
   )
   let left = new Set(ids)
   while (left.size) {
