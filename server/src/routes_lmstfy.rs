@@ -97,9 +97,17 @@ impl<const WRITE: bool> Req<WRITE> {
 
 /// A whole number of seconds (lmstfy: up to u32::MAX) from the query, or its default.
 fn seconds(q: &Params, name: &str, default: u64) -> ApiResult<u64> {
+    seconds_up_to(q, name, default, u32::MAX.into())
+}
+
+/// A whole number of seconds up to `max` from the query, or its default; lmstfy's answer
+/// `invalid NAME` for anything else.
+fn seconds_up_to(q: &Params, name: &str, default: u64, max: u64) -> ApiResult<u64> {
     match q.get(name) {
         None => Ok(default),
-        Some(v) => v.parse::<u32>().map(u64::from).map_err(|_| ApiError::invalid(format!("invalid {name}"), S)),
+        Some(v) => {
+            v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| ApiError::invalid(format!("invalid {name}"), S))
+        }
     }
 }
 
@@ -352,7 +360,9 @@ fn limit(q: &Params) -> ApiResult<usize> {
 async fn respawn_dead(r: Write) -> ApiResult<Response> {
     let qu = r.queue().await?;
     let n = limit(&r.q)?;
-    let expiry = match seconds(&r.q, "ttl", r.st.config.lmstfy.ttl_s)? {
+    // lmstfy reads this ttl as an int64 (publish's as a uint32); past the core's 10 years the
+    // core refuses it with its message.
+    let expiry = match seconds_up_to(&r.q, "ttl", r.st.config.lmstfy.ttl_s, i64::MAX as u64)? {
         0 => RespawnExpiry::Clear,
         ttl => RespawnExpiry::In(Duration::from_secs(ttl)),
     };

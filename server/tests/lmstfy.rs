@@ -326,13 +326,17 @@ async fn respawn_gives_a_fresh_ttl_from_the_respawn() {
         assert_eq!((st, v["job_id"].as_str()), (200, Some(id.as_str())), "{q}: delivered after the respawn: {v}");
         assert!(ttl.contains(&v["ttl"].as_u64().unwrap()), "{q}: ttl {} not in {ttl:?}", v["ttl"]);
     }
-    for query in ["ttl=-1", "ttl=abc"] {
+    // Not an int64 of at least 0 (lmstfy's parse): lmstfy's answer.
+    for query in ["ttl=-1", "ttl=abc", "ttl=9223372036854775808"] {
         let r = http.put(s.url(&format!("/api/ns/r-100/deadletter?{query}"))).header("X-Token", &t).send().await;
         assert_eq!(json(r.unwrap()).await, (400, json!({"error": "invalid ttl"})), "{query}");
     }
-    // Beyond the core's 10-year bound: its message, naming the field and the limit.
-    let r = http.put(s.url("/api/ns/r-100/deadletter?ttl=4000000000")).header("X-Token", &t).send().await;
-    let (st, v) = json(r.unwrap()).await;
-    assert_eq!(st, 400);
-    assert!(v["error"].as_str().unwrap().starts_with("expires_in: "), "{v}");
+    // An int64 beyond the core's 10-year bound (also past publish's uint32): the core's
+    // message, naming the field and the limit.
+    for ttl in ["4000000000", "5000000000", "9223372036854775807"] {
+        let r = http.put(s.url(&format!("/api/ns/r-100/deadletter?ttl={ttl}"))).header("X-Token", &t).send().await;
+        let (st, v) = json(r.unwrap()).await;
+        assert_eq!(st, 400, "{ttl}");
+        assert!(v["error"].as_str().unwrap().starts_with("expires_in: "), "{ttl}: {v}");
+    }
 }
