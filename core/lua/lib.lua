@@ -20,6 +20,8 @@
 --                   (l0 under 1 ms, lN from 2^(N-1) to 2^N ms, l15 from 16.384 s), ls the sum of
 --                   the lateness in ms
 --   WAKE    channel due time (ms) of a message that became the earliest waiting one
+-- Keys a script gets after these: a fetch's replay keys (fetch.lua), a batch's progress key
+-- (publish.lua).
 --
 -- Record (one MSG field per message), big-endian, 56-byte header read with struct.unpack(HDR):
 --   offset 0  version(1)=2 flags(1) attempts(2) max_attempts(2) ttr_ms(4) backoff_base_ms(4)

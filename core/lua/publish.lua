@@ -8,11 +8,33 @@
 --     existing id, 0 reports a duplicate), due mode (0 = delay from now, 1 = absolute ms), due
 --     value, expiry mode (0 none, 1 = ms from now, 2 = absolute ms), expiry value
 --   blob (headers + body); it goes into the record when the spec flags it INLINE
+-- A chunk of a batch of several calls also gets KEYS[9], the batch's progress key (the index of
+--   the last chunk that ran), and ARGV[3n+2] its index (0-based), ARGV[3n+3] the chunk count.
 -- Reply: { now_ms, seq0, statuses }: statuses holds one byte per message, '1' stored, '0'
 -- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
+-- A chunk whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }.
 local now = clock()
 check_layout(true)
 local n = tonumber(ARGV[1])
+
+-- A batch's chunks run in their order, or not at all: one that arrives before the chunk ahead
+-- of it (a cluster redirect or a retry can reorder calls sent in order) is refused, and the
+-- client sends it again once the chunks ahead have run. So seqs, generated ids and duplicate
+-- detection across chunks follow the batch's order, and a batch that fails at one chunk has
+-- stored exactly the chunks before it.
+local BATCH = KEYS[9]
+if BATCH then
+  local idx, count = tonumber(ARGV[3 * n + 2]), tonumber(ARGV[3 * n + 3])
+  local last = tonumber(redis.call('GET', BATCH) or '-1')
+  if last < idx - 1 then return { now, -1, '' } end
+  if idx == count - 1 then
+    redis.call('DEL', BATCH)
+  elseif idx > last then
+    -- 5 minutes: longer than any call waits; it goes away if the client dies mid-batch
+    redis.call('SET', BATCH, fmt_int(idx), 'PX', 300000)
+  end
+end
+
 local seq0 = redis.call('HINCRBY', META, 'seq', n) - n
 local before = first_waiting()
 local new_min = nil

@@ -8,6 +8,8 @@ pub(crate) struct QueueKeys {
     pub all: [String; 8],
     /// Prefix of the replay keys of fetch calls (`{prefix}:{{queue}}:f:`).
     fetch_prefix: String,
+    /// Prefix of the progress keys of batches published in several calls (`…:b:`).
+    batch_prefix: String,
 }
 
 impl QueueKeys {
@@ -26,6 +28,7 @@ impl QueueKeys {
         QueueKeys {
             all: [k("msg"), k("sched"), k("body"), k("died"), k("meta"), k("jobs"), k("hist"), k("wake")],
             fetch_prefix: k("f:"),
+            batch_prefix: k("b:"),
         }
     }
 
@@ -44,6 +47,12 @@ impl QueueKeys {
     pub fn fetch_replay(&self, fetch_id: &str) -> String {
         format!("{}{fetch_id}", self.fetch_prefix)
     }
+
+    /// The progress key of the batch `batch_id` (hex) published in several calls: the index of
+    /// its last chunk that ran, so that its chunks run in order (`lua/publish.lua`).
+    pub fn batch_progress(&self, batch_id: &str) -> String {
+        format!("{}{batch_id}", self.batch_prefix)
+    }
 }
 
 /// The best-effort registry of queue names under `prefix` (outside any hash tag).
@@ -61,6 +70,7 @@ mod tests {
         assert_eq!(k.all[0], "redelay:{orders}:msg");
         assert_eq!(k.wake(), "redelay:{orders}:wake");
         assert_eq!(k.fetch_replay("00ff"), "redelay:{orders}:f:00ff");
+        assert_eq!(k.batch_progress("00ff"), "redelay:{orders}:b:00ff");
         assert!(k.all.iter().all(|key| key.contains("{orders}")));
         assert_eq!(registry("p"), "p:queues");
         let s = QueueKeys::shard("redelay", "orders", 15);

@@ -135,6 +135,12 @@ fn due_args(due: Due) -> Result<When> {
     })
 }
 
+/// `publish.lua`'s answer to a chunk of a batch that arrived before the chunk ahead of it:
+/// `{now, -1, ''}` (nothing written).
+fn is_refused_chunk(reply: &Value) -> bool {
+    matches!(reply, Value::Array(v) if matches!(v.get(1), Some(Value::Int(-1))))
+}
+
 fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
     v.into_iter().map(redis::Arg::Simple).collect()
 }
@@ -183,17 +189,60 @@ impl Queue {
         self.run_keys(script, &self.inner.keys.all, args).await
     }
 
-    /// The script calls `calls`, pipelined, run in this order: the first is sent with the
-    /// script's source when there are several (see [`scripts::Script::run_as`]).
-    async fn run_in_order(&self, script: &scripts::Script, calls: Vec<Vec<Vec<u8>>>) -> Result<Vec<Value>> {
+    /// The publish calls `calls` (a batch's chunks), pipelined, run in this order. With
+    /// several, each carries the batch's progress key, its index and the count, and
+    /// `publish.lua` refuses a chunk whose predecessor has not run: a call that a cluster
+    /// redirect or a retry made arrive early is sent again here, alone, once the chunks before
+    /// it are done; so a batch that fails at one chunk has stored exactly the chunks before it.
+    /// The first is sent with the script's source, so that the others find it cached and the
+    /// common case stays one round trip (see [`scripts::Script::run_as`]).
+    async fn publish_in_order(&self, calls: Vec<Vec<Vec<u8>>>, send_order: Option<&[usize]>) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
-        let (conn, keys, several) = (&self.inner.ctx.conn, &self.inner.keys.all, calls.len() > 1);
-        let runs = calls.into_iter().enumerate().map(|(i, a)| {
-            let a = args(a);
-            async move { script.run_as(several && i == 0, conn, keys, add_args(&a)).await }
-        });
-        let replies = futures_util::future::join_all(runs).await.into_iter();
-        replies.map(|r| r.map_err(|e| self.refused_sharded(e.into()))).collect()
+        let script = &*scripts::PUBLISH;
+        let (conn, count) = (&self.inner.ctx.conn, calls.len());
+        let mut keys = self.inner.keys.all.to_vec();
+        if count > 1 {
+            keys.push(self.inner.keys.batch_progress(&hex(&record::new_fetch_id())));
+        }
+        let calls: Vec<_> = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut a)| {
+                if count > 1 {
+                    a.extend([i.to_string().into_bytes(), count.to_string().into_bytes()]);
+                }
+                args(a)
+            })
+            .collect();
+        let keys = &keys;
+        let order: Vec<usize> = send_order.map_or_else(|| (0..count).collect(), <[usize]>::to_vec);
+        let runs = order.iter().map(|&i| script.run_as(count > 1 && i == order[0], conn, keys, add_args(&calls[i])));
+        let mut replies: Vec<Option<redis::RedisResult<Value>>> = (0..count).map(|_| None).collect();
+        for (&i, r) in order.iter().zip(futures_util::future::join_all(runs).await) {
+            replies[i] = Some(r);
+        }
+        let mut out = Vec::with_capacity(count);
+        for (i, reply) in replies.into_iter().enumerate() {
+            let reply = reply.ok_or_else(|| Error::invalid(format!("send order: chunk {i} missing")))?;
+            let mut reply = reply.map_err(|e| self.refused_sharded(e.into()))?;
+            if is_refused_chunk(&reply) {
+                tracing::debug!("publish: chunk {i} of {count} ran before the one ahead of it; sending it again");
+                reply =
+                    script.run(conn, keys, add_args(&calls[i])).await.map_err(|e| self.refused_sharded(e.into()))?;
+                if is_refused_chunk(&reply) {
+                    return Err(Error::new(
+                        ErrorKind::Redis,
+                        format!(
+                            "publish: chunk {i} of {count} of a batch was refused twice: its progress key is gone \
+                             (the batch took over 5 minutes); chunks 0 to {} are stored",
+                            i.saturating_sub(1)
+                        ),
+                    ));
+                }
+            }
+            out.push(reply);
+        }
+        Ok(out)
     }
 
     async fn run_keys(
@@ -305,9 +354,38 @@ impl Queue {
         chunks: Vec<Vec<Vec<u8>>>,
         given: Vec<Option<String>>,
     ) -> Result<Vec<Published>> {
+        self.send_batch_in(chunks, given, None).await
+    }
+
+    /// Test support, not part of the API: publishes `msgs` on a plain queue with its chunks (of
+    /// 100 messages) sent in `send_order`, a permutation of their indexes, as a cluster
+    /// redirect or a retry could make them arrive; the result is as for
+    /// [`publish_batch`](Self::publish_batch).
+    #[doc(hidden)]
+    pub async fn publish_batch_sending_chunks_in(
+        &self,
+        msgs: Vec<Message>,
+        send_order: &[usize],
+    ) -> Result<Vec<Published>> {
+        let chunks = self.encode_batch(&msgs, &|i| i, false)?;
+        let mut sorted = send_order.to_vec();
+        sorted.sort_unstable();
+        if sorted != (0..chunks.len()).collect::<Vec<_>>() {
+            return Err(Error::invalid(format!("send_order: not a permutation of the {} chunks", chunks.len())));
+        }
+        self.register().await;
+        self.send_batch_in(chunks, msgs.iter().map(|m| m.id.clone()).collect(), Some(send_order)).await
+    }
+
+    async fn send_batch_in(
+        &self,
+        chunks: Vec<Vec<Vec<u8>>>,
+        given: Vec<Option<String>>,
+        send_order: Option<&[usize]>,
+    ) -> Result<Vec<Published>> {
         let count = given.len();
         let replies = match self.inner.ctx.wait_replicas {
-            None => self.run_in_order(&scripts::PUBLISH, chunks).await?,
+            None => self.publish_in_order(chunks, send_order).await?,
             Some((n, timeout)) => self.publish_and_wait(chunks, n, timeout).await?,
         };
         let mut out = Vec::with_capacity(count);
