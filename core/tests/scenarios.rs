@@ -404,7 +404,8 @@ async fn close_releases_prefetched_messages_without_counting_an_attempt() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_keeps_publish_order_when_the_script_cache_is_empty() {
     for durable in [false, true] {
-        let b = Client::builder(&common::url()).prefix(common::unique("order"));
+        let q_prefix = common::unique("order");
+        let b = Client::builder(&common::url()).prefix(&q_prefix);
         // No replica here: WAIT confirms nothing, the publish fails after storing on the master.
         let b = if durable { b.wait_for_replicas(1, ms(1)) } else { b };
         let q = b.connect().await.unwrap().queue("q").unwrap();
@@ -425,6 +426,11 @@ async fn a_batch_keeps_publish_order_when_the_script_cache_is_empty() {
             }
             let want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert!(bodies == want, "durable {durable} round {round}: delivered out of publish order");
+            // On both paths (pipelined calls, WAIT's dedicated pipeline) the batch's last call
+            // deletes its progress key.
+            let left: Vec<String> =
+                redis::cmd("KEYS").arg(format!("{}:{{q}}:b:*", q_prefix)).query_async(&mut raw).await.unwrap();
+            assert!(left.is_empty(), "durable {durable} round {round}: progress key left: {left:?}");
         }
     }
 }

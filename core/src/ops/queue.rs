@@ -141,7 +141,10 @@ fn is_refused_chunk(reply: &Value) -> bool {
     matches!(reply, Value::Array(v) if matches!(v.get(1), Some(Value::Int(-1))))
 }
 
-fn args(v: Vec<Vec<u8>>) -> Vec<redis::Arg<Vec<u8>>> {
+/// The ARGV of one script call.
+type CallArgs = Vec<redis::Arg<Vec<u8>>>;
+
+fn args(v: Vec<Vec<u8>>) -> CallArgs {
     v.into_iter().map(redis::Arg::Simple).collect()
 }
 
@@ -189,6 +192,27 @@ impl Queue {
         self.run_keys(script, &self.inner.keys.all, args).await
     }
 
+    /// The keys and arguments of a batch's publish calls: with several, the batch's progress
+    /// key after the queue's keys, and each call's index and the count after its arguments.
+    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> (Vec<String>, Vec<CallArgs>) {
+        let count = calls.len();
+        let mut keys = self.inner.keys.all.to_vec();
+        if count > 1 {
+            keys.push(self.inner.keys.batch_progress(&hex(&record::new_fetch_id())));
+        }
+        let calls = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut a)| {
+                if count > 1 {
+                    a.extend([i.to_string().into_bytes(), count.to_string().into_bytes()]);
+                }
+                args(a)
+            })
+            .collect();
+        (keys, calls)
+    }
+
     /// The publish calls `calls` (a batch's chunks), pipelined, run in this order. With
     /// several, each carries the batch's progress key, its index and the count, and
     /// `publish.lua` refuses a chunk whose predecessor has not run: a call that a cluster
@@ -200,20 +224,7 @@ impl Queue {
         self.inner.ctx.check_open()?;
         let script = &*scripts::PUBLISH;
         let (conn, count) = (&self.inner.ctx.conn, calls.len());
-        let mut keys = self.inner.keys.all.to_vec();
-        if count > 1 {
-            keys.push(self.inner.keys.batch_progress(&hex(&record::new_fetch_id())));
-        }
-        let calls: Vec<_> = calls
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut a)| {
-                if count > 1 {
-                    a.extend([i.to_string().into_bytes(), count.to_string().into_bytes()]);
-                }
-                args(a)
-            })
-            .collect();
+        let (keys, calls) = self.ordered_calls(calls);
         let keys = &keys;
         let order: Vec<usize> = send_order.map_or_else(|| (0..count).collect(), <[usize]>::to_vec);
         let runs = order.iter().map(|&i| script.run_as(count > 1 && i == order[0], conn, keys, add_args(&calls[i])));
@@ -421,10 +432,22 @@ impl Queue {
     /// WAIT confirmed those very writes. A connection that drops in between fails the call.
     async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
-        let keys = &self.inner.keys.all;
-        let calls: Vec<_> = chunks.into_iter().map(args).collect();
-        let mut replies =
-            self.inner.ctx.dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls, n, timeout).await?;
+        let count = chunks.len();
+        let (keys, calls) = self.ordered_calls(chunks);
+        let dedicated = &self.inner.ctx.dedicated;
+        let mut replies = dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], &keys, &calls, n, timeout).await?;
+        // One pipeline on one connection runs in order; a redirect that reordered it gets an
+        // error here, not a resend (that would run after WAIT).
+        if let Some(i) = replies.iter().position(is_refused_chunk) {
+            return Err(Error::new(
+                ErrorKind::Redis,
+                format!(
+                    "publish: call {i} of {count} of the batch reached Redis before the one ahead of it \
+                     (a cluster redirect?) and was refused; the calls before it are stored: publish again \
+                     (ids make it safe)"
+                ),
+            ));
+        }
         let got = replies.pop().ok_or_else(|| bad("WAIT"))?;
         let got = int(&got)?;
         if got < i64::from(n) {
