@@ -198,7 +198,7 @@ impl Queue {
         let count = calls.len();
         let mut keys = self.inner.keys.all.to_vec();
         if count > 1 {
-            keys.push(self.inner.keys.batch_progress(&hex(&record::new_fetch_id())));
+            keys.push(self.inner.keys.batch_progress(&hex(&rand::random::<[u8; 8]>())));
         }
         let calls = calls
             .into_iter()
