@@ -343,6 +343,9 @@ pub struct RespawnOptions {
     pub expiry: RespawnExpiry,
 }
 
+/// The wire form of [`RespawnOptions`]. It repeats [`SelectParts`]' three fields instead of
+/// flattening them in: serde's `flatten` cannot be combined with `deny_unknown_fields`, and an
+/// unknown field must stay an error naming it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RespawnParts {
