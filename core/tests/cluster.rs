@@ -1,7 +1,7 @@
 //! Redis Cluster: queues on different masters, every operation without CROSSSLOT, and a
 //! master killed under a running subscription; a sharded queue over all masters, and a master
 //! killed under its subscriptions; batches published while their queue's slot migrates to
-//! another master.
+//! another master; a publish that times out is not sent again.
 mod common;
 
 use std::collections::{HashMap, HashSet};
@@ -335,4 +335,36 @@ async fn batches_published_while_their_queue_migrates_to_another_master_keep_the
     let failed: Vec<_> = stored.iter().filter_map(|(k, r)| r.as_ref().err().map(|e| (k, e))).collect();
     println!("{} batches, {} failed: {failed:?}", stored.len(), failed.len());
     common::assert_verified(&q).await;
+}
+
+/// A publish whose reply does not come in time fails with a Timeout and is not sent again by the
+/// cluster client (redis-rs resends a call only when its connection drops): so the message is
+/// stored once, and the caller, who saw the error, decides whether to publish it again (with
+/// an id, idempotently). RELIABILITY.md, "A lost reply".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_that_times_out_in_a_cluster_is_stored_once_and_not_sent_again() {
+    let cluster = common::Cluster::start();
+    let client = Client::builder(&cluster.url).response_timeout(ms(300)).connect().await.unwrap();
+    let q = client.queue("timed-out").unwrap();
+    q.publish(Message::new(b"first".to_vec()).id("first")).await.unwrap();
+    // A script that keeps the queue's master busy for a second: the publish waits behind it.
+    let port = cluster.master_of("redelay:{timed-out}:msg");
+    let (started, busy) = std::sync::mpsc::channel();
+    let blocker = std::thread::spawn(move || {
+        let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap().get_connection().unwrap();
+        let script = "local t = redis.call('TIME'); local s = t[1] * 1000000 + t[2]; \
+                      repeat local n = redis.call('TIME') until n[1] * 1000000 + n[2] - s > 1000000; return 1";
+        started.send(()).unwrap();
+        let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query(&mut c).unwrap();
+    });
+    busy.recv().unwrap();
+    std::thread::sleep(ms(200));
+    let err = q.publish(Message::new(b"second".to_vec())).await.unwrap_err();
+    assert_eq!(err.kind(), redelay::ErrorKind::Timeout, "{err}");
+    blocker.join().unwrap();
+    // The timed-out call ran once, after the script; a resend would have been sent at once.
+    tokio::time::sleep(ms(500)).await;
+    let stats = q.stats().await.unwrap();
+    assert_eq!(stats.total, 2, "\"first\" and one \"second\": {stats:?}");
+    assert!(q.verify().await.unwrap().is_ok());
 }
