@@ -20,7 +20,7 @@
 --                   (l0 under 1 ms, lN from 2^(N-1) to 2^N ms, l15 from 16.384 s), ls the sum of
 --                   the lateness in ms
 --   WAKE    channel due time (ms) of a message that became the earliest waiting one
--- Keys a script gets after these: a fetch's replay keys (fetch.lua), a batch's progress key
+-- Keys a script gets after these: replay keys of fetch calls (fetch.lua) and of publish calls
 -- (publish.lua).
 --
 -- Record (one MSG field per message), big-endian, 56-byte header read with struct.unpack(HDR):

@@ -8,31 +8,31 @@
 --     existing id, 0 reports a duplicate), due mode (0 = delay from now, 1 = absolute ms), due
 --     value, expiry mode (0 none, 1 = ms from now, 2 = absolute ms), expiry value
 --   blob (headers + body); it goes into the record when the spec flags it INLINE
--- A chunk of a batch of several calls also gets KEYS[9], the batch's progress key (the index of
---   the last chunk that ran), and ARGV[3n+2] its index (0-based), ARGV[3n+3] the chunk count.
+-- A call of a batch of several calls, and every call on a Redis Cluster (whose client sends a
+--   call again by itself when its connection drops), also gets KEYS[9], the batch's replay key
+--   (a hash: 'last' = the index of its last call that ran, and each call's index = its reply,
+--   seq0 as 6 bytes then the statuses), and ARGV[3n+2] the call's index in its batch
+--   (0-based); then KEYS[10..], replay keys of earlier calls whose replies arrived (deleted).
 -- Reply: { now_ms, seq0, statuses }: statuses holds one byte per message, '1' stored, '0'
 -- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
--- A chunk whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }.
+-- A call whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }; a call
+-- that ran already changes nothing and gets its first reply again.
 local now = clock()
 check_layout(true)
 local n = tonumber(ARGV[1])
 
--- A batch's chunks run in their order, or not at all: one that arrives before the chunk ahead
--- of it (a cluster redirect or a retry can reorder calls sent in order) is refused, and the
--- client sends it again once the chunks ahead have run. So seqs, generated ids and duplicate
--- detection across chunks follow the batch's order, and a batch that fails at one chunk has
--- stored exactly the chunks before it.
-local BATCH = KEYS[9]
-if BATCH then
-  local idx, count = tonumber(ARGV[3 * n + 2]), tonumber(ARGV[3 * n + 3])
-  local last = tonumber(redis.call('GET', BATCH) or '-1')
-  if last < idx - 1 then return { now, -1, '' } end
-  if idx == count - 1 then
-    redis.call('DEL', BATCH)
-  elseif idx > last then
-    -- 5 minutes: longer than any call waits; it goes away if the client dies mid-batch
-    redis.call('SET', BATCH, fmt_int(idx), 'PX', 300000)
-  end
+-- A batch's calls run in their order, once each: one that arrives before the call ahead of it
+-- (a cluster redirect or a resend can reorder calls sent in order) is refused, and the client
+-- sends it again once the calls ahead have run; one that arrives again (a resend after its
+-- reply was lost) is answered from the replay key. So seqs, generated ids and duplicate
+-- detection across calls follow the batch's order, nothing is stored twice, and a batch that
+-- fails at one call has stored exactly the calls before it.
+local CALLS, idx = KEYS[9], ARGV[3 * n + 2]
+if CALLS then
+  if #KEYS > 9 then redis.call('UNLINK', unpack(KEYS, 10)) end
+  local ran = redis.call('HMGET', CALLS, 'last', idx)
+  if ran[2] then return { now, struct.unpack('>I6', ran[2]), string.sub(ran[2], 7) } end
+  if tonumber(ran[1] or '-1') < tonumber(idx) - 1 then return { now, -1, '' } end
 end
 
 local seq0 = redis.call('HINCRBY', META, 'seq', n) - n
@@ -149,4 +149,11 @@ wake_if_earlier(before, new_min)
 local stored = 0
 for _, st in ipairs(status) do if st ~= '0' then stored = stored + 1 end end
 hist({ p = stored }, now)
-return { now, seq0, table.concat(status) }
+local statuses = table.concat(status)
+if CALLS then
+  redis.call('HSET', CALLS, 'last', idx, idx, struct.pack('>I6', seq0) .. statuses)
+  -- 5 minutes: longer than any call waits; the client's next call deletes it once every reply
+  -- of the batch arrived, and it goes away by itself if the client dies first
+  redis.call('PEXPIRE', CALLS, 300000)
+end
+return { now, seq0, statuses }

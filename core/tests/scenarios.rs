@@ -426,11 +426,11 @@ async fn a_batch_keeps_publish_order_when_the_script_cache_is_empty() {
             }
             let want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert!(bodies == want, "durable {durable} round {round}: delivered out of publish order");
-            // On both paths (pipelined calls, WAIT's dedicated pipeline) the batch's last call
-            // deletes its progress key.
+            // On both paths (pipelined calls, WAIT's dedicated pipeline) the next call (here the
+            // first fetch) deletes the batch's replay key.
             let left: Vec<String> =
                 redis::cmd("KEYS").arg(format!("{}:{{q}}:b:*", q_prefix)).query_async(&mut raw).await.unwrap();
-            assert!(left.is_empty(), "durable {durable} round {round}: progress key left: {left:?}");
+            assert!(left.is_empty(), "durable {durable} round {round}: replay key left: {left:?}");
         }
     }
 }
@@ -471,10 +471,18 @@ async fn a_batch_whose_chunks_arrive_out_of_order_is_stored_in_batch_order() {
         let bodies: Vec<String> = page.items.iter().map(|m| String::from_utf8(m.body.clone()).unwrap()).collect();
         let want: Vec<String> = (0..300).filter(|&i| i != 250).map(|i| i.to_string()).collect();
         assert!(bodies == want, "order {order:?}: stored out of batch order: {bodies:?}");
+        // The batch's replay key stays until the queue's next call (fetch or publish) deletes it.
         let mut raw = common::raw().await;
-        let left: Vec<String> =
-            redis::cmd("KEYS").arg(format!("{}:{{q{case}}}:b:*", c.prefix())).query_async(&mut raw).await.unwrap();
-        assert!(left.is_empty(), "order {order:?}: progress key left: {left:?}");
+        let pattern = format!("{}:{{q{case}}}:b:*", c.prefix());
+        let left: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
+        assert_eq!(left.len(), 1, "order {order:?}: one replay key: {left:?}");
+        let replay: HashMap<Vec<u8>, Vec<u8>> =
+            redis::cmd("HGETALL").arg(&left[0]).query_async(&mut raw).await.unwrap();
+        assert_eq!(replay.len(), 4, "order {order:?}: 'last' and each call's reply");
+        assert_eq!(replay[&b"last"[..]], b"2");
+        assert!(q.fetch(10, ms(0)).await.unwrap().is_empty(), "nothing is due");
+        let left: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
+        assert!(left.is_empty(), "order {order:?}: replay key left after the next call: {left:?}");
         let v = q.verify().await.unwrap();
         assert!(v.problems.is_empty(), "{:?}", v.problems);
     }

@@ -8,7 +8,7 @@ pub(crate) struct QueueKeys {
     pub all: [String; 8],
     /// Prefix of the replay keys of fetch calls (`{prefix}:{{queue}}:f:`).
     fetch_prefix: String,
-    /// Prefix of the progress keys of batches published in several calls (`…:b:`).
+    /// Prefix of the replay keys of publish batches (`…:b:`).
     batch_prefix: String,
 }
 
@@ -48,9 +48,10 @@ impl QueueKeys {
         format!("{}{fetch_id}", self.fetch_prefix)
     }
 
-    /// The progress key of the batch `batch_id` (hex) published in several calls: the index of
-    /// its last chunk that ran, so that its chunks run in order (`lua/publish.lua`).
-    pub fn batch_progress(&self, batch_id: &str) -> String {
+    /// The replay key of the publish batch `batch_id` (hex): the index of its last call that
+    /// ran and each call's reply, so that its calls run in order and once each
+    /// (`lua/publish.lua`).
+    pub fn publish_replay(&self, batch_id: &str) -> String {
         format!("{}{batch_id}", self.batch_prefix)
     }
 }
@@ -70,7 +71,7 @@ mod tests {
         assert_eq!(k.all[0], "redelay:{orders}:msg");
         assert_eq!(k.wake(), "redelay:{orders}:wake");
         assert_eq!(k.fetch_replay("00ff"), "redelay:{orders}:f:00ff");
-        assert_eq!(k.batch_progress("00ff"), "redelay:{orders}:b:00ff");
+        assert_eq!(k.publish_replay("00ff"), "redelay:{orders}:b:00ff");
         assert!(k.all.iter().all(|key| key.contains("{orders}")));
         assert_eq!(registry("p"), "p:queues");
         let s = QueueKeys::shard("redelay", "orders", 15);

@@ -78,7 +78,8 @@ pub(crate) struct QueueInner {
     pub shards: Vec<Queue>,
     /// Set once Redis confirmed the shard count of a sharded handle.
     pub(crate) shards_checked: AtomicBool,
-    /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
+    /// Replay keys of fetch and publish calls whose replies arrived: the next fetch call, or
+    /// publish call with a replay key, deletes them.
     confirmed: std::sync::Mutex<Vec<String>>,
 }
 
@@ -192,40 +193,70 @@ impl Queue {
         self.run_keys(script, &self.inner.keys.all, args).await
     }
 
-    /// The keys and arguments of a batch's publish calls: with several, the batch's progress
-    /// key after the queue's keys, and each call's index and the count after its arguments.
-    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> (Vec<String>, Vec<CallArgs>) {
-        let count = calls.len();
+    /// The keys and arguments of a batch's publish calls, and their replay key if they have
+    /// one. A batch of several calls, and every call on a Redis Cluster (whose client sends a
+    /// call again by itself when its connection drops), carries a replay key after the queue's
+    /// keys, then replay keys of earlier calls to delete; each call its index after its
+    /// arguments. Hand the replay key to [`Self::replied`] once no call of the batch can be
+    /// sent again.
+    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> (Vec<String>, Vec<CallArgs>, Option<String>) {
         let mut keys = self.inner.keys.all.to_vec();
-        if count > 1 {
-            keys.push(self.inner.keys.batch_progress(&hex(&rand::random::<[u8; 8]>())));
+        let replay = (calls.len() > 1 || self.inner.ctx.conn.is_cluster())
+            .then(|| self.inner.keys.publish_replay(&hex(&rand::random::<[u8; 8]>())));
+        if let Some(r) = &replay {
+            keys.push(r.clone());
+            keys.extend(self.take_confirmed());
         }
         let calls = calls
             .into_iter()
             .enumerate()
             .map(|(i, mut a)| {
-                if count > 1 {
-                    a.extend([i.to_string().into_bytes(), count.to_string().into_bytes()]);
+                if replay.is_some() {
+                    a.push(i.to_string().into_bytes());
                 }
                 args(a)
             })
             .collect();
-        (keys, calls)
+        (keys, calls, replay)
     }
 
-    /// The publish calls `calls` (a batch's chunks), pipelined, run in this order. With
-    /// several, each carries the batch's progress key, its index and the count, and
+    /// Replay keys of calls whose replies arrived, for the next call to delete (at most
+    /// [`CONFIRM_PER_FETCH`]).
+    fn take_confirmed(&self) -> Vec<String> {
+        let mut c = self.inner.confirmed.lock().unwrap();
+        let n = c.len().min(CONFIRM_PER_FETCH);
+        c.drain(..n).collect()
+    }
+
+    /// Every call that carried `replay` has its final answer: the next call deletes the key.
+    fn replied(&self, replay: Option<String>) {
+        self.inner.confirmed.lock().unwrap().extend(replay);
+    }
+
+    /// The publish calls `calls` (a batch's chunks), pipelined, run in this order, once each.
+    /// With several (or on a cluster), each carries the batch's replay key and its index, and
     /// `publish.lua` refuses a chunk whose predecessor has not run: a call that a cluster
-    /// redirect or a retry made arrive early is sent again here, alone, once the chunks before
+    /// redirect or a resend made arrive early is sent again here, alone, once the chunks before
     /// it are done; so a batch that fails at one chunk has stored exactly the chunks before it.
+    /// A call that arrives again after it ran gets its first reply from the replay key.
     /// The first is sent with the script's source, so that the others find it cached and the
     /// common case stays one round trip (see [`scripts::Script::run_as`]).
     async fn publish_in_order(&self, calls: Vec<Vec<Vec<u8>>>, send_order: Option<&[usize]>) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
+        let (keys, calls, replay) = self.ordered_calls(calls);
+        let r = self.send_in_order(&keys, &calls, send_order).await;
+        self.replied(replay);
+        r
+    }
+
+    async fn send_in_order(
+        &self,
+        keys: &[String],
+        calls: &[CallArgs],
+        send_order: Option<&[usize]>,
+    ) -> Result<Vec<Value>> {
         let script = &*scripts::PUBLISH;
         let (conn, count) = (&self.inner.ctx.conn, calls.len());
-        let (keys, calls) = self.ordered_calls(calls);
-        let keys = &keys;
         let order: Vec<usize> = send_order.map_or_else(|| (0..count).collect(), <[usize]>::to_vec);
         let runs = order.iter().map(|&i| script.run_as(count > 1 && i == order[0], conn, keys, add_args(&calls[i])));
         let mut replies: Vec<Option<redis::RedisResult<Value>>> = (0..count).map(|_| None).collect();
@@ -244,7 +275,7 @@ impl Queue {
                     return Err(Error::new(
                         ErrorKind::Redis,
                         format!(
-                            "publish: chunk {i} of {count} of a batch was refused twice: its progress key is gone \
+                            "publish: chunk {i} of {count} of a batch was refused twice: its replay key is gone \
                              (the batch took over 5 minutes); chunks 0 to {} are stored",
                             i.saturating_sub(1)
                         ),
@@ -433,9 +464,11 @@ impl Queue {
     async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
         let count = chunks.len();
-        let (keys, calls) = self.ordered_calls(chunks);
+        let (keys, calls, replay) = self.ordered_calls(chunks);
         let dedicated = &self.inner.ctx.dedicated;
-        let mut replies = dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], &keys, &calls, n, timeout).await?;
+        let replies = dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], &keys, &calls, n, timeout).await;
+        self.replied(replay);
+        let mut replies = replies?;
         // One pipeline on one connection runs in order; a redirect that reordered it gets an
         // error here, not a resend (that would run after WAIT).
         if let Some(i) = replies.iter().position(is_refused_chunk) {
@@ -485,12 +518,7 @@ impl Queue {
         let replay = self.inner.keys.fetch_replay(&hex(fid));
         let mut keys = self.inner.keys.all.to_vec();
         keys.push(replay.clone());
-        let confirmed: Vec<String> = {
-            let mut c = self.inner.confirmed.lock().unwrap();
-            let n = c.len().min(CONFIRM_PER_FETCH);
-            c.drain(..n).collect()
-        };
-        keys.extend(confirmed);
+        keys.extend(self.take_confirmed());
         let ttr_ms = ttr.map(|t| t.as_millis() as u64).unwrap_or(0);
         let a = vec![
             max.to_string().into_bytes(),

@@ -440,6 +440,14 @@ async fn watch_switch_master(conn: std::sync::Weak<SentinelConn>) {
     }
 }
 
+impl Conn {
+    /// True on Redis Cluster, whose client sends a call again by itself when its connection
+    /// drops (after a reconnect), even when Redis had run it.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self, Conn::Cluster(_))
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {

@@ -271,7 +271,10 @@ impl FaultProxy {
                 let (mut cr, mut cw) = client.into_split();
                 let (mut sr, mut sw) = server.into_split();
                 let cut = std::sync::Arc::new(tokio::sync::Notify::new());
-                let (lose, delay, lost, cut2) = (l2.clone(), d2.clone(), lost2.clone(), cut.clone());
+                // Set once a request's reply is to be lost: nothing more reaches the client.
+                let swallow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let (lose, delay, lost, cut2, swallow2) =
+                    (l2.clone(), d2.clone(), lost2.clone(), cut.clone(), swallow.clone());
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 64 * 1024];
                     loop {
@@ -292,6 +295,9 @@ impl FaultProxy {
                             }
                             hit
                         };
+                        if losing {
+                            swallow2.store(true, Ordering::SeqCst);
+                        }
                         if sw.write_all(chunk).await.is_err() {
                             break;
                         }
@@ -311,6 +317,7 @@ impl FaultProxy {
                         tokio::select! {
                             r = sr.read(&mut buf) => match r {
                                 Ok(0) | Err(_) => break,
+                                Ok(_) if swallow.load(Ordering::SeqCst) => {}
                                 Ok(n) => if cw.write_all(&buf[..n]).await.is_err() { break },
                             },
                             _ = cut.notified() => break,
