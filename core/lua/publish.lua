@@ -9,10 +9,13 @@
 --     value, expiry mode (0 none, 1 = ms from now, 2 = absolute ms), expiry value
 --   blob (headers + body); it goes into the record when the spec flags it INLINE
 -- A call of a batch of several calls, and every call on a Redis Cluster (whose client sends a
---   call again by itself when its connection drops), also gets KEYS[9], the batch's replay key
---   (a hash: 'last' = the index of its last call that ran, and each call's index = its reply,
---   seq0 as 6 bytes then the statuses), and ARGV[3n+2] the call's index in its batch
---   (0-based); then KEYS[10..], replay keys of earlier calls whose replies arrived (deleted).
+--   call again by itself when its connection drops), also gets KEYS[9], the replay key of the
+--   client's queue handle (a hash: field <batch id> = the index of the batch's last call that
+--   ran, for batches of several calls; field <batch id>:<index> = that call's reply, seq0 as 6
+--   bytes then the statuses; field 't' = when its expiry was last set, ms), and after the
+--   messages ARGV[3n+2] the batch id, ARGV[3n+3] the call's index in the batch (0-based),
+--   ARGV[3n+4] the count of calls, then fields of earlier calls whose replies arrived (deleted
+--   here). A call with an empty batch id only deletes.
 -- Reply: { now_ms, seq0, statuses }: statuses holds one byte per message, '1' stored, '0'
 -- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
 -- A call whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }; a call
@@ -27,12 +30,17 @@ local n = tonumber(ARGV[1])
 -- reply was lost) is answered from the replay key. So seqs, generated ids and duplicate
 -- detection across calls follow the batch's order, nothing is stored twice, and a batch that
 -- fails at one call has stored exactly the calls before it.
-local CALLS, idx = KEYS[9], ARGV[3 * n + 2]
+local CALLS, batch, idx, calls = KEYS[9], ARGV[3 * n + 2], tonumber(ARGV[3 * n + 3]), tonumber(ARGV[3 * n + 4])
+local call, refresh -- this call's reply field, when it has one; true to set the key's expiry
 if CALLS then
-  if #KEYS > 9 then redis.call('UNLINK', unpack(KEYS, 10)) end
-  local ran = redis.call('HMGET', CALLS, 'last', idx)
-  if ran[2] then return { now, struct.unpack('>I6', ran[2]), string.sub(ran[2], 7) } end
-  if tonumber(ran[1] or '-1') < tonumber(idx) - 1 then return { now, -1, '' } end
+  if #ARGV > 3 * n + 4 then redis.call('HDEL', CALLS, unpack(ARGV, 3 * n + 5)) end
+  if batch ~= '' then
+    call = batch .. ':' .. ARGV[3 * n + 3]
+    local ran = redis.call('HMGET', CALLS, call, batch, 't')
+    if ran[1] then return { now, struct.unpack('>I6', ran[1]), string.sub(ran[1], 7) } end
+    if calls > 1 and tonumber(ran[2] or '-1') < idx - 1 then return { now, -1, '' } end
+    refresh = not ran[3] or now - tonumber(ran[3]) > 60000
+  end
 end
 
 local seq0 = redis.call('HINCRBY', META, 'seq', n) - n
@@ -150,10 +158,14 @@ local stored = 0
 for _, st in ipairs(status) do if st ~= '0' then stored = stored + 1 end end
 hist({ p = stored }, now)
 local statuses = table.concat(status)
-if CALLS then
-  redis.call('HSET', CALLS, 'last', idx, idx, struct.pack('>I6', seq0) .. statuses)
-  -- 5 minutes: longer than any call waits; the client's next call deletes it once every reply
-  -- of the batch arrived, and it goes away by itself if the client dies first
-  redis.call('PEXPIRE', CALLS, 300000)
+if call then
+  local set = { CALLS, call, struct.pack('>I6', seq0) .. statuses }
+  if calls > 1 then set[4], set[5] = batch, ARGV[3 * n + 3] end
+  -- The key expires 4 to 5 minutes after the handle's last call (longer than any call waits),
+  -- so it goes away by itself when the client dies; its expiry is set again once a minute at
+  -- most. The handle's later publishes delete a batch's fields once all its replies arrived.
+  if refresh then set[#set + 1], set[#set + 2] = 't', fmt_int(now) end
+  redis.call('HSET', unpack(set))
+  if refresh then redis.call('PEXPIRE', CALLS, 300000) end
 end
 return { now, seq0, statuses }

@@ -426,11 +426,14 @@ async fn a_batch_keeps_publish_order_when_the_script_cache_is_empty() {
             }
             let want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
             assert!(bodies == want, "durable {durable} round {round}: delivered out of publish order");
-            // On both paths (pipelined calls, WAIT's dedicated pipeline) the next call (here the
-            // first fetch) deletes the batch's replay key.
-            let left: Vec<String> =
+            // On both paths (pipelined calls, WAIT's dedicated pipeline) the handle's replay key
+            // holds this batch's 50 calls, its progress and when its expiry was set, and no
+            // earlier batch's: a batch deletes what the calls before it stored.
+            let keys: Vec<String> =
                 redis::cmd("KEYS").arg(format!("{}:{{q}}:b:*", q_prefix)).query_async(&mut raw).await.unwrap();
-            assert!(left.is_empty(), "durable {durable} round {round}: replay key left: {left:?}");
+            assert_eq!(keys.len(), 1, "durable {durable} round {round}: one replay key: {keys:?}");
+            let fields: usize = redis::cmd("HLEN").arg(&keys[0]).query_async(&mut raw).await.unwrap();
+            assert_eq!(fields, 52, "durable {durable} round {round}: replay fields (and 't')");
         }
     }
 }
@@ -471,18 +474,33 @@ async fn a_batch_whose_chunks_arrive_out_of_order_is_stored_in_batch_order() {
         let bodies: Vec<String> = page.items.iter().map(|m| String::from_utf8(m.body.clone()).unwrap()).collect();
         let want: Vec<String> = (0..300).filter(|&i| i != 250).map(|i| i.to_string()).collect();
         assert!(bodies == want, "order {order:?}: stored out of batch order: {bodies:?}");
-        // The batch's replay key stays until the queue's next call (fetch or publish) deletes it.
+        // The batch's replay fields stay until the handle's next batch deletes them.
         let mut raw = common::raw().await;
         let pattern = format!("{}:{{q{case}}}:b:*", c.prefix());
-        let left: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
-        assert_eq!(left.len(), 1, "order {order:?}: one replay key: {left:?}");
-        let replay: HashMap<Vec<u8>, Vec<u8>> =
-            redis::cmd("HGETALL").arg(&left[0]).query_async(&mut raw).await.unwrap();
-        assert_eq!(replay.len(), 4, "order {order:?}: 'last' and each call's reply");
-        assert_eq!(replay[&b"last"[..]], b"2");
-        assert!(q.fetch(10, ms(0)).await.unwrap().is_empty(), "nothing is due");
-        let left: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
-        assert!(left.is_empty(), "order {order:?}: replay key left after the next call: {left:?}");
+        let fields = |raw: &mut redis::aio::MultiplexedConnection| {
+            let (mut raw, pattern) = (raw.clone(), pattern.clone());
+            async move {
+                let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
+                assert_eq!(keys.len(), 1, "one replay key: {keys:?}");
+                let h: HashMap<String, Vec<u8>> =
+                    redis::cmd("HGETALL").arg(&keys[0]).query_async(&mut raw).await.unwrap();
+                h
+            }
+        };
+        let replay = fields(&mut raw).await;
+        let batch: Vec<&String> = replay.keys().filter(|f| f.as_str() != "t" && !f.contains(':')).collect();
+        assert_eq!(batch.len(), 1, "order {order:?}: one batch's progress: {replay:?}");
+        assert_eq!(replay[batch[0]], b"2", "order {order:?}: its last call ran");
+        let calls: Vec<String> = (0..3).map(|i| format!("{}:{i}", batch[0])).collect();
+        assert!(calls.iter().all(|c| replay.contains_key(c)), "order {order:?}: each call's reply: {replay:?}");
+        assert_eq!(replay.len(), 5, "order {order:?}: and 't': {replay:?}");
+        q.publish_batch((0..150).map(|i| Message::new(format!("next {i}").into_bytes()).at(at)).collect())
+            .await
+            .unwrap();
+        let replay = fields(&mut raw).await;
+        assert!(!replay.contains_key(batch[0].as_str()), "order {order:?}: the first batch's progress is gone");
+        assert!(calls.iter().all(|c| !replay.contains_key(c)), "order {order:?}: its replies are gone: {replay:?}");
+        assert_eq!(replay.len(), 4, "order {order:?}: the second batch's 2 calls, progress and 't': {replay:?}");
         let v = q.verify().await.unwrap();
         assert!(v.problems.is_empty(), "{:?}", v.problems);
     }

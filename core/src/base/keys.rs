@@ -8,7 +8,7 @@ pub(crate) struct QueueKeys {
     pub all: [String; 8],
     /// Prefix of the replay keys of fetch calls (`{prefix}:{{queue}}:f:`).
     fetch_prefix: String,
-    /// Prefix of the replay keys of publish batches (`…:b:`).
+    /// Prefix of the replay keys of publish calls, one per queue handle (`…:b:`).
     batch_prefix: String,
 }
 
@@ -48,11 +48,11 @@ impl QueueKeys {
         format!("{}{fetch_id}", self.fetch_prefix)
     }
 
-    /// The replay key of the publish batch `batch_id` (hex): the index of its last call that
-    /// ran and each call's reply, so that its calls run in order and once each
-    /// (`lua/publish.lua`).
-    pub fn publish_replay(&self, batch_id: &str) -> String {
-        format!("{}{batch_id}", self.batch_prefix)
+    /// The replay key of the publish calls of the queue handle `handle_id` (hex): for each
+    /// batch the index of its last call that ran, and each call's reply, so that a batch's
+    /// calls run in order and once each (`lua/publish.lua`).
+    pub fn publish_replay(&self, handle_id: &str) -> String {
+        format!("{}{handle_id}", self.batch_prefix)
     }
 }
 

@@ -33,6 +33,11 @@ pub(crate) const FETCH_REPLY_BYTES: usize = 1 << 20;
 const DEAD_LIST_BYTES: usize = 1 << 20;
 /// Replay keys of earlier fetches deleted by one fetch call, at most.
 const CONFIRM_PER_FETCH: usize = 64;
+/// Most fields of answered publish calls one publish call deletes from the replay key.
+const REPLAY_FIELDS_PER_CALL: usize = 256;
+/// Fields of answered publish calls a single publish call waits for before deleting them (a
+/// batch of several calls deletes whatever is there).
+const REPLAY_FIELDS_TO_DELETE: usize = 32;
 /// Tries of a fetch call whose reply did not arrive (the same fetch id each time).
 const FETCH_TRIES: u32 = 4;
 
@@ -78,9 +83,13 @@ pub(crate) struct QueueInner {
     pub shards: Vec<Queue>,
     /// Set once Redis confirmed the shard count of a sharded handle.
     pub(crate) shards_checked: AtomicBool,
-    /// Replay keys of fetch and publish calls whose replies arrived: the next fetch call, or
-    /// publish call with a replay key, deletes them.
+    /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
     confirmed: std::sync::Mutex<Vec<String>>,
+    /// This handle's replay key of publish calls (`lua/publish.lua`), random per handle.
+    publish_replay: String,
+    /// Fields of `publish_replay` whose calls have their final answers: the next publish call
+    /// deletes them.
+    replied: std::sync::Mutex<Vec<String>>,
 }
 
 /// The reply of one fetch script call.
@@ -166,6 +175,7 @@ impl Queue {
     fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, shards: Vec<Queue>) -> Queue {
         let keys = Arc::new(keys);
         let settler = Settler::start(ctx.conn.clone(), keys.clone(), &ctx.rt);
+        let publish_replay = keys.publish_replay(&hex(&rand::random::<[u8; 8]>()));
         Queue {
             inner: Arc::new(QueueInner {
                 ctx,
@@ -176,6 +186,8 @@ impl Queue {
                 shards,
                 shards_checked: AtomicBool::new(false),
                 confirmed: Default::default(),
+                publish_replay,
+                replied: Default::default(),
             }),
         }
     }
@@ -193,44 +205,56 @@ impl Queue {
         self.run_keys(script, &self.inner.keys.all, args).await
     }
 
-    /// The keys and arguments of a batch's publish calls, and their replay key if they have
-    /// one. A batch of several calls, and every call on a Redis Cluster (whose client sends a
-    /// call again by itself when its connection drops), carries a replay key after the queue's
-    /// keys, then replay keys of earlier calls to delete; each call its index after its
-    /// arguments. Hand the replay key to [`Self::replied`] once no call of the batch can be
-    /// sent again.
-    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> (Vec<String>, Vec<CallArgs>, Option<String>) {
-        let mut keys = self.inner.keys.all.to_vec();
-        let replay = (calls.len() > 1 || self.inner.ctx.conn.is_cluster())
-            .then(|| self.inner.keys.publish_replay(&hex(&rand::random::<[u8; 8]>())));
-        if let Some(r) = &replay {
-            keys.push(r.clone());
-            keys.extend(self.take_confirmed());
+    /// The keys and arguments of a batch's publish calls, and the fields they store in this
+    /// handle's replay key. The calls of a batch of several, and every call on a Redis Cluster
+    /// (whose client sends a call again by itself when its connection drops), carry the replay
+    /// key after the queue's keys, and after their arguments the batch's id, their index and
+    /// the count; the first call also carries fields of earlier calls to delete (a call that
+    /// has no reply to store carries the key for that alone, with an empty batch id). Hand the
+    /// fields to [`Self::replied`] once no call of the batch can be sent again.
+    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> (Vec<String>, Vec<CallArgs>, Vec<String>) {
+        let (mut keys, count) = (self.inner.keys.all.to_vec(), calls.len());
+        let replayed = count > 1 || self.inner.ctx.conn.is_cluster();
+        let done: Vec<String> = {
+            let mut r = self.inner.replied.lock().unwrap();
+            // Deleted in bulk: a delete is a command of its own in the script.
+            if r.len() >= REPLAY_FIELDS_TO_DELETE || (replayed && count > 1) {
+                let n = r.len().min(REPLAY_FIELDS_PER_CALL);
+                r.drain(..n).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let batch = if replayed { hex(&rand::random::<[u8; 8]>()) } else { String::new() };
+        let mut fields = Vec::new();
+        if replayed {
+            fields.extend((0..count).map(|i| format!("{batch}:{i}")));
+            if count > 1 {
+                fields.push(batch.clone());
+            }
+        }
+        if replayed || !done.is_empty() {
+            keys.push(self.inner.publish_replay.clone());
         }
         let calls = calls
             .into_iter()
             .enumerate()
             .map(|(i, mut a)| {
-                if replay.is_some() {
-                    a.push(i.to_string().into_bytes());
+                if replayed || !done.is_empty() {
+                    a.extend([batch.clone().into_bytes(), i.to_string().into_bytes(), count.to_string().into_bytes()]);
+                    if i == 0 {
+                        a.extend(done.iter().map(|f| f.clone().into_bytes()));
+                    }
                 }
                 args(a)
             })
             .collect();
-        (keys, calls, replay)
+        (keys, calls, fields)
     }
 
-    /// Replay keys of calls whose replies arrived, for the next call to delete (at most
-    /// [`CONFIRM_PER_FETCH`]).
-    fn take_confirmed(&self) -> Vec<String> {
-        let mut c = self.inner.confirmed.lock().unwrap();
-        let n = c.len().min(CONFIRM_PER_FETCH);
-        c.drain(..n).collect()
-    }
-
-    /// Every call that carried `replay` has its final answer: the next call deletes the key.
-    fn replied(&self, replay: Option<String>) {
-        self.inner.confirmed.lock().unwrap().extend(replay);
+    /// Every call that stored `fields` has its final answer: the next publish call deletes them.
+    fn replied(&self, fields: Vec<String>) {
+        self.inner.replied.lock().unwrap().extend(fields);
     }
 
     /// The publish calls `calls` (a batch's chunks), pipelined, run in this order, once each.
@@ -243,9 +267,9 @@ impl Queue {
     /// common case stays one round trip (see [`scripts::Script::run_as`]).
     async fn publish_in_order(&self, calls: Vec<Vec<Vec<u8>>>, send_order: Option<&[usize]>) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
-        let (keys, calls, replay) = self.ordered_calls(calls);
+        let (keys, calls, fields) = self.ordered_calls(calls);
         let r = self.send_in_order(&keys, &calls, send_order).await;
-        self.replied(replay);
+        self.replied(fields);
         r
     }
 
@@ -464,10 +488,10 @@ impl Queue {
     async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
         let count = chunks.len();
-        let (keys, calls, replay) = self.ordered_calls(chunks);
+        let (keys, calls, fields) = self.ordered_calls(chunks);
         let dedicated = &self.inner.ctx.dedicated;
         let replies = dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], &keys, &calls, n, timeout).await;
-        self.replied(replay);
+        self.replied(fields);
         let mut replies = replies?;
         // One pipeline on one connection runs in order; a redirect that reordered it gets an
         // error here, not a resend (that would run after WAIT).
@@ -518,7 +542,12 @@ impl Queue {
         let replay = self.inner.keys.fetch_replay(&hex(fid));
         let mut keys = self.inner.keys.all.to_vec();
         keys.push(replay.clone());
-        keys.extend(self.take_confirmed());
+        let confirmed: Vec<String> = {
+            let mut c = self.inner.confirmed.lock().unwrap();
+            let n = c.len().min(CONFIRM_PER_FETCH);
+            c.drain(..n).collect()
+        };
+        keys.extend(confirmed);
         let ttr_ms = ttr.map(|t| t.as_millis() as u64).unwrap_or(0);
         let a = vec![
             max.to_string().into_bytes(),
