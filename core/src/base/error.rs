@@ -12,7 +12,10 @@ pub enum ErrorKind {
     /// Redis did not answer in time.
     Timeout,
     /// The lease token is not the message's current lease (it expired and the message was
-    /// redelivered, or the message was settled, cancelled or replaced). Nothing was changed.
+    /// redelivered, or the message was settled, cancelled or replaced). Nothing was changed by
+    /// this call. (On Redis Cluster, a settle whose connection dropped after it ran is sent
+    /// again by the cluster client and reports this: the first run did settle; see
+    /// RELIABILITY.md, "A lost reply".)
     LeaseLost,
     /// No message with that id.
     NotFound,
