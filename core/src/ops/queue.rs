@@ -154,6 +154,16 @@ fn is_refused_chunk(reply: &Value) -> bool {
 /// The ARGV of one script call.
 type CallArgs = Vec<redis::Arg<Vec<u8>>>;
 
+/// A batch's publish calls ([`Queue::ordered_calls`]).
+struct PublishCalls {
+    keys: Vec<String>,
+    calls: Vec<CallArgs>,
+    /// Fields the calls store in the handle's replay key.
+    stores: Vec<String>,
+    /// Fields of earlier calls the first call deletes.
+    deletes: Vec<String>,
+}
+
 fn args(v: Vec<Vec<u8>>) -> CallArgs {
     v.into_iter().map(redis::Arg::Simple).collect()
 }
@@ -211,8 +221,8 @@ impl Queue {
     /// key after the queue's keys, and after their arguments the batch's id, their index and
     /// the count; the first call also carries fields of earlier calls to delete (a call that
     /// has no reply to store carries the key for that alone, with an empty batch id). Hand the
-    /// fields to [`Self::replied`] once no call of the batch can be sent again.
-    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> (Vec<String>, Vec<CallArgs>, Vec<String>) {
+    /// calls to [`Self::answered`] once none of them can be sent again.
+    fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> PublishCalls {
         let (mut keys, count) = (self.inner.keys.all.to_vec(), calls.len());
         let replayed = count > 1 || self.inner.ctx.conn.is_cluster();
         let done: Vec<String> = {
@@ -249,12 +259,17 @@ impl Queue {
                 args(a)
             })
             .collect();
-        (keys, calls, fields)
+        PublishCalls { keys, calls, stores: fields, deletes: done }
     }
 
-    /// Every call that stored `fields` has its final answer: the next publish call deletes them.
-    fn replied(&self, fields: Vec<String>) {
-        self.inner.replied.lock().unwrap().extend(fields);
+    /// Every call of `calls` has its final answer, `ok` or not: the next publish call deletes
+    /// the fields they stored, and those they were to delete when they may not have run.
+    fn answered(&self, calls: PublishCalls, ok: bool) {
+        let mut r = self.inner.replied.lock().unwrap();
+        r.extend(calls.stores);
+        if !ok {
+            r.extend(calls.deletes);
+        }
     }
 
     /// The publish calls `calls` (a batch's chunks), pipelined, run in this order, once each.
@@ -267,9 +282,9 @@ impl Queue {
     /// common case stays one round trip (see [`scripts::Script::run_as`]).
     async fn publish_in_order(&self, calls: Vec<Vec<Vec<u8>>>, send_order: Option<&[usize]>) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
-        let (keys, calls, fields) = self.ordered_calls(calls);
-        let r = self.send_in_order(&keys, &calls, send_order).await;
-        self.replied(fields);
+        let calls = self.ordered_calls(calls);
+        let r = self.send_in_order(&calls.keys, &calls.calls, send_order).await;
+        self.answered(calls, r.is_ok());
         r
     }
 
@@ -488,10 +503,10 @@ impl Queue {
     async fn publish_and_wait(&self, chunks: Vec<Vec<Vec<u8>>>, n: u32, timeout: Duration) -> Result<Vec<Value>> {
         self.inner.ctx.check_open()?;
         let count = chunks.len();
-        let (keys, calls, fields) = self.ordered_calls(chunks);
-        let dedicated = &self.inner.ctx.dedicated;
-        let replies = dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], &keys, &calls, n, timeout).await;
-        self.replied(fields);
+        let calls = self.ordered_calls(chunks);
+        let (keys, dedicated) = (&calls.keys, &self.inner.ctx.dedicated);
+        let replies = dedicated.run_and_wait(&scripts::PUBLISH, &keys[0], keys, &calls.calls, n, timeout).await;
+        self.answered(calls, replies.is_ok());
         let mut replies = replies?;
         // One pipeline on one connection runs in order; a redirect that reordered it gets an
         // error here, not a resend (that would run after WAIT).
