@@ -327,3 +327,51 @@ async fn data_of_another_layout_is_refused_not_misread() {
     assert!(q.stats().await.unwrap_err().message().contains("layout 3"));
     q.destroy().await.unwrap();
 }
+
+/// A batch's calls store their replies in the handle's replay key, and a later batch deletes
+/// them. When that later batch fails before Redis saw it (here its connection drops before its
+/// first call is forwarded), the deletions it carried are handed back, and the next batch
+/// makes them: no replay field outlives its batch while the handle keeps publishing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_fields_of_a_batch_are_deleted_even_when_the_batch_meant_to_delete_them_fails() {
+    let proxy = common::FaultProxy::start(common::port_of(&common::url())).await;
+    let prefix = common::unique("replay");
+    let client = Client::builder(&proxy.url()).prefix(&prefix).connect().await.unwrap();
+    let q = client.queue("q").unwrap();
+    let batch = |tag: &str| -> Vec<Message> {
+        (0..150).map(|i| Message::new(format!("{tag}{i}").into_bytes()).delay(Duration::from_secs(3600))).collect()
+    };
+    let mut raw = common::raw().await;
+    let fields = |raw: &mut redis::aio::MultiplexedConnection| {
+        let mut raw = raw.clone();
+        let pattern = format!("{prefix}:{{q}}:b:*");
+        async move {
+            let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
+            assert_eq!(keys.len(), 1, "one replay key: {keys:?}");
+            let mut f: Vec<String> = redis::cmd("HKEYS").arg(&keys[0]).query_async(&mut raw).await.unwrap();
+            f.retain(|f| f != "t");
+            f.sort();
+            f
+        }
+    };
+
+    q.publish_batch(batch("a")).await.unwrap();
+    let first = fields(&mut raw).await;
+    assert_eq!(first.len(), 3, "2 calls and the batch's progress: {first:?}");
+
+    proxy.drop_next_request_with(b"bx0"); // the first call's first body (hex ids hold no x)
+    assert!(q.publish_batch(batch("bx")).await.is_err(), "the batch's connection dropped");
+    assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the fault was injected");
+    assert_eq!(fields(&mut raw).await, first, "Redis saw nothing of the failed batch");
+
+    let t = std::time::Instant::now();
+    while client.ping().await.is_err() {
+        assert!(t.elapsed() < Duration::from_secs(10), "the client did not reconnect");
+        tokio::time::sleep(ms(50)).await;
+    }
+    q.publish_batch(batch("c")).await.unwrap();
+    let last = fields(&mut raw).await;
+    assert_eq!(last.len(), 3, "only the last batch's fields: {last:?}");
+    assert!(last.iter().all(|f| !first.contains(f)), "the first batch's fields are gone: {last:?}");
+    assert_eq!(q.stats().await.unwrap().total, 300, "a and c stored, b not");
+}

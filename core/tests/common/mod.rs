@@ -237,12 +237,15 @@ where
 
 /// A TCP proxy in front of a real Redis that injects network faults: it can lose the reply to
 /// the next request containing some bytes (forwarding the request, then closing the client's
-/// connection without a reply), and hold back requests containing some bytes for a while.
+/// connection without a reply), drop the next request containing some bytes (closing the
+/// connection instead of forwarding it), and hold back requests containing some bytes for a
+/// while.
 pub struct FaultProxy {
     pub port: u16,
     lose_reply_of: Pattern,
+    drop_request: Pattern,
     delay: Delay,
-    /// Requests whose replies were lost so far.
+    /// Requests whose replies were lost, or that were dropped, so far.
     pub lost: std::sync::Arc<AtomicU32>,
 }
 
@@ -262,9 +265,10 @@ impl FaultProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let lose: Pattern = Default::default();
+        let drop_request: Pattern = Default::default();
         let delay: Delay = Default::default();
         let lost = std::sync::Arc::new(AtomicU32::new(0));
-        let (l2, d2, lost2) = (lose.clone(), delay.clone(), lost.clone());
+        let (l2, d2, lost2, drop2) = (lose.clone(), delay.clone(), lost.clone(), drop_request.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", upstream_port)).await else { continue };
@@ -273,8 +277,8 @@ impl FaultProxy {
                 let cut = std::sync::Arc::new(tokio::sync::Notify::new());
                 // Set once a request's reply is to be lost: nothing more reaches the client.
                 let swallow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-                let (lose, delay, lost, cut2, swallow2) =
-                    (l2.clone(), d2.clone(), lost2.clone(), cut.clone(), swallow.clone());
+                let (lose, delay, lost, cut2, swallow2, dropping) =
+                    (l2.clone(), d2.clone(), lost2.clone(), cut.clone(), swallow.clone(), drop2.clone());
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 64 * 1024];
                     loop {
@@ -287,14 +291,21 @@ impl FaultProxy {
                         if let Some(d) = hold {
                             tokio::time::sleep(d).await;
                         }
-                        let losing = {
-                            let mut l = lose.lock().unwrap();
+                        let hit = |pattern: &Pattern| {
+                            let mut l = pattern.lock().unwrap();
                             let hit = l.as_ref().is_some_and(|p| contains(chunk, p));
                             if hit {
                                 *l = None;
                             }
                             hit
                         };
+                        if hit(&dropping) {
+                            // Never forwarded: Redis does not see the request.
+                            lost.fetch_add(1, Ordering::SeqCst);
+                            cut2.notify_waiters();
+                            break;
+                        }
+                        let losing = hit(&lose);
                         if losing {
                             swallow2.store(true, Ordering::SeqCst);
                         }
@@ -326,12 +337,17 @@ impl FaultProxy {
                 });
             }
         });
-        FaultProxy { port, lose_reply_of: lose, delay, lost }
+        FaultProxy { port, lose_reply_of: lose, drop_request, delay, lost }
     }
 
     /// The reply to the next request containing `pattern` is lost.
     pub fn lose_next_reply_of(&self, pattern: &[u8]) {
         *self.lose_reply_of.lock().unwrap() = Some(pattern.to_vec());
+    }
+
+    /// The next request containing `pattern` never reaches Redis: the connection closes.
+    pub fn drop_next_request_with(&self, pattern: &[u8]) {
+        *self.drop_request.lock().unwrap() = Some(pattern.to_vec());
     }
 
     /// Requests containing `pattern` are held back for `d` before they go on.
