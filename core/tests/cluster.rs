@@ -419,7 +419,8 @@ async fn publishes_sent_again_after_their_connection_dropped_are_stored_once() {
     // 250 messages: three calls, pipelined; the cut takes the replies of whatever was in flight.
     let batch: Vec<Message> = (0..250).map(|i| Message::new(format!("b{i}").into_bytes()).at(at)).collect();
     proxy.lose_next_reply_of(b"b120");
-    let got = reconnected(&client, || q.publish_batch(batch.clone())).await;
+    common::reconnected(&client).await;
+    let got = q.publish_batch(batch).await.unwrap();
     assert_eq!(proxy.lost.load(SeqCst), 2, "the fault was injected");
     let ids: Vec<String> = got.iter().map(|p| p.id.clone()).collect();
     assert_eq!(ids, (3..253).map(|i| i.to_string()).collect::<Vec<_>>());
@@ -430,18 +431,4 @@ async fn publishes_sent_again_after_their_connection_dropped_are_stored_once() {
     want.extend((0..250).map(|i| format!("b{i}")));
     assert!(bodies == want, "stored once each, in publish order: {bodies:?}");
     assert!(q.verify().await.unwrap().is_ok());
-}
-
-/// Runs `call` once the client reaches Redis again (a call may meet the cut socket while
-/// redis-rs reconnects).
-async fn reconnected<T, F: std::future::Future<Output = redelay::Result<T>>>(
-    client: &Client,
-    call: impl Fn() -> F,
-) -> T {
-    let t = Instant::now();
-    while client.ping().await.is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "the client did not reconnect");
-        tokio::time::sleep(ms(50)).await;
-    }
-    call().await.unwrap()
 }

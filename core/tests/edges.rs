@@ -101,9 +101,7 @@ async fn big_bodies_are_written_once_and_fetch_replies_are_capped_in_bytes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_fetch_reply_is_retried_and_gets_the_same_lease_back() {
-    let proxy = common::FaultProxy::start(common::port_of(&common::url())).await;
-    let prefix = common::unique("lost");
-    let client = Client::builder(&proxy.url()).prefix(&prefix).connect().await.unwrap();
+    let (proxy, client, _) = common::through_proxy("lost").await;
     let q = client.queue("q").unwrap();
     q.publish(Message::new(b"once".to_vec()).id("only-try").max_attempts(1).ttr(Duration::from_secs(2))).await.unwrap();
     // The next script call is the fetch: lose its reply.
@@ -112,13 +110,8 @@ async fn a_lost_fetch_reply_is_retried_and_gets_the_same_lease_back() {
     assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the fault was injected");
     assert_eq!(got.len(), 1, "the retried fetch hands back the lease it made");
     assert_eq!((got[0].id(), got[0].attempt()), ("only-try", 1));
-    // The ack is not what this test is about: let the client's connection settle after the cut
-    // (a call may still meet the broken socket while redis-rs reconnects).
-    let t = std::time::Instant::now();
-    while client.ping().await.is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "the client did not reconnect");
-        tokio::time::sleep(ms(50)).await;
-    }
+    // The ack is not what this test is about: let the client's connection settle after the cut.
+    common::reconnected(&client).await;
     got[0].ack().await.unwrap();
     // Nothing was burnt: no dead letter once the first lease would have run out.
     tokio::time::sleep(Duration::from_millis(2200)).await;
@@ -334,9 +327,7 @@ async fn data_of_another_layout_is_refused_not_misread() {
 /// makes them: no replay field outlives its batch while the handle keeps publishing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_replay_fields_of_a_batch_are_deleted_even_when_the_batch_meant_to_delete_them_fails() {
-    let proxy = common::FaultProxy::start(common::port_of(&common::url())).await;
-    let prefix = common::unique("replay");
-    let client = Client::builder(&proxy.url()).prefix(&prefix).connect().await.unwrap();
+    let (proxy, client, prefix) = common::through_proxy("replay").await;
     let q = client.queue("q").unwrap();
     let batch = |tag: &str| -> Vec<Message> {
         (0..150).map(|i| Message::new(format!("{tag}{i}").into_bytes()).delay(Duration::from_secs(3600))).collect()
@@ -364,11 +355,7 @@ async fn the_replay_fields_of_a_batch_are_deleted_even_when_the_batch_meant_to_d
     assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the fault was injected");
     assert_eq!(fields(&mut raw).await, first, "Redis saw nothing of the failed batch");
 
-    let t = std::time::Instant::now();
-    while client.ping().await.is_err() {
-        assert!(t.elapsed() < Duration::from_secs(10), "the client did not reconnect");
-        tokio::time::sleep(ms(50)).await;
-    }
+    common::reconnected(&client).await;
     q.publish_batch(batch("c")).await.unwrap();
     let last = fields(&mut raw).await;
     assert_eq!(last.len(), 3, "only the last batch's fields: {last:?}");

@@ -360,6 +360,25 @@ impl FaultProxy {
     }
 }
 
+/// A fault proxy in front of the Redis under test, and a client through it with a fresh
+/// prefix (`name`-…), which it returns too.
+pub async fn through_proxy(name: &str) -> (FaultProxy, Client, String) {
+    let proxy = FaultProxy::start(port_of(&url())).await;
+    let prefix = unique(name);
+    let client = Client::builder(&proxy.url()).prefix(&prefix).connect().await.unwrap();
+    (proxy, client, prefix)
+}
+
+/// Waits (up to 10 s) until `client` reaches Redis again after a cut connection (a call may
+/// still meet the broken socket while redis-rs reconnects).
+pub async fn reconnected(client: &Client) {
+    let t = Instant::now();
+    while client.ping().await.is_err() {
+        assert!(t.elapsed() < Duration::from_secs(10), "the client did not reconnect");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The port of a `redis://host:port` URL.
 pub fn port_of(url: &str) -> u16 {
     url.rsplit(':').next().unwrap().trim_end_matches('/').split('/').next().unwrap().parse().unwrap()
