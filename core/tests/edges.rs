@@ -332,32 +332,24 @@ async fn the_replay_fields_of_a_batch_are_deleted_even_when_the_batch_meant_to_d
     let batch = |tag: &str| -> Vec<Message> {
         (0..150).map(|i| Message::new(format!("{tag}{i}").into_bytes()).delay(Duration::from_secs(3600))).collect()
     };
-    let mut raw = common::raw().await;
-    let fields = |raw: &mut redis::aio::MultiplexedConnection| {
-        let mut raw = raw.clone();
-        let pattern = format!("{prefix}:{{q}}:b:*");
-        async move {
-            let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
-            assert_eq!(keys.len(), 1, "one replay key: {keys:?}");
-            let mut f: Vec<String> = redis::cmd("HKEYS").arg(&keys[0]).query_async(&mut raw).await.unwrap();
-            f.retain(|f| f != "t");
-            f.sort();
-            f
-        }
+    let fields = || async {
+        let mut f: Vec<String> = common::publish_replay(&prefix, "q").await.into_keys().filter(|f| f != "t").collect();
+        f.sort();
+        f
     };
 
     q.publish_batch(batch("a")).await.unwrap();
-    let first = fields(&mut raw).await;
+    let first = fields().await;
     assert_eq!(first.len(), 3, "2 calls and the batch's progress: {first:?}");
 
     proxy.drop_next_request_with(b"bx0"); // the first call's first body (hex ids hold no x)
     assert!(q.publish_batch(batch("bx")).await.is_err(), "the batch's connection dropped");
     assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the fault was injected");
-    assert_eq!(fields(&mut raw).await, first, "Redis saw nothing of the failed batch");
+    assert_eq!(fields().await, first, "Redis saw nothing of the failed batch");
 
     common::reconnected(&client).await;
     q.publish_batch(batch("c")).await.unwrap();
-    let last = fields(&mut raw).await;
+    let last = fields().await;
     assert_eq!(last.len(), 3, "only the last batch's fields: {last:?}");
     assert!(last.iter().all(|f| !first.contains(f)), "the first batch's fields are gone: {last:?}");
     assert_eq!(q.stats().await.unwrap().total, 300, "a and c stored, b not");

@@ -429,10 +429,7 @@ async fn a_batch_keeps_publish_order_when_the_script_cache_is_empty() {
             // On both paths (pipelined calls, WAIT's dedicated pipeline) the handle's replay key
             // holds this batch's 50 calls, its progress and when its expiry was set, and no
             // earlier batch's: a batch deletes what the calls before it stored.
-            let keys: Vec<String> =
-                redis::cmd("KEYS").arg(format!("{}:{{q}}:b:*", q_prefix)).query_async(&mut raw).await.unwrap();
-            assert_eq!(keys.len(), 1, "durable {durable} round {round}: one replay key: {keys:?}");
-            let fields: usize = redis::cmd("HLEN").arg(&keys[0]).query_async(&mut raw).await.unwrap();
+            let fields = common::publish_replay(&q_prefix, "q").await.len();
             assert_eq!(fields, 52, "durable {durable} round {round}: replay fields (and 't')");
         }
     }
@@ -475,19 +472,7 @@ async fn a_batch_whose_chunks_arrive_out_of_order_is_stored_in_batch_order() {
         let want: Vec<String> = (0..300).filter(|&i| i != 250).map(|i| i.to_string()).collect();
         assert!(bodies == want, "order {order:?}: stored out of batch order: {bodies:?}");
         // The batch's replay fields stay until the handle's next batch deletes them.
-        let mut raw = common::raw().await;
-        let pattern = format!("{}:{{q{case}}}:b:*", c.prefix());
-        let fields = |raw: &mut redis::aio::MultiplexedConnection| {
-            let (mut raw, pattern) = (raw.clone(), pattern.clone());
-            async move {
-                let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut raw).await.unwrap();
-                assert_eq!(keys.len(), 1, "one replay key: {keys:?}");
-                let h: HashMap<String, Vec<u8>> =
-                    redis::cmd("HGETALL").arg(&keys[0]).query_async(&mut raw).await.unwrap();
-                h
-            }
-        };
-        let replay = fields(&mut raw).await;
+        let replay = common::publish_replay(c.prefix(), &format!("q{case}")).await;
         let batch: Vec<&String> = replay.keys().filter(|f| f.as_str() != "t" && !f.contains(':')).collect();
         assert_eq!(batch.len(), 1, "order {order:?}: one batch's progress: {replay:?}");
         assert_eq!(replay[batch[0]], b"2", "order {order:?}: its last call ran");
@@ -497,7 +482,7 @@ async fn a_batch_whose_chunks_arrive_out_of_order_is_stored_in_batch_order() {
         q.publish_batch((0..150).map(|i| Message::new(format!("next {i}").into_bytes()).at(at)).collect())
             .await
             .unwrap();
-        let replay = fields(&mut raw).await;
+        let replay = common::publish_replay(c.prefix(), &format!("q{case}")).await;
         assert!(!replay.contains_key(batch[0].as_str()), "order {order:?}: the first batch's progress is gone");
         assert!(calls.iter().all(|c| !replay.contains_key(c)), "order {order:?}: its replies are gone: {replay:?}");
         assert_eq!(replay.len(), 4, "order {order:?}: the second batch's 2 calls, progress and 't': {replay:?}");

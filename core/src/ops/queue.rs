@@ -225,10 +225,10 @@ impl Queue {
     fn ordered_calls(&self, calls: Vec<Vec<Vec<u8>>>) -> PublishCalls {
         let (mut keys, count) = (self.inner.keys.all.to_vec(), calls.len());
         let replayed = count > 1 || self.inner.ctx.conn.is_cluster();
-        let done: Vec<String> = {
+        let deletes: Vec<String> = {
             let mut r = self.inner.replied.lock().unwrap();
             // Deleted in bulk: a delete is a command of its own in the script.
-            if r.len() >= REPLAY_FIELDS_TO_DELETE || (replayed && count > 1) {
+            if r.len() >= REPLAY_FIELDS_TO_DELETE || count > 1 {
                 let n = r.len().min(REPLAY_FIELDS_PER_CALL);
                 r.drain(..n).collect()
             } else {
@@ -236,30 +236,31 @@ impl Queue {
             }
         };
         let batch = if replayed { hex(&rand::random::<[u8; 8]>()) } else { String::new() };
-        let mut fields = Vec::new();
+        let mut stores: Vec<String> = Vec::new();
         if replayed {
-            fields.extend((0..count).map(|i| format!("{batch}:{i}")));
+            stores.extend((0..count).map(|i| format!("{batch}:{i}")));
             if count > 1 {
-                fields.push(batch.clone());
+                stores.push(batch.clone());
             }
         }
-        if replayed || !done.is_empty() {
+        let carries_key = replayed || !deletes.is_empty();
+        if carries_key {
             keys.push(self.inner.publish_replay.clone());
         }
         let calls = calls
             .into_iter()
             .enumerate()
             .map(|(i, mut a)| {
-                if replayed || !done.is_empty() {
+                if carries_key {
                     a.extend([batch.clone().into_bytes(), i.to_string().into_bytes(), count.to_string().into_bytes()]);
                     if i == 0 {
-                        a.extend(done.iter().map(|f| f.clone().into_bytes()));
+                        a.extend(deletes.iter().map(|f| f.clone().into_bytes()));
                     }
                 }
                 args(a)
             })
             .collect();
-        PublishCalls { keys, calls, stores: fields, deletes: done }
+        PublishCalls { keys, calls, stores, deletes }
     }
 
     /// Every call of `calls` has its final answer, `ok` or not: the next publish call deletes

@@ -379,6 +379,16 @@ pub async fn reconnected(client: &Client) {
     }
 }
 
+/// The one publish replay key of queue `queue` under `prefix` (the test's one queue handle),
+/// read directly: field → value.
+pub async fn publish_replay(prefix: &str, queue: &str) -> std::collections::HashMap<String, Vec<u8>> {
+    let mut raw = raw().await;
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{prefix}:{{{queue}}}:b:*")).query_async(&mut raw).await.unwrap();
+    assert_eq!(keys.len(), 1, "one replay key: {keys:?}");
+    redis::cmd("HGETALL").arg(&keys[0]).query_async(&mut raw).await.unwrap()
+}
+
 /// The port of a `redis://host:port` URL.
 pub fn port_of(url: &str) -> u16 {
     url.rsplit(':').next().unwrap().trim_end_matches('/').split('/').next().unwrap().parse().unwrap()
