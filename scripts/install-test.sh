@@ -12,18 +12,29 @@
 # cargo and rustc are taken off PATH first (and the test fails if either can still be found).
 # Ends with "install: N passed, M failed".
 #
-#   tests/with-redis.sh scripts/install-test.sh [--build] [DIST]
+#   tests/with-redis.sh scripts/install-test.sh [--build] [--arch ARCH] [DIST]
 #
 # DIST defaults to dist/. --build first runs `scripts/release.sh --host-only --out DIST` (with
 # Rust, before PATH is stripped): what scripts/test.sh does, into target/dist-ci.
+#
+# --arch ARCH (e.g. aarch64) tests the artifacts of another architecture, as a user on an ARCH
+# Linux machine gets them, under qemu user-mode emulation (`qemu-ARCH`, from Debian's qemu-user,
+# installed when missing). The Python, Node.js and JDK that run them are Debian's builds for
+# ARCH, unpacked into target/sysroot-ARCH by scripts/debian-sysroot.py (nothing of ARCH is
+# installed on the machine): Python 3.11 imports the manylinux wheel (installed by pip for that
+# platform), Node.js 18 loads @redelay/linux-ARCH-gnu, the JVM loads the jar's linux-ARCH
+# library; the CLI is run in both its glibc and its static musl build. The release check runs
+# it for aarch64 (RELEASING.md); it needs what `scripts/release.sh` builds for ARCH.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${REDIS_URL:?REDIS_URL is not set: run under tests/with-redis.sh}"
 build=0
 dist="$root/dist"
+arch="$(uname -m)"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=1; shift ;;
+    --arch) arch="$2"; shift 2 ;;
     *) dist="$1"; shift ;;
   esac
 done
@@ -36,6 +47,34 @@ if [ "$build" -eq 1 ]; then
   echo "== install: building the host's release artifacts into $dist"
   "$root/scripts/release.sh" --host-only --out "$dist" || { echo "install: 0 passed, 1 failed"; exit 1; }
   echo "== install: release.sh took $((SECONDS - t0)) s"
+fi
+
+# ---- another architecture: its interpreters under qemu --------------------------------------------
+# The commands that run the artifacts: this machine's own, or ARCH's under emulation.
+python_cmd=() node_cmd=(node) java_cmd=(java) emu=()
+node_arch="$(node -p process.arch)"
+if [ "$arch" != "$(uname -m)" ]; then
+  case "$arch" in
+    aarch64) deb_arch=arm64 node_arch=arm64 ;;
+    x86_64) deb_arch=amd64 node_arch=x64 ;;
+    *) echo "install: no Debian architecture known for $arch"; echo "install: 0 passed, 1 failed"; exit 1 ;;
+  esac
+  if ! command -v "qemu-$arch" >/dev/null; then
+    echo "== install: installing qemu-user (qemu-$arch) from Debian's packages"
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO="sudo"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq qemu-user >&2 \
+      || { echo "install: 0 passed, 1 failed"; exit 1; }
+  fi
+  sysroot="$root/target/sysroot-$deb_arch"
+  python3 "$root/scripts/debian-sysroot.py" "$deb_arch" "$sysroot" \
+    python3.11-minimal libpython3.11-stdlib nodejs openjdk-17-jre-headless \
+    || { echo "install: 0 passed, 1 failed"; exit 1; }
+  emu=("qemu-$arch" -L "$sysroot")
+  python_cmd=("${emu[@]}" "$sysroot/usr/bin/python3.11")
+  node_cmd=("${emu[@]}" "$sysroot/usr/bin/node")
+  java_cmd=("${emu[@]}" "$(ls -d "$sysroot"/usr/lib/jvm/java-17-openjdk-*/bin/java | head -n 1)")
+  echo "== install: testing the $arch artifacts under qemu-$arch, with Debian's $deb_arch interpreters from $sysroot"
 fi
 
 # ---- no Rust from here on ----------------------------------------------------------------------
@@ -95,24 +134,33 @@ PY
 python_test() {
   local t=$SECONDS d="$work/python" wheel
   mkdir -p "$d"
-  wheel="$(ls "$dist"/python/redelay-"$version"-cp*-abi3-manylinux*_"$(uname -m)".whl 2>/dev/null | head -n 1)"
-  [ -n "$wheel" ] || { fail python "no manylinux wheel for $(uname -m) in $dist/python"; return; }
+  wheel="$(ls "$dist"/python/redelay-"$version"-cp*-abi3-manylinux*_"$arch".whl 2>/dev/null | head -n 1)"
+  [ -n "$wheel" ] || { fail python "no manylinux wheel for $arch in $dist/python"; return; }
   python3 -m venv "$d/venv" || { fail python "python3 -m venv failed"; return; }
-  "$d/venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$wheel" \
+  # This machine's Python from the venv; another architecture's with the wheel that pip installed
+  # for that platform on its path.
+  local py=("$d/venv/bin/python") site="/venv/" pip_for=()
+  if [ ${#python_cmd[@]} -gt 0 ]; then
+    py=(env "PYTHONPATH=$d/site" "${python_cmd[@]}") site="/site/"
+    pip_for=(--no-deps --target "$d/site" --platform "manylinux2014_$arch" --only-binary=:all:)
+  fi
+  "$d/venv/bin/pip" install --quiet --disable-pip-version-check --no-index ${pip_for[@]+"${pip_for[@]}"} "$wheel" \
     || { fail python "pip install $wheel failed"; return; }
   readme_block Python python >"$d/quickstart.py" || { fail python "README block"; return; }
   subst "$d/quickstart.py" 'import asyncio, redelay' 'import asyncio, os, redelay' &&
     subst "$d/quickstart.py" '"redis://127.0.0.1:6379"' 'os.environ["REDIS_URL"]' &&
     subst "$d/quickstart.py" 'delay=30)' 'delay=0.3)' &&
     subst "$d/quickstart.py" 'asyncio.sleep(60)' 'asyncio.sleep(2)' || { fail python "README changed"; return; }
-  (cd "$d" && REDIS_URL="$base_url/1" timeout 60 "$d/venv/bin/python" quickstart.py) >"$d/out" 2>&1
+  (cd "$d" && REDIS_URL="$base_url/1" timeout 120 "${py[@]}" quickstart.py) >"$d/out" 2>&1
   local status=$?
   cat "$d/out"
   [ "$status" -eq 0 ] || { fail python "quick start exited $status"; return; }
   grep -Eq '^[^ ]+ 1 ' "$d/out" || { fail python "the quick start's message was not delivered"; return; }
-  # The module came from the venv, not from a checkout.
-  (cd "$d" && "$d/venv/bin/python" -c 'import redelay, sys; sys.exit(0 if "/venv/" in redelay.__file__ else 1)') \
-    || { fail python "redelay was not imported from the venv"; return; }
+  # The module came from the install, not from a checkout, on the architecture tested.
+  (cd "$d" && "${py[@]}" -c 'import platform, redelay, sys
+print(f"redelay from {redelay.__file__} on {platform.machine()}")
+sys.exit(0 if sys.argv[1] in redelay.__file__ and platform.machine() == sys.argv[2] else 1)' "$site" "$arch") \
+    || { fail python "redelay was not imported from the install ($site) on $arch"; return; }
   ok python $((SECONDS - t))
 }
 
@@ -123,7 +171,7 @@ node_test() {
   main="$dist/npm/redelay-$version.tgz"
   # npm packs @redelay/linux-x64-gnu as redelay-linux-x64-gnu-V.tgz.
   local platform pkgname
-  platform="linux-$(node -p process.arch)-gnu"
+  platform="linux-$node_arch-gnu"
   plat="$dist/npm/redelay-$platform-$version.tgz"
   [ -f "$main" ] && [ -f "$plat" ] || { fail node "no main or $platform tarball in $dist/npm"; return; }
   pkgname="$(tar -xzOf "$plat" package/package.json | node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).name)')"
@@ -138,8 +186,12 @@ JSON
 { "compilerOptions": { "strict": true, "target": "es2022", "module": "nodenext", "moduleResolution": "nodenext",
   "types": ["node"], "skipLibCheck": false, "outDir": "out" }, "files": ["quickstart.ts"] }
 JSON
-  # The platform tarball stands in for the registry's copy of the optional dependency.
-  (cd "$d" && npm install --no-save --silent "$plat" "$main" typescript@5.9.3 @types/node@20 >"$d/npm.log" 2>&1) \
+  # The platform tarball stands in for the registry's copy of the optional dependency (for
+  # another architecture, npm is told the platform it installs for, and --force lets it take
+  # a package named directly whose cpu is not this machine's).
+  local npm_for=()
+  [ "$node_arch" = "$(node -p process.arch)" ] || npm_for=(--force --os=linux --cpu="$node_arch" --libc=glibc)
+  (cd "$d" && npm install --no-save --silent ${npm_for[@]+"${npm_for[@]}"} "$plat" "$main" typescript@5.9.3 @types/node@20 >"$d/npm.log" 2>&1) \
     || { cat "$d/npm.log"; fail node "npm install failed"; return; }
   [ -e "$d/node_modules/redelay/package.json" ] && [ ! -e "$d/node_modules/redelay/Cargo.toml" ] \
     || { fail node "redelay was not installed from the tarball"; return; }
@@ -148,28 +200,28 @@ JSON
     fail node "the main package carries an addon"; return
   fi
   # shellcheck disable=SC2016 # JavaScript, not shell
-  (cd "$d" && node -e '
+  (cd "$d" && "${node_cmd[@]}" -e '
     const loaded = () => Object.keys(require.cache).find((f) => f.endsWith(".node"))
     require("redelay")
     const addon = loaded()
     const want = require.resolve(process.argv[1])
     if (addon !== want) { console.error(`loaded ${addon}, not ${want}`); process.exit(1) }
-    console.log(`the loader required ${process.argv[1]}: ${addon}`)' "@redelay/$platform") \
+    console.log(`the loader required ${process.argv[1]} on ${process.arch}: ${addon}`)' "@redelay/$platform") \
     || { fail node "redelay did not load its addon from @redelay/$platform"; return; }
   readme_block Node.js ts >"$d/quickstart.ts" || { fail node "README block"; return; }
   subst "$d/quickstart.ts" 'delayMs: 30 * 60_000' 'delayMs: 300' || { fail node "README changed"; return; }
   (cd "$d" && node node_modules/typescript/bin/tsc -p tsconfig.json) || { fail node "tsc --strict failed on the quick start"; return; }
   # The quick start runs until SIGTERM: wait for its delivery, then stop it as a service would be.
-  (cd "$d" && REDIS_URL="$base_url/2" exec node out/quickstart.js) >"$d/run.log" 2>&1 &
+  (cd "$d" && REDIS_URL="$base_url/2" exec "${node_cmd[@]}" out/quickstart.js) >"$d/run.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     grep -q 'ms late' "$d/run.log" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   kill -TERM "$pid" 2>/dev/null
   local status=0
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid"; fail node "did not exit after SIGTERM"; cat "$d/run.log"; return; fi
   wait "$pid" || status=$?
   cat "$d/run.log"
@@ -200,6 +252,7 @@ jvm_test() {
   <properties>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
     <kotlin.version>2.1.21</kotlin.version>
+    <java.command>java</java.command>
   </properties>
   <repositories>
     <repository>
@@ -229,7 +282,7 @@ jvm_test() {
         <artifactId>exec-maven-plugin</artifactId>
         <version>3.5.0</version>
         <configuration>
-          <executable>java</executable>
+          <executable>\${java.command}</executable>
           <arguments><argument>-classpath</argument><classpath/><argument>QuickstartKt</argument></arguments>
         </configuration>
       </plugin>
@@ -268,7 +321,13 @@ KT
 }
 KT
   } >"$d/src/main/kotlin/Quickstart.kt"
-  (cd "$d" && REDIS_URL="$base_url/3" timeout 600 mvn -B -ntp -q -Dmaven.repo.local="$m2" package exec:exec) >"$d/out" 2>&1
+  # Another architecture's JVM runs behind a wrapper that Maven's exec plugin starts as `java`.
+  local java_for=()
+  if [ ${#emu[@]} -gt 0 ]; then
+    printf '#!/bin/sh\nexec %s "$@"\n' "${java_cmd[*]}" >"$d/java" && chmod +x "$d/java"
+    java_for=(-Djava.command="$d/java")
+  fi
+  (cd "$d" && REDIS_URL="$base_url/3" timeout 600 mvn -B -ntp -q -Dmaven.repo.local="$m2" ${java_for[@]+"${java_for[@]}"} package exec:exec) >"$d/out" 2>&1
   local status=$?
   cat "$d/out"
   [ "$status" -eq 0 ] || { fail jvm "maven build or run exited $status"; return; }
@@ -279,26 +338,27 @@ KT
 }
 
 # ---- CLI ---------------------------------------------------------------------------------------
-cli_test() {
-  local t=$SECONDS d="$work/cli" tarball
-  tarball="$(ls "$dist"/cli/redelay-cli-"$version"-"$(uname -m)"-unknown-linux-gnu.tar.gz 2>/dev/null | head -n 1)"
-  [ -n "$tarball" ] || { fail cli "no CLI tarball for $(uname -m) in $dist/cli"; return; }
-  mkdir -p "$d" && tar -C "$d" -xzf "$tarball" || { fail cli "cannot unpack $tarball"; return; }
-  local bin
-  bin="$d/redelay-cli-$version-$(uname -m)-unknown-linux-gnu/redelay"
-  REDIS_URL="$base_url/4" "$bin" publish install-test 'hello from the tarball' --id cli-1 >"$d/out" 2>&1 &&
-    REDIS_URL="$base_url/4" "$bin" peek install-test cli-1 >>"$d/out" 2>&1
+cli_test() { # LIBC: gnu, or musl (the static build)
+  local t=$SECONDS libc="$1" d="$work/cli-$1" tarball triple="$arch-unknown-linux-$1"
+  tarball="$(ls "$dist"/cli/redelay-cli-"$version"-"$triple".tar.gz 2>/dev/null | head -n 1)"
+  [ -n "$tarball" ] || { fail "cli-$libc" "no CLI tarball for $triple in $dist/cli"; return; }
+  mkdir -p "$d" && tar -C "$d" -xzf "$tarball" || { fail "cli-$libc" "cannot unpack $tarball"; return; }
+  local bin=(${emu[@]+"${emu[@]}"} "$d/redelay-cli-$version-$triple/redelay")
+  REDIS_URL="$base_url/4" "${bin[@]}" publish install-test "hello from the $libc tarball" --id "cli-$libc" >"$d/out" 2>&1 &&
+    REDIS_URL="$base_url/4" "${bin[@]}" peek install-test "cli-$libc" >>"$d/out" 2>&1
   local status=$?
   cat "$d/out"
-  [ "$status" -eq 0 ] || { fail cli "redelay publish/peek exited $status"; return; }
-  grep -q 'hello from the tarball' "$d/out" || { fail cli "peek did not show the message"; return; }
-  ok cli $((SECONDS - t))
+  [ "$status" -eq 0 ] || { fail "cli-$libc" "redelay publish/peek exited $status"; return; }
+  grep -q "hello from the $libc tarball" "$d/out" || { fail "cli-$libc" "peek did not show the message"; return; }
+  ok "cli-$libc" $((SECONDS - t))
 }
 
 python_test
 node_test
 jvm_test
-cli_test
+cli_test gnu
+# Another architecture's static musl CLI too (the host's is built only by the release check).
+[ ${#emu[@]} -eq 0 ] || cli_test musl
 echo "== install: took $((SECONDS - t0)) s in all"
 echo "install: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
