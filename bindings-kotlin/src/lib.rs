@@ -705,42 +705,11 @@ impl NativeQueue {
     }
 
     /// Publishes one message (see `Message` for the settings); a duplicate id is reported in
-    /// the result, not as an error.
-    #[uniffi::method(default(
-        delay = None, at = None, id = None, max_attempts = None, ttr = None, backoff = None, replace = false,
-        expires_in = None, expires_at = None, drop_on_expiry = false, headers
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    pub async fn publish(
-        &self,
-        body: Vec<u8>,
-        delay: Option<Ms>,
-        at: Option<SystemTime>,
-        id: Option<String>,
-        headers: HashMap<String, String>,
-        max_attempts: Option<i32>,
-        ttr: Option<Ms>,
-        backoff: Option<Backoff>,
-        replace: bool,
-        expires_in: Option<Ms>,
-        expires_at: Option<SystemTime>,
-        drop_on_expiry: bool,
-    ) -> Res<Published> {
-        let m = Message {
-            body,
-            delay,
-            at,
-            id,
-            headers,
-            max_attempts,
-            ttr,
-            backoff,
-            replace,
-            expires_in,
-            expires_at,
-            drop_on_expiry,
-        };
-        let (body, o) = m.into_core()?;
+    /// the result, not as an error. Kotlin's `Queue.publish(body, delay = ..., ...)` builds the
+    /// `Message`: one argument, because JNA passes a call's by-value arguments wrongly on
+    /// aarch64 once they no longer fit in registers (the Kotlin test `FfiTest`).
+    pub async fn publish(&self, message: Message) -> Res<Published> {
+        let (body, o) = message.into_core()?;
         let m = o.message(body)?;
         call!(self, |q| q.publish(m).await?)
     }

@@ -28,10 +28,36 @@ class Queue internal constructor(
     /** The queue's name. */
     val name: String = native.name()
 
+    /**
+     * Publishes one message; a duplicate id is reported in the result ([Published.isDuplicate]),
+     * not as an error. `null` keeps the client's default. [delay]: due this long after Redis
+     * receives the publish; [at]: due at this time (Redis clock); give one of them, or neither
+     * for now. [id]: your own id, unique within the queue (a publish of an existing id changes
+     * nothing, unless [replace]); without one redelay generates an id (all digits). [headers]
+     * are carried along. [maxAttempts]: deliveries allowed before the dead letters; [ttr]: lease
+     * length; [backoff]: retry delays. [expiresIn] (from the publish) or [expiresAt]: a message
+     * not delivered by then never is; it becomes a dead letter "expired", or is deleted with
+     * [dropOnExpiry].
+     */
+    suspend fun publish(
+        body: ByteArray,
+        delay: Ms? = null,
+        at: java.time.Instant? = null,
+        id: String? = null,
+        headers: Map<String, String> = mapOf(),
+        maxAttempts: Int? = null,
+        ttr: Ms? = null,
+        backoff: Backoff? = null,
+        replace: Boolean = false,
+        expiresIn: Ms? = null,
+        expiresAt: java.time.Instant? = null,
+        dropOnExpiry: Boolean = false,
+    ): Published = native.publish(
+        Message(body, delay, at, id, headers, maxAttempts, ttr, backoff, replace, expiresIn, expiresAt, dropOnExpiry),
+    )
+
     /** [publish] with the settings of a [PublishOptions]. */
-    suspend fun publish(body: ByteArray, options: PublishOptions): Published = with(options) {
-        publish(body, delay, at, id, headers, maxAttempts, ttr, backoff, replace, expiresIn, expiresAt, dropOnExpiry)
-    }
+    suspend fun publish(body: ByteArray, options: PublishOptions): Published = native.publish(Message(body, options))
 
     /** Deletes the whole queue: every message in every state. */
     suspend fun destroy() = native.destroyQueue()
