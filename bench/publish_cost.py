@@ -1,0 +1,143 @@
+"""Where a single publish's Redis time goes: publish.lua for one message, and variants of it
+with parts taken out, each run 5,000 times against a private Redis, pipelined 100 at a time
+(so Redis stays busy and its caches warm: the script's own cost, not the round trip's).
+
+    tests/with-redis.sh python3 bench/publish_cost.py
+
+Prints, per variant, Redis CPU per call (INFO cpu), the time inside EVALSHA and the part of it
+spent in the Redis commands the script calls (INFO commandstats). The variants:
+
+    return 1              EVALSHA of an empty script: the floor of any script call
+    lib                   lib.lua's top level, which every script call runs (it defines the helpers)
+    publish               publish.lua as the client sends it: one message, generated id, due in 1 h
+    - history             without the history counters (three HINCRBY per call)
+    - wake check          without looking up the earliest due time (ZRANGE) and the wake
+    the commands alone    the same ten Redis commands with no Lua around them: TIME, HMGET meta,
+                          HINCRBY seq, ZRANGE, HSETNX, ZADD and three HINCRBY
+
+Python's standard library only: a minimal RESP client on a socket.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from pathlib import Path
+from typing import List, Union
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYS = [f"redelay:{{cost}}:{k}" for k in ("msg", "sched", "body", "died", "meta", "jobs", "hist", "wake")]
+CALLS, PIPELINE = 5000, 100
+
+Reply = Union[bytes, None, List["Reply"]]
+
+
+class Redis:
+    def __init__(self, url: str) -> None:
+        host, port = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)))
+        self.file = self.sock.makefile("rb")
+
+    @staticmethod
+    def encode(*args: Union[str, bytes, int]) -> bytes:
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            b = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+        return b"".join(out)
+
+    def read(self) -> Reply:
+        line = self.file.readline()
+        kind, rest = line[:1], line[1:-2]
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind in (b"+", b":"):
+            return rest
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self.file.read(n + 2)[:-2]
+        return [self.read() for _ in range(max(int(rest), 0))]
+
+    def call(self, *args: Union[str, bytes, int]) -> Reply:
+        self.sock.sendall(self.encode(*args))
+        return self.read()
+
+    def text(self, *args: Union[str, bytes, int]) -> str:
+        reply = self.call(*args)
+        assert isinstance(reply, bytes)
+        return reply.decode()
+
+
+def cpu_seconds(r: Redis) -> float:
+    lines = r.text("INFO", "cpu").splitlines()
+    return sum(float(x.split(":")[1]) for x in lines if x.startswith(("used_cpu_user:", "used_cpu_sys:")))
+
+
+def replaced(code: str, *changes: tuple[str, str]) -> str:
+    """`code` with each (old, new) replaced; old must be in it exactly once."""
+    for old, new in changes:
+        assert code.count(old) == 1, f"publish.lua changed: {old!r} is not in it once"
+        code = code.replace(old, new)
+    return code
+
+
+def main() -> None:
+    r = Redis(os.environ["REDIS_URL"])
+    lib = (ROOT / "core/lua/lib.lua").read_text()
+    publish = lib + "\n" + (ROOT / "core/lua/publish.lua").read_text()
+    no_history = ("hist({ p = stored }, now)", "")
+    no_wake = ("local before = first_waiting()", "local before = 0")
+    no_wake_call = ("wake_if_earlier(before, new_min)\nlocal stored", "local stored")
+    commands = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000
+redis.call('HMGET', KEYS[5], 'v', 'nohist', 'hmin', 'hhour', 'shards')
+local seq = redis.call('HINCRBY', KEYS[5], 'seq', 1)
+redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+redis.call('HSETNX', KEYS[1], seq, ARGV[4])
+redis.call('ZADD', KEYS[2], now + 3600000, seq)
+redis.call('HINCRBY', KEYS[7], 'm1:p', 1)
+redis.call('HINCRBY', KEYS[7], 'h1:p', 1)
+redis.call('HINCRBY', KEYS[7], 't:p', 1)
+return 1
+"""
+    variants = {
+        "return 1": "return 1",
+        "lib": lib + "\nreturn 1",
+        "publish": publish,
+        "- history": replaced(publish, no_history),
+        "- wake check": replaced(publish, no_wake, no_wake_call),
+        "the commands alone": commands,
+    }
+    # One message as the client encodes it: the record's first 18 bytes (version 2, INLINE,
+    # attempts 0, max_attempts 10, ttr 30 s, backoff 1 s .. 1 h), then replace 0, due mode 0
+    # (delay), delay 1 h, no expiry; a generated id; a 34-byte blob.
+    spec = struct.pack(">BBHHIII", 2, 1, 0, 10, 30000, 1000, 3600000) + bytes([0, 0])
+    spec += (3600000).to_bytes(6, "big") + bytes([0]) + (0).to_bytes(6, "big")
+    print(f"{'variant':20} {'Redis CPU':>10} {'in EVALSHA':>11} {'of it commands':>15}   (µs per call)")
+    for name, code in variants.items():
+        sha = r.text("SCRIPT", "LOAD", code)
+        cmd = Redis.encode("EVALSHA", sha, len(KEYS), *KEYS, 1, "", spec, b"x" * 34)
+        r.call("DEL", *KEYS)
+        r.sock.sendall(cmd)
+        r.read()
+        r.call("CONFIG", "RESETSTAT")
+        before = cpu_seconds(r)
+        for _ in range(CALLS // PIPELINE):
+            r.sock.sendall(cmd * PIPELINE)
+            for _ in range(PIPELINE):
+                r.read()
+        used = cpu_seconds(r) - before
+        stats = {}
+        for line in r.text("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_"):
+                cmd_name, fields = line[8:].split(":", 1)
+                stats[cmd_name] = int(fields.split("usec=")[1].split(",")[0])
+        inner = sum(v for k, v in stats.items() if k not in ("evalsha", "info", "config|resetstat"))
+        print(f"{name:20} {used * 1e6 / CALLS:10.1f} {stats['evalsha'] / CALLS:11.2f} {inner / CALLS:15.2f}")
+    r.call("DEL", *KEYS)
+
+
+if __name__ == "__main__":
+    main()
