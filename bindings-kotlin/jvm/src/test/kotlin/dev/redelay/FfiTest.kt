@@ -1,5 +1,6 @@
 package dev.redelay
 
+import java.io.File
 import java.lang.reflect.Modifier
 import kotlin.test.Test
 import kotlin.test.assertEquals
@@ -20,10 +21,28 @@ class FfiTest {
     private val natives =
         Class.forName("dev.redelay.UniffiLib").declaredMethods.filter { Modifier.isNative(it.modifiers) }
 
+    /** The `callback` of each generated callback interface (Rust calls these through JNA). */
+    private val callbacks = run {
+        val lib = Class.forName("dev.redelay.UniffiLib")
+        val dir = File(lib.protectionDomain.codeSource.location.toURI()).resolve("dev/redelay")
+        dir.list()!!.filter { it.startsWith("UniffiCallbackInterface") && it.endsWith(".class") }
+            .map { Class.forName("dev.redelay." + it.removeSuffix(".class")) }
+            .flatMap { c -> c.declaredMethods.filter { it.name == "callback" } }
+    }
+
     @Test
     fun `the native functions were found`() {
         assertTrue(natives.size > 50, "expected the generated UniffiLib's native functions, found ${natives.size}")
         assertTrue(natives.any { it.name.endsWith("_fn_method_nativequeue_publish") })
+    }
+
+    @Test
+    fun `every callback passes its arguments in registers on aarch64`() {
+        assertTrue(callbacks.size >= 3, "expected the callbacks of LogSink and Waker, found ${callbacks.size}")
+        val tooMany = callbacks.filter {
+            it.parameterCount > 8
+        }.map { "${it.declaringClass.name} (${it.parameterCount})" }
+        assertEquals(emptyList(), tooMany, "take a record instead of separate arguments")
     }
 
     @Test
