@@ -20,11 +20,11 @@
 # --arch ARCH (e.g. aarch64) tests the artifacts of another architecture, as a user on an ARCH
 # Linux machine gets them, under qemu user-mode emulation (`qemu-ARCH`, from Debian's qemu-user,
 # installed when missing). The Python, Node.js and JDK that run them are Debian's builds for
-# ARCH, unpacked into target/sysroot-ARCH by scripts/debian-sysroot.py (nothing of ARCH is
-# installed on the machine): Python 3.11 imports the manylinux wheel (installed by pip for that
-# platform), Node.js 18 loads @redelay/linux-ARCH-gnu, the JVM loads the jar's linux-ARCH
-# library; the CLI is run in both its glibc and its static musl build. The release check runs
-# it for aarch64 (RELEASING.md); it needs what `scripts/release.sh` builds for ARCH.
+# ARCH (scripts/qemu-arch.sh; nothing of ARCH is installed on the machine): Python 3.11 imports
+# the manylinux wheel (installed by pip for that platform), Node.js 18 loads
+# @redelay/linux-ARCH-gnu, the JVM loads the jar's linux-ARCH library; the CLI is run in both
+# its glibc and its static musl build. The release check runs it for aarch64 (RELEASING.md);
+# it needs what `scripts/release.sh` builds for ARCH.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${REDIS_URL:?REDIS_URL is not set: run under tests/with-redis.sh}"
@@ -50,31 +50,19 @@ if [ "$build" -eq 1 ]; then
 fi
 
 # ---- another architecture: its interpreters under qemu --------------------------------------------
-# The commands that run the artifacts: this machine's own, or ARCH's under emulation.
-python_cmd=() node_cmd=(node) java_cmd=(java) emu=()
+# The commands that run the artifacts: this machine's own, or ARCH's under emulation (wrappers
+# written by scripts/qemu-arch.sh).
+python_cmd=() node_cmd=(node) java_cmd=() emu=()
 node_arch="$(node -p process.arch)"
 if [ "$arch" != "$(uname -m)" ]; then
   case "$arch" in
-    aarch64) deb_arch=arm64 node_arch=arm64 ;;
-    x86_64) deb_arch=amd64 node_arch=x64 ;;
-    *) echo "install: no Debian architecture known for $arch"; echo "install: 0 passed, 1 failed"; exit 1 ;;
+    aarch64) node_arch=arm64 ;;
+    x86_64) node_arch=x64 ;;
   esac
-  if ! command -v "qemu-$arch" >/dev/null; then
-    echo "== install: installing qemu-user (qemu-$arch) from Debian's packages"
-    SUDO=""
-    [ "$(id -u)" = 0 ] || SUDO="sudo"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq qemu-user >&2 \
-      || { echo "install: 0 passed, 1 failed"; exit 1; }
-  fi
-  sysroot="$root/target/sysroot-$deb_arch"
-  python3 "$root/scripts/debian-sysroot.py" "$deb_arch" "$sysroot" \
-    python3.11-minimal libpython3.11-stdlib nodejs openjdk-17-jre-headless \
-    || { echo "install: 0 passed, 1 failed"; exit 1; }
-  emu=("qemu-$arch" -L "$sysroot")
-  python_cmd=("${emu[@]}" "$sysroot/usr/bin/python3.11")
-  node_cmd=("${emu[@]}" "$sysroot/usr/bin/node")
-  java_cmd=("${emu[@]}" "$(ls -d "$sysroot"/usr/lib/jvm/java-17-openjdk-*/bin/java | head -n 1)")
-  echo "== install: testing the $arch artifacts under qemu-$arch, with Debian's $deb_arch interpreters from $sysroot"
+  qemu_dir="$root/target/qemu-$arch"
+  "$root/scripts/qemu-arch.sh" "$arch" "$qemu_dir" || { echo "install: 0 passed, 1 failed"; exit 1; }
+  emu=("$qemu_dir/run") python_cmd=("$qemu_dir/python3") node_cmd=("$qemu_dir/node") java_cmd=("$qemu_dir/bin/java")
+  echo "== install: testing the $arch artifacts under qemu-$arch (scripts/qemu-arch.sh)"
 fi
 
 # ---- no Rust from here on ----------------------------------------------------------------------
@@ -321,12 +309,9 @@ KT
 }
 KT
   } >"$d/src/main/kotlin/Quickstart.kt"
-  # Another architecture's JVM runs behind a wrapper that Maven's exec plugin starts as `java`.
+  # Another architecture's JVM is a wrapper that Maven's exec plugin starts as `java`.
   local java_for=()
-  if [ ${#emu[@]} -gt 0 ]; then
-    printf '#!/bin/sh\nexec %s "$@"\n' "${java_cmd[*]}" >"$d/java" && chmod +x "$d/java"
-    java_for=(-Djava.command="$d/java")
-  fi
+  [ ${#emu[@]} -eq 0 ] || java_for=(-Djava.command="${java_cmd[0]}")
   (cd "$d" && REDIS_URL="$base_url/3" timeout 600 mvn -B -ntp -q -Dmaven.repo.local="$m2" ${java_for[@]+"${java_for[@]}"} package exec:exec) >"$d/out" 2>&1
   local status=$?
   cat "$d/out"
