@@ -8,6 +8,9 @@ const path = require('node:path')
 const { uniquePrefix } = require('./helpers')
 
 const pkg = path.resolve(__dirname, '..')
+// The node that child processes run: this one, or REDELAY_TEST_NODE (scripts/arch-suites.sh
+// sets its qemu wrapper: under emulation a program cannot start process.execPath itself).
+const node = process.env.REDELAY_TEST_NODE || process.execPath
 
 /**
  * Runs `script` in a child node. It is killed after 15 s, or, with `holdAfter: [text, ms]`,
@@ -15,7 +18,7 @@ const pkg = path.resolve(__dirname, '..')
  */
 function run(script, { holdAfter, env } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-e', script], {
+    const child = spawn(node, ['-e', script], {
       env: { ...process.env, REDELAY_PKG: pkg, PREFIX: uniquePrefix('life'), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -148,7 +151,7 @@ ${end}`)
 
 test('SIGTERM: a worker drains its running handler, then exits by itself', async () => {
   const child = spawn(
-    process.execPath,
+    node,
     [
       '-e',
       `${prelude}

@@ -181,7 +181,9 @@ class LifecycleTest {
     @Test
     fun `the JVM exits by itself after client and subscription are closed`() {
         val cp = System.getProperty("surefire.test.class.path") ?: System.getProperty("java.class.path")
-        val java = File(System.getProperty("java.home"), "bin/java").path
+        // This JVM's java, or redelay.test.java (scripts/arch-suites.sh sets its qemu wrapper:
+        // under emulation a program cannot start java.home's binary itself).
+        val java = System.getProperty("redelay.test.java") ?: File(System.getProperty("java.home"), "bin/java").path
         val log = File.createTempFile("redelay-exit-probe", ".log").apply { deleteOnExit() }
         val p = ProcessBuilder(java, "-cp", cp, "dev.redelay.ExitProbe", uniqueName("exit"))
             .redirectErrorStream(true)
