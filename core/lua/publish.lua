@@ -20,6 +20,9 @@
 -- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
 -- A call whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }; a call
 -- that ran already changes nothing and gets its first reply again.
+-- One message that replaces nothing, in a call without KEYS[9] (the common single publish),
+-- takes a shorter path to the same writes and reply: about 3 µs of Redis CPU less
+-- (bench/publish_cost.py).
 local now = clock()
 check_layout(true)
 local n = tonumber(ARGV[1])
@@ -40,6 +43,41 @@ if CALLS then
     if ran[1] then return { now, struct.unpack('>I6', ran[1]), string.sub(ran[1], 7) } end
     if calls > 1 and tonumber(ran[2] or '-1') < idx - 1 then return { now, -1, '' } end
     refresh = not ran[3] or now - tonumber(ran[3]) > 60000
+  end
+end
+
+-- One message that replaces nothing, outside a batch of several calls (the common single
+-- publish): the same result as the general path below, without its batch bookkeeping (no
+-- tables of pending writes, no closures).
+if n == 1 and not CALLS then
+  local spec, blob = ARGV[3], ARGV[4]
+  local replace, dmode, dval, xmode, xval = struct.unpack('>BBI6BI6', spec, 19)
+  if replace ~= 1 then
+    local seq = redis.call('HINCRBY', META, 'seq', 1)
+    local id = ARGV[2]
+    if id == '' then id = fmt_int(seq) end
+    local due = dval
+    if dmode == 0 then due = now + dval end
+    local exp = 0
+    if xmode == 1 then exp = now + xval elseif xmode == 2 then exp = xval end
+    local inline = has(string.byte(spec, 2), F_INLINE)
+    local rec
+    if inline then
+      rec = struct.pack('>c18I6I6I6I6c8I4Hc0', spec, seq, now, due, exp, ZERO_TOKEN, #blob, 0, blob)
+    else
+      rec = struct.pack('>c18I6I6I6I6c8I4H', spec, seq, now, due, exp, ZERO_TOKEN, #blob, 0)
+    end
+    if redis.call('HGET', MSG, id) then
+      hist({ p = 0 }, now)
+      return { now, seq - 1, '0' }
+    end
+    redis.call('HSET', MSG, id, rec)
+    if not inline then redis.call('HSET', BODY, id, blob) end
+    local before = first_waiting()
+    redis.call('ZADD', SCHED, fmt_int(due), struct.pack('>I6c0', seq, id))
+    wake_if_earlier(before, due)
+    hist({ p = 1 }, now)
+    return { now, seq - 1, '1' }
   end
 end
 
