@@ -21,7 +21,7 @@
 -- A call whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }; a call
 -- that ran already changes nothing and gets its first reply again.
 -- One message that replaces nothing, in a call without KEYS[9] (the common single publish),
--- takes a shorter path to the same writes and reply: about 3 µs of Redis CPU less
+-- takes a shorter path to the same writes and reply: about 2.5 µs of Redis CPU less
 -- (bench/publish_cost.py).
 local now = clock()
 check_layout(true)
