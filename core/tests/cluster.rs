@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use redelay::{Client, Delivery, Due, Failure, Message, QueueOptions, Select, State, SubscribeOptions};
 
@@ -157,9 +157,12 @@ async fn a_sharded_queue_spans_every_master_and_a_master_dies_under_its_subscrip
     assert_eq!(masters.len(), 3);
     let owner = |i: u32| cluster.master_of(&format!("redelay:{{{name}/{i}}}:msg"));
 
-    // Messages land on every master, and every operation works across them.
+    // Messages land on every master, and every operation works across them. Due times are
+    // absolute: a delay counts from when each shard's call runs, and on a loaded machine calls
+    // to different shards can run more than the 10 ms apart that order m10, m11, m12 below.
+    let base = SystemTime::now() + ms(1000);
     let msgs: Vec<Message> = (0..600)
-        .map(|i| Message::new(format!("m{i}").into_bytes()).id(format!("m{i}")).delay(ms(1000 + i * 10)))
+        .map(|i| Message::new(format!("m{i}").into_bytes()).id(format!("m{i}")).at(base + ms(i * 10)))
         .collect();
     q.publish_batch(msgs).await.unwrap();
     let mut per_master: HashMap<u16, i64> = HashMap::new();
