@@ -15,7 +15,8 @@
 --   LEGACY  string  the key where layout 1 kept its records; a marker, so that a redelay 0.1
 --                   client fails with WRONGTYPE instead of seeing an empty queue
 --   HIST    hash    history counters: 'm<minute>:<name>' (kept 2 days), 'h<hour>:<name>' (kept
---                   90 days), 't:<name>' (totals since the queue began); names p published,
+--                   90 days), 't:<name>' (totals since the queue began), hours and totals
+--                   without the minute meta `hmin` names (`hist` below); names p published,
 --                   d delivered, a acked, r retried, x dead, e expired, l0..l15 lateness buckets
 --                   (l0 under 1 ms, lN from 2^(N-1) to 2^N ms, l15 from 16.384 s), ls the sum of
 --                   the lateness in ms
@@ -59,8 +60,9 @@ local function fmt_int(n) return string.format('%.0f', n) end
 local function has(flags, f) return bit.band(flags, f) ~= 0 end
 local function is_leased(r) return r.tok ~= ZERO_TOKEN end
 
--- History is on unless the queue's meta says `nohist`; the last minute and hour whose old
--- counters were pruned (meta `hmin`, `hhour`). check_layout reads all three with the layout.
+-- History is on unless the queue's meta says `nohist`; the minute whose counters are not yet
+-- folded into its hour and the totals (meta `hmin`, below `hist`) and the last hour whose old
+-- counters were pruned (meta `hhour`). check_layout reads all three with the layout.
 local HISTORY = true
 local PRUNED = {}
 
@@ -198,10 +200,9 @@ local HIST_NAMES = {
   'p', 'd', 'a', 'r', 'x', 'e', 'l0', 'l1', 'l2', 'l3', 'l4', 'l5', 'l6', 'l7', 'l8', 'l9',
   'l10', 'l11', 'l12', 'l13', 'l14', 'l15', 'ls',
 }
-local function prune(kind, now_unit, kept, field)
-  local last = tonumber(PRUNED[field] or now_unit - 1)
-  if last >= now_unit then return end
-  redis.call('HSET', META, field, now_unit)
+-- Deletes the counters of `kind` units that fell out of the `kept` window since unit `last`
+-- (at most 120 units' worth per call: bounded work after a long quiet spell).
+local function prune(kind, last, now_unit, kept)
   local from = math.max(last - kept + 1, now_unit - kept - 119)
   local dead = {}
   for u = from, now_unit - kept do
@@ -209,20 +210,58 @@ local function prune(kind, now_unit, kept, field)
   end
   if #dead > 0 then redis.call('HDEL', HIST, unpack(dead)) end
 end
+-- The counters of `minute` (the unfolded one, meta `hmin`).
+local function minute_counts(minute)
+  local pre, f = 'm' .. fmt_int(minute) .. ':', {}
+  for i, n in ipairs(HIST_NAMES) do f[i] = pre .. n end
+  return redis.call('HMGET', HIST, unpack(f))
+end
+-- Adds the counters of `minute` to its hour (unless that hour is out of the window by now)
+-- and to the totals; deletes them when the minute itself is out of the window by now.
+local function fold(minute, minute_now)
+  local v = minute_counts(minute)
+  local hour = math.floor(minute / 60)
+  local h = 'h' .. fmt_int(hour) .. ':'
+  local kept_hour = hour > math.floor(minute_now / 60) - HOURS_KEPT
+  for i, n in ipairs(HIST_NAMES) do
+    if v[i] then
+      if kept_hour then redis.call('HINCRBY', HIST, h .. n, v[i]) end
+      redis.call('HINCRBY', HIST, 't:' .. n, v[i])
+    end
+  end
+  if minute <= minute_now - MINUTES_KEPT then
+    local pre, dead = 'm' .. fmt_int(minute) .. ':', {}
+    for _, n in ipairs(HIST_NAMES) do dead[#dead + 1] = pre .. n end
+    redis.call('HDEL', HIST, unpack(dead))
+  end
+end
+-- Counts `counts` (name -> n) at `now`. An event is written once, into its minute; the hour and
+-- the totals get a minute's counters when the next minute begins (the first call in a later
+-- minute folds the previous one in). Until then meta `hmin` names the unfolded minute, which
+-- history.lua adds when it reads hours or totals. A Redis clock that stepped back counts into
+-- the unfolded minute, so that nothing is left unfolded behind it.
 local function hist(counts, now)
   if not HISTORY then return end
   local minute = math.floor(now / 60000)
+  local last = tonumber(PRUNED.hmin)
+  if last and minute < last then minute = last end
   local hour = math.floor(minute / 60)
-  local m, h = 'm' .. fmt_int(minute) .. ':', 'h' .. fmt_int(hour) .. ':'
-  for name, n in pairs(counts) do
-    if n > 0 then
-      redis.call('HINCRBY', HIST, m .. name, n)
-      redis.call('HINCRBY', HIST, h .. name, n)
-      redis.call('HINCRBY', HIST, 't:' .. name, n)
-    end
+  if last ~= minute then
+    if last then fold(last, minute) end
+    redis.call('HSET', META, 'hmin', minute)
+    PRUNED.hmin = minute -- a script may count twice; the fold must happen once
+    prune('m', last or minute - 1, minute, MINUTES_KEPT)
   end
-  prune('m', minute, MINUTES_KEPT, 'hmin')
-  prune('h', hour, HOURS_KEPT, 'hhour')
+  local m = 'm' .. fmt_int(minute) .. ':'
+  for name, n in pairs(counts) do
+    if n > 0 then redis.call('HINCRBY', HIST, m .. name, n) end
+  end
+  local last_hour = tonumber(PRUNED.hhour or hour - 1)
+  if last_hour < hour then
+    redis.call('HSET', META, 'hhour', hour)
+    PRUNED.hhour = hour
+    prune('h', last_hour, hour, HOURS_KEPT)
+  end
 end
 
 -- The lateness bucket of `ms`: l0 under 1 ms, then one per power of two, l15 from 16.384 s.

@@ -72,3 +72,69 @@ async fn each_delivery_lands_in_the_lateness_bucket_of_its_lateness() {
     assert!(total.lateness_sum_ms >= 25_000, "{}", total.lateness_sum_ms);
     q.destroy().await.unwrap();
 }
+
+/// An event is written once, into its minute. The minute's counters reach its hour and the
+/// totals when the first event of a later minute folds them in, once; until then the reads of
+/// hours and totals add the minute not yet folded (meta `hmin`). Other minutes are made here by
+/// moving the counters and `hmin` (the Redis clock cannot be moved).
+#[tokio::test]
+async fn a_minute_is_folded_into_its_hour_and_the_totals_once_when_a_later_minute_begins() {
+    use redis::AsyncCommands;
+    use std::collections::HashMap;
+    let (c, q) = common::queue("history-fold").await;
+    let key = |k: &str| format!("{}:{{{}}}:{k}", c.prefix(), q.name());
+    let (hist, meta) = (key("hist"), key("meta"));
+    let mut r = common::raw().await;
+    let publish = || q.publish(Message::new(b"f".to_vec()));
+    publish().await.unwrap();
+    let now: i64 = r.hget(&meta, "hmin").await.unwrap();
+    let fields: HashMap<String, i64> = r.hgetall(&hist).await.unwrap();
+    assert_eq!(fields, HashMap::from([(format!("m{now}:p"), 1)]), "one counter per event: its minute's");
+    assert_eq!(q.history_totals().await.unwrap().published, 1, "the totals add the unfolded minute");
+
+    // As if five were published two hours ago, and nothing since.
+    let old = now - 120;
+    let () = redis::pipe()
+        .hdel(&hist, format!("m{now}:p"))
+        .hset(&hist, format!("m{old}:p"), 5)
+        .hset(&meta, "hmin", old)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let old_hour = SystemTime::UNIX_EPOCH + Duration::from_secs(old as u64 / 60 * 3600);
+    let hours = || q.history(old_hour, SystemTime::now(), Step::Hour);
+    let pts = hours().await.unwrap();
+    assert_eq!((pts[0].at, pts[0].published), (old_hour, 5), "its hour adds the unfolded minute");
+    assert_eq!(q.history_totals().await.unwrap().published, 5);
+
+    // The next events fold that minute into its hour and the totals, once.
+    publish().await.unwrap();
+    publish().await.unwrap();
+    let h: i64 = r.hget(&hist, format!("h{}:p", old / 60)).await.unwrap();
+    assert_eq!(h, 5, "folded once");
+    let pts = hours().await.unwrap();
+    assert_eq!(pts[0].published, 5);
+    assert_eq!(pts.iter().map(|p| p.published).sum::<u64>(), 7);
+    assert_eq!(q.history_totals().await.unwrap().published, 7);
+    let mins = q.history(old_hour + Duration::from_secs(old as u64 % 60 * 60), SystemTime::now(), Step::Minute);
+    assert_eq!(mins.await.unwrap()[0].published, 5, "the minute keeps its own counter");
+
+    // A Redis clock that stepped back (the unfolded minute is ahead of it) counts into the
+    // unfolded minute, so that no minute is left behind it unfolded.
+    let now: i64 = r.hget(&meta, "hmin").await.unwrap();
+    let ahead = now + 3;
+    let n: i64 = r.hget(&hist, format!("m{now}:p")).await.unwrap();
+    let () = redis::pipe()
+        .hdel(&hist, format!("m{now}:p"))
+        .hset(&hist, format!("m{ahead}:p"), n)
+        .hset(&meta, "hmin", ahead)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    publish().await.unwrap();
+    let fields: HashMap<String, i64> = r.hgetall(&hist).await.unwrap();
+    assert_eq!(fields.get(&format!("m{ahead}:p")), Some(&(n + 1)), "{fields:?}");
+    assert!(!fields.contains_key(&format!("m{now}:p")), "{fields:?}");
+    assert_eq!(q.history_totals().await.unwrap().published, 8);
+    q.destroy().await.unwrap();
+}
