@@ -1,19 +1,22 @@
 -- ack.lua: acknowledge a batch of leased messages: each is deleted for good.
--- KEYS: the queue's keys (lib.lua)
--- ARGV: pairs of id, lease token (8 bytes)
+-- KEYS: the queue's keys (lib.lua); on Redis Cluster KEYS[9], the caller's replay hash
+-- ARGV: (on Redis Cluster: lib.lua's replay_begin arguments, then) pairs of id, lease token
+--   (8 bytes)
 -- Reply: one byte per pair: '1' acknowledged, '0' lease lost (the token is not the current lease;
--- nothing changed for that id)
+-- nothing changed for that id); a call sent again after it ran gets its first reply
 -- Batched: one HMGET for the records, then one ZREM / HDEL / HDEL for all that match.
 check_layout(false)
+local first, ran = replay_begin()
+if ran then return ran end
 local ids, out, ok, members, big, seen = {}, {}, {}, {}, {}, {}
-local n, nbig = #ARGV / 2, 0 -- pairs; ids whose blob is in BODY
-for i = 1, n do ids[i] = ARGV[2 * i - 1] end
+local n, nbig = (#ARGV - first + 1) / 2, 0 -- pairs; ids whose blob is in BODY
+for i = 1, n do ids[i] = ARGV[first + 2 * i - 2] end
 local recs = redis.call('HMGET', MSG, unpack(ids))
 local nok = 0
 for i = 1, n do
   local id, rec = ids[i], recs[i]
   -- a fetch never issues the zero token, so a match means "leased by this holder"
-  if rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[2 * i] then
+  if rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[first + 2 * i - 1] then
     seen[id] = true
     nok = nok + 1
     ok[nok] = id
@@ -33,4 +36,4 @@ if #ok > 0 then
   redis.call('HDEL', MSG, unpack(ok))
   if #big > 0 then redis.call('HDEL', BODY, unpack(big)) end
 end
-return table.concat(out)
+return replay_keep(table.concat(out))

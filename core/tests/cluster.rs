@@ -375,6 +375,61 @@ async fn a_publish_that_times_out_in_a_cluster_is_not_sent_again() {
     assert!(q.verify().await.unwrap().is_ok());
 }
 
+/// An ack, a nack and a cancel whose connection drops after Redis ran them are sent again by
+/// the cluster client, unasked: each resend gets the first run's answer from the queue
+/// handle's replay key, not "lease lost" or "no such id", and changes nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their_first_answer() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let cluster = common::Cluster::start();
+    let proxy = behind_proxy(&cluster, "redelay:{settled}:msg").await;
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(5)).connect().await.unwrap();
+    let q = client.queue("settled").unwrap();
+    for id in ["warm-ack", "warm-nack", "warm-cancel", "to-ack", "to-nack", "to-cancel"] {
+        q.publish(Message::new(b"x".to_vec()).id(id).max_attempts(5)).await.unwrap();
+    }
+    let got = q.fetch(10, Duration::from_secs(2)).await.unwrap();
+    let leased = |id: &str| got.iter().find(|d| d.id() == id).unwrap();
+    assert_eq!(got.len(), 6);
+    // Each script cached on that master first: a lost reply of a NOSCRIPT error ran nothing.
+    leased("warm-ack").ack().await.unwrap();
+    assert!(!leased("warm-nack").nack(Some(Duration::from_secs(3600)), "later").await.unwrap());
+    assert!(q.cancel("warm-cancel").await.unwrap());
+
+    proxy.lose_next_reply_of(b"to-ack");
+    leased("to-ack").ack().await.expect("the first run's answer: acknowledged");
+    assert_eq!(proxy.lost.load(SeqCst), 1, "the fault was injected");
+    common::reconnected(&client).await;
+
+    proxy.lose_next_reply_of(b"to-nack");
+    let dead = leased("to-nack").nack(Some(Duration::from_secs(3600)), "later").await;
+    assert!(!dead.expect("the first run's answer: retried"), "retried, not dead");
+    assert_eq!(proxy.lost.load(SeqCst), 2, "the fault was injected");
+    common::reconnected(&client).await;
+
+    proxy.lose_next_reply_of(b"to-cancel");
+    assert!(q.cancel("to-cancel").await.unwrap(), "the first run's answer: deleted");
+    assert_eq!(proxy.lost.load(SeqCst), 3, "the fault was injected");
+    common::reconnected(&client).await;
+
+    assert!(q.peek("to-ack").await.unwrap().is_none());
+    assert!(q.peek("to-cancel").await.unwrap().is_none());
+    let nacked = q.peek("to-nack").await.unwrap().expect("scheduled again");
+    assert_eq!((nacked.state, nacked.attempts), (State::Scheduled, 1), "nacked once");
+    // A later call deletes the answered calls' fields: the last call's reply alone is kept,
+    // in a key that expires.
+    assert!(!q.cancel("to-cancel").await.unwrap());
+    let port = cluster.master_of("redelay:{settled}:msg");
+    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("redelay:{settled}:r:*").query(&mut c).unwrap();
+    assert_eq!(keys.len(), 1, "one replay key per queue handle: {keys:?}");
+    let fields: HashMap<String, String> = redis::cmd("HGETALL").arg(&keys[0]).query(&mut c).unwrap();
+    assert_eq!(fields.into_values().collect::<Vec<_>>(), vec!["0".to_string()], "the last cancel's reply");
+    let ttl: i64 = redis::cmd("PTTL").arg(&keys[0]).query(&mut c).unwrap();
+    assert!(ttl > 0 && ttl <= 300_000, "{ttl}");
+    assert!(q.verify().await.unwrap().is_ok());
+}
+
 /// A master reached only through a fault proxy: it announces the proxy's port to the cluster
 /// (its bus keeps its own), so every client connection to it crosses the proxy.
 async fn behind_proxy(cluster: &common::Cluster, key: &str) -> common::FaultProxy {

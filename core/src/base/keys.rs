@@ -10,6 +10,9 @@ pub(crate) struct QueueKeys {
     fetch_prefix: String,
     /// Prefix of the replay keys of publish calls, one per queue handle (`…:b:`).
     batch_prefix: String,
+    /// Prefix of the replay keys of ack, nack and cancel calls on Redis Cluster, one per queue
+    /// handle (`…:r:`).
+    settle_prefix: String,
 }
 
 impl QueueKeys {
@@ -29,6 +32,7 @@ impl QueueKeys {
             all: [k("msg"), k("sched"), k("body"), k("died"), k("meta"), k("jobs"), k("hist"), k("wake")],
             fetch_prefix: k("f:"),
             batch_prefix: k("b:"),
+            settle_prefix: k("r:"),
         }
     }
 
@@ -54,6 +58,13 @@ impl QueueKeys {
     pub fn publish_replay(&self, handle_id: &str) -> String {
         format!("{}{handle_id}", self.batch_prefix)
     }
+
+    /// The replay key of the ack, nack and cancel calls of the queue handle `handle_id` (hex)
+    /// on Redis Cluster: each call's reply, so that a call the cluster client sends again
+    /// after it ran gets the same answer (`lua/lib.lua`'s `replay_begin`).
+    pub fn settle_replay(&self, handle_id: &str) -> String {
+        format!("{}{handle_id}", self.settle_prefix)
+    }
 }
 
 /// The best-effort registry of queue names under `prefix` (outside any hash tag).
@@ -72,6 +83,7 @@ mod tests {
         assert_eq!(k.wake(), "redelay:{orders}:wake");
         assert_eq!(k.fetch_replay("00ff"), "redelay:{orders}:f:00ff");
         assert_eq!(k.publish_replay("00ff"), "redelay:{orders}:b:00ff");
+        assert_eq!(k.settle_replay("00ff"), "redelay:{orders}:r:00ff");
         assert!(k.all.iter().all(|key| key.contains("{orders}")));
         assert_eq!(registry("p"), "p:queues");
         let s = QueueKeys::shard("redelay", "orders", 15);

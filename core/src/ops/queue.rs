@@ -19,6 +19,7 @@ use crate::ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
 };
 use crate::storage::ctx::Ctx;
+use crate::storage::replay::Replay;
 use crate::storage::scripts;
 use crate::storage::settle::{NackMode, Op, Settled, Settler};
 
@@ -90,6 +91,8 @@ pub(crate) struct QueueInner {
     /// Fields of `publish_replay` whose calls have their final answers: the next publish call
     /// deletes them.
     replied: std::sync::Mutex<Vec<String>>,
+    /// On Redis Cluster: this handle's replay key of ack, nack and cancel calls.
+    settle_replay: Option<Arc<Replay>>,
 }
 
 /// The reply of one fetch script call.
@@ -184,7 +187,9 @@ impl Queue {
 
     fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, shards: Vec<Queue>) -> Queue {
         let keys = Arc::new(keys);
-        let settler = Settler::start(ctx.conn.clone(), keys.clone(), &ctx.rt);
+        let settle_replay =
+            ctx.conn.is_cluster().then(|| Arc::new(Replay::new(keys.settle_replay(&hex(&rand::random::<[u8; 8]>())))));
+        let settler = Settler::start(ctx.conn.clone(), keys.clone(), settle_replay.clone(), &ctx.rt);
         let publish_replay = keys.publish_replay(&hex(&rand::random::<[u8; 8]>()));
         Queue {
             inner: Arc::new(QueueInner {
@@ -198,6 +203,7 @@ impl Queue {
                 confirmed: Default::default(),
                 publish_replay,
                 replied: Default::default(),
+                settle_replay,
             }),
         }
     }
@@ -787,7 +793,17 @@ impl Queue {
     /// The plain-queue case of [`Queue::cancel`], on this handle's own keys.
     pub(crate) async fn cancel_here(&self, id: &str) -> Result<bool> {
         limits::check_id_any(id)?;
-        let r = self.run(&scripts::CANCEL, vec![redis::Arg::Simple(id.as_bytes().to_vec())]).await?;
+        let id = redis::Arg::Simple(id.as_bytes().to_vec());
+        let r = match self.inner.settle_replay.as_deref().map(Replay::call) {
+            None => self.run(&scripts::CANCEL, vec![id]).await,
+            Some(call) => {
+                let mut args = args(call.lead_args());
+                args.push(id);
+                let r = self.run_keys(&scripts::CANCEL, &call.keys(&self.inner.keys.all), args).await;
+                call.answered(r.is_ok());
+                r
+            }
+        }?;
         Ok(int(&r)? == 1)
     }
 

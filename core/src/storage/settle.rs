@@ -16,6 +16,7 @@ use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::keys::QueueKeys;
 use crate::base::record::Token;
 use crate::storage::connection::Conn;
+use crate::storage::replay::Replay;
 use crate::storage::scripts;
 
 const MAX_BATCH: usize = 500;
@@ -63,9 +64,16 @@ pub(crate) struct Settler {
 }
 
 impl Settler {
-    pub fn start(conn: Conn, keys: Arc<QueueKeys>, rt: &tokio::runtime::Handle) -> Settler {
+    /// `replay`: the queue handle's replay key on Redis Cluster, for acks and nacks (an extend
+    /// run twice gives the same answer and carries none).
+    pub fn start(
+        conn: Conn,
+        keys: Arc<QueueKeys>,
+        replay: Option<Arc<Replay>>,
+        rt: &tokio::runtime::Handle,
+    ) -> Settler {
         let (tx, rx) = mpsc::unbounded_channel();
-        rt.spawn(run(conn, keys, rx));
+        rt.spawn(run(Target { conn, keys, replay }, rx));
         Settler { tx }
     }
 
@@ -94,7 +102,14 @@ fn closed() -> Error {
     Error::new(ErrorKind::Connection, "client is closed")
 }
 
-async fn run(conn: Conn, keys: Arc<QueueKeys>, mut rx: mpsc::UnboundedReceiver<Pending>) {
+/// Where a settler's calls go.
+struct Target {
+    conn: Conn,
+    keys: Arc<QueueKeys>,
+    replay: Option<Arc<Replay>>,
+}
+
+async fn run(target: Target, mut rx: mpsc::UnboundedReceiver<Pending>) {
     while let Some(first) = rx.recv().await {
         let mut n = first.ops.len();
         let mut batch = vec![first];
@@ -107,14 +122,14 @@ async fn run(conn: Conn, keys: Arc<QueueKeys>, mut rx: mpsc::UnboundedReceiver<P
                 Err(_) => break,
             }
         }
-        settle_batch(&conn, &keys, batch).await;
+        settle_batch(&target, batch).await;
     }
 }
 
 /// Where an op sits: (submission, op) indexes.
 type At = (usize, usize);
 
-async fn settle_batch(conn: &Conn, keys: &QueueKeys, batch: Vec<Pending>) {
+async fn settle_batch(t: &Target, batch: Vec<Pending>) {
     let (mut acks, mut nacks, mut extends) = (Vec::new(), Vec::new(), Vec::new());
     for (pi, p) in batch.iter().enumerate() {
         for (oi, op) in p.ops.iter().enumerate() {
@@ -126,9 +141,9 @@ async fn settle_batch(conn: &Conn, keys: &QueueKeys, batch: Vec<Pending>) {
         }
     }
     let (a, n, e) = tokio::join!(
-        call(conn, keys, &scripts::ACK, &batch, acks, 0),
-        call(conn, keys, &scripts::NACK, &batch, nacks, 0),
-        call(conn, keys, &scripts::EXTEND, &batch, extends, 1),
+        call(t, &scripts::ACK, &batch, acks, 0),
+        call(t, &scripts::NACK, &batch, nacks, 0),
+        call(t, &scripts::EXTEND, &batch, extends, 1),
     );
     let mut results: Vec<Vec<Option<Result<Settled>>>> =
         batch.iter().map(|p| p.ops.iter().map(|_| None).collect()).collect();
@@ -144,27 +159,33 @@ async fn settle_batch(conn: &Conn, keys: &QueueKeys, batch: Vec<Pending>) {
 /// returns each one's result; `skip` leading reply elements are not per-op (extend puts the
 /// Redis time first).
 async fn call(
-    conn: &Conn,
-    keys: &QueueKeys,
+    t: &Target,
     script: &scripts::Script,
     batch: &[Pending],
     at: Vec<At>,
     skip: usize,
 ) -> Vec<(At, Result<Settled>)> {
-    let chunks = at.chunks(MAX_BATCH).map(|chunk| call_chunk(conn, keys, script, batch, chunk, skip));
+    let chunks = at.chunks(MAX_BATCH).map(|chunk| call_chunk(t, script, batch, chunk, skip));
     futures_util::future::join_all(chunks).await.into_iter().flatten().collect()
 }
 
 async fn call_chunk(
-    conn: &Conn,
-    keys: &QueueKeys,
+    t: &Target,
     script: &scripts::Script,
     batch: &[Pending],
     at: &[At],
     skip: usize,
 ) -> Vec<(At, Result<Settled>)> {
+    if at.is_empty() {
+        return Vec::new();
+    }
     let op = |&(pi, oi): &At| &batch[pi].ops[oi];
+    // Extends carry no replay key: run twice, an extend answers the same.
+    let replay = t.replay.as_deref().filter(|_| !matches!(op(&at[0]), Op::Extend { .. })).map(Replay::call);
     let add = |c: &mut redis::Cmd| {
+        if let Some(r) = &replay {
+            c.arg(r.lead_args());
+        }
         for a in at {
             match op(a) {
                 Op::Ack { id, token } => {
@@ -186,11 +207,13 @@ async fn call_chunk(
             }
         }
     };
-    if at.is_empty() {
-        return Vec::new();
+    let keys = replay.as_ref().map(|r| r.keys(&t.keys.all));
+    let sent = script.run(&t.conn, keys.as_deref().unwrap_or(&t.keys.all), add).await;
+    if let Some(r) = replay {
+        r.answered(sent.is_ok());
     }
-    // ack replies one status byte per op; nack and extend an integer each
-    let reply: Result<Vec<i64>> = match script.run(conn, &keys.all, add).await {
+    // ack and nack reply one status byte per op; extend the Redis time, then an integer each
+    let reply: Result<Vec<i64>> = match sent {
         Ok(redis::Value::BulkString(b)) => Ok(b.iter().map(|c| i64::from(*c) - i64::from(b'0')).collect()),
         Ok(v) => redis::FromRedisValue::from_redis_value(v).map_err(|e| Error::from(redis::RedisError::from(e))),
         Err(e) => Err(Error::from(e)),
