@@ -60,16 +60,16 @@ if n == 1 and not CALLS then
     if dmode == 0 then due = now + dval end
     local exp = 0
     if xmode == 1 then exp = now + xval elseif xmode == 2 then exp = xval end
+    if redis.call('HGET', MSG, id) then
+      hist({ p = 0 }, now)
+      return { now, seq - 1, '0' }
+    end
     local inline = has(string.byte(spec, 2), F_INLINE)
     local rec
     if inline then
       rec = struct.pack('>c18I6I6I6I6c8I4Hc0', spec, seq, now, due, exp, ZERO_TOKEN, #blob, 0, blob)
     else
       rec = struct.pack('>c18I6I6I6I6c8I4H', spec, seq, now, due, exp, ZERO_TOKEN, #blob, 0)
-    end
-    if redis.call('HGET', MSG, id) then
-      hist({ p = 0 }, now)
-      return { now, seq - 1, '0' }
     end
     redis.call('HSET', MSG, id, rec)
     if not inline then redis.call('HSET', BODY, id, blob) end
