@@ -8,10 +8,13 @@ Prints, per variant, Redis CPU per call (INFO cpu), the time inside EVALSHA and 
 spent in the Redis commands the script calls (INFO commandstats). The variants:
 
     return 1              EVALSHA of an empty script: the floor of any script call
-    lib                   lib.lua's top level, which every script call runs (it defines the helpers)
+    lib                   all of lib.lua's top level (it defines the helpers; every script call ran
+                          all of it before scripts.rs kept only the parts each script uses)
     publish, general path publish.lua without its one-message path (what every publish ran
                           before it): the batch bookkeeping for one message
-    publish               publish.lua as the client sends it: one message, generated id, due in 1 h
+    publish               publish.lua as the client sends it (with the parts of lib.lua it uses): one
+                          message, generated id, due in 1 h
+    - with all of lib     the same with the whole of lib.lua, as every script carried it before
     - history             without the history counter (one HINCRBY per call)
     - wake check          without looking up the earliest due time (ZRANGE) and the wake
     the commands alone    the same eight Redis commands with no Lua around them: TIME, HMGET meta,
@@ -23,6 +26,7 @@ Python's standard library only: a minimal RESP client on a socket.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import struct
 from pathlib import Path
@@ -84,10 +88,44 @@ def replaced(code: str, *changes: tuple[str, str]) -> str:
     return code
 
 
+def lib_for(lib: str, script: str) -> str:
+    """The parts of lib.lua a script carries, as core/src/storage/scripts.rs's `lib_for` picks
+    them: the opening comment, then each top-level `local` definition (with the comment lines
+    right above it) that the script names, directly or through another kept one."""
+    lines = lib.splitlines()
+    defs = []  # (first line, names)
+    for i, line in enumerate(lines):
+        if not line.startswith("local "):
+            continue
+        rest = line[len("local ") :]
+        if rest.startswith("function "):
+            names = [rest[len("function ") :].split("(")[0].strip()]
+        else:
+            names = [n.strip() for n in rest.split("=")[0].split(",")]
+        begin = i
+        while begin > 0 and lines[begin - 1].startswith("--"):
+            begin -= 1
+        defs.append((begin, names))
+    ends = [d[0] for d in defs[1:]] + [len(lines)]
+    texts = ["\n".join(lines[b:e]) for (b, _), e in zip(defs, ends)]
+    named = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", script))
+    kept = [False] * len(defs)
+    grew = True
+    while grew:
+        grew = False
+        for k, (_, names) in enumerate(defs):
+            if not kept[k] and any(n in named for n in names):
+                kept[k] = grew = True
+                named |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", texts[k]))
+    header = ["\n".join(lines[: defs[0][0]])] if defs[0][0] > 0 else []
+    return "\n".join(header + [t for t, k in zip(texts, kept) if k])
+
+
 def main() -> None:
     r = Redis(os.environ["REDIS_URL"])
     lib = (ROOT / "core/lua/lib.lua").read_text()
-    publish = lib + "\n" + (ROOT / "core/lua/publish.lua").read_text()
+    body = (ROOT / "core/lua/publish.lua").read_text()
+    publish = lib_for(lib, body) + "\n" + body
     # The cuts below act on the one-message path, which this call takes.
     no_history = ("    hist({ p = 1 }, now)\n", "")
     no_wake = ("    local before = first_waiting()\n", "    local before = nil\n")
@@ -111,6 +149,7 @@ return 1
         "lib": lib + "\nreturn 1",
         "publish, general path": general,
         "publish": publish,
+        "- with all of lib": lib + "\n" + body,
         "- history": replaced(publish, no_history),
         "- wake check": replaced(publish, no_wake, no_wake_call),
         "the commands alone": commands,

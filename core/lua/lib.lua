@@ -1,5 +1,7 @@
 -- lib.lua: helpers prepended to every other script by scripts.rs (Redis Lua has no `require`).
--- It defines locals only and touches no key.
+-- It defines locals only and touches no key. A script carries only the top-level `local`
+-- definitions it names, directly or through another one (scripts.rs, lib_for): keep each
+-- definition starting with `local ` at the start of a line, its comment right above it.
 --
 -- Keys of a queue, in the order every script receives them (keys.rs builds it); a script's own
 -- extra keys follow them:
