@@ -276,7 +276,7 @@ local function lateness_bucket(ms)
   return HIST_NAMES[b + 7]
 end
 
--- Calls that change state and answer from it (ack, nack, cancel) cannot tell, when run twice,
+-- Calls that change state and answer from it (ack, nack, cancel, respawn, purge) cannot tell, when run twice,
 -- that the first run was theirs: an ack sent again finds its message gone and would report
 -- the lease lost. On Redis Cluster the client sends a call again by itself when its connection
 -- drops, even when Redis ran it; there such a call carries KEYS[9], a replay hash of the
@@ -300,4 +300,14 @@ local function replay_keep(reply)
     redis.call('PEXPIRE', key, 300000)
   end
   return reply
+end
+-- The same for a reply that is a list of integers (kept as decimals joined by ',').
+local function replay_keep_numbers(reply)
+  replay_keep(table.concat(reply, ','))
+  return reply
+end
+local function replayed_numbers(kept)
+  local out = {}
+  for v in string.gmatch(kept, '[^,]+') do out[#out + 1] = tonumber(v) end
+  return out
 end

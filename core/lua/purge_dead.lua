@@ -1,11 +1,15 @@
 -- purge_dead.lua: delete dead letters for good (unreadable ones too).
--- KEYS: the queue's keys (lib.lua)
--- ARGV: the selection of lib.lua's dead_selection
+-- KEYS: the queue's keys (lib.lua); on Redis Cluster KEYS[9], the caller's replay hash
+-- ARGV: (on Redis Cluster: lib.lua's replay_begin arguments, then) the selection of lib.lua's
+--   dead_selection
 -- Reply: { purged, skipped, exhausted (0/1), t0, s0 }: skipped counts entries of the range left
--- where they are (outside the snapshot); ids that are not dead are ignored.
+-- where they are (outside the snapshot); ids that are not dead are ignored; a call sent again
+-- after it ran gets its first reply.
 local now = clock()
 check_layout(false)
-local ids, snap = dead_selection(now)
+local first, ran = replay_begin()
+if ran then return replayed_numbers(ran) end
+local ids, snap = dead_selection(now, first - 1)
 local n, skipped = 0, 0
 for _, id in ipairs(ids) do
   local rec = redis.call('HGET', MSG, id)
@@ -26,5 +30,5 @@ for _, id in ipairs(ids) do
     n = n + 1
   end
 end
-if not snap then return { n, skipped, 1, -1, -1 } end
-return { n, skipped, snap.exhausted and 1 or 0, snap.t0, snap.s0 }
+if not snap then return replay_keep_numbers({ n, skipped, 1, -1, -1 }) end
+return replay_keep_numbers({ n, skipped, snap.exhausted and 1 or 0, snap.t0, snap.s0 })

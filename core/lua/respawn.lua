@@ -1,16 +1,19 @@
 -- respawn.lua: bring dead letters back: attempts reset to 0, due now, after every waiting
 -- message due now (a fresh seq); the expiry kept, cleared, or set afresh from now.
--- KEYS: the queue's keys (lib.lua)
--- ARGV[1]: the expiry: -1 keep each message's own, 0 none (never expires), N > 0 expire N ms
+-- KEYS: the queue's keys (lib.lua); on Redis Cluster KEYS[9], the caller's replay hash
+-- ARGV (on Redis Cluster after lib.lua's replay_begin arguments):
+--   [1] the expiry: -1 keep each message's own, 0 none (never expires), N > 0 expire N ms
 --   after the respawn (Redis clock)
--- ARGV[2..]: the selection of lib.lua's dead_selection
+--   [2..] the selection of lib.lua's dead_selection
 -- Reply: { respawned, skipped, exhausted (0/1), t0, s0 }: skipped counts entries of the range
 -- left where they are (unreadable records, or outside the snapshot); ids that are not dead are
--- ignored.
+-- ignored; a call sent again after it ran gets its first reply.
 local now = clock()
 check_layout(false)
-local expiry = tonumber(ARGV[1])
-local ids, snap = dead_selection(now, 1)
+local first, ran = replay_begin()
+if ran then return replayed_numbers(ran) end
+local expiry = tonumber(ARGV[first])
+local ids, snap = dead_selection(now, first)
 local before = first_waiting()
 local n, skipped = 0, 0
 for _, id in ipairs(ids) do
@@ -33,5 +36,5 @@ for _, id in ipairs(ids) do
   end
 end
 if n > 0 then wake_if_earlier(before, now) end
-if not snap then return { n, skipped, 1, -1, -1 } end
-return { n, skipped, snap.exhausted and 1 or 0, snap.t0, snap.s0 }
+if not snap then return replay_keep_numbers({ n, skipped, 1, -1, -1 }) end
+return replay_keep_numbers({ n, skipped, snap.exhausted and 1 or 0, snap.t0, snap.s0 })

@@ -375,9 +375,10 @@ async fn a_publish_that_times_out_in_a_cluster_is_not_sent_again() {
     assert!(q.verify().await.unwrap().is_ok());
 }
 
-/// An ack, a nack and a cancel whose connection drops after Redis ran them are sent again by
-/// the cluster client, unasked: each resend gets the first run's answer from the queue
-/// handle's replay key, not "lease lost" or "no such id", and changes nothing more.
+/// An ack, a nack, a cancel, a respawn and a purge whose connection drops after Redis ran them
+/// are sent again by the cluster client, unasked: each resend gets the first run's answer from
+/// the queue handle's replay key, not "lease lost", "no such id" or a count of 0, and changes
+/// nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their_first_answer() {
     use std::sync::atomic::Ordering::SeqCst;
@@ -388,13 +389,21 @@ async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their
     for id in ["warm-ack", "warm-nack", "warm-cancel", "to-ack", "to-nack", "to-cancel"] {
         q.publish(Message::new(b"x".to_vec()).id(id).max_attempts(5)).await.unwrap();
     }
+    for id in ["dead-1", "dead-2", "dead-3"] {
+        q.publish(Message::new(b"x".to_vec()).id(id).max_attempts(1)).await.unwrap();
+    }
     let got = q.fetch(10, Duration::from_secs(2)).await.unwrap();
     let leased = |id: &str| got.iter().find(|d| d.id() == id).unwrap();
-    assert_eq!(got.len(), 6);
+    assert_eq!(got.len(), 9);
+    for id in ["dead-1", "dead-2", "dead-3"] {
+        assert!(leased(id).nack(None, "broken").await.unwrap(), "dead at max_attempts 1");
+    }
     // Each script cached on that master first: a lost reply of a NOSCRIPT error ran nothing.
     leased("warm-ack").ack().await.unwrap();
     assert!(!leased("warm-nack").nack(Some(Duration::from_secs(3600)), "later").await.unwrap());
     assert!(q.cancel("warm-cancel").await.unwrap());
+    assert_eq!(q.respawn(Select::Ids(vec!["none".into()])).await.unwrap(), 0);
+    assert_eq!(q.purge_dead(Select::Ids(vec!["none".into()])).await.unwrap(), 0);
 
     proxy.lose_next_reply_of(b"to-ack");
     leased("to-ack").ack().await.expect("the first run's answer: acknowledged");
@@ -412,6 +421,19 @@ async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their
     assert_eq!(proxy.lost.load(SeqCst), 3, "the fault was injected");
     common::reconnected(&client).await;
 
+    proxy.lose_next_reply_of(b"dead-1");
+    assert_eq!(q.respawn(Select::Ids(vec!["dead-1".into()])).await.unwrap(), 1, "the first run's count");
+    assert_eq!(proxy.lost.load(SeqCst), 4, "the fault was injected");
+    common::reconnected(&client).await;
+
+    proxy.lose_next_reply_of(b"oldest");
+    assert_eq!(q.purge_dead(Select::All).await.unwrap(), 2, "the first run's count: dead-2 and dead-3");
+    assert_eq!(proxy.lost.load(SeqCst), 5, "the fault was injected");
+    common::reconnected(&client).await;
+
+    let respawned = q.peek("dead-1").await.unwrap().expect("respawned");
+    assert_eq!((respawned.state, respawned.attempts), (State::Ready, 0), "due now, attempts reset");
+    assert!(q.peek("dead-2").await.unwrap().is_none());
     assert!(q.peek("to-ack").await.unwrap().is_none());
     assert!(q.peek("to-cancel").await.unwrap().is_none());
     let nacked = q.peek("to-nack").await.unwrap().expect("scheduled again");

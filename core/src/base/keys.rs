@@ -10,8 +10,8 @@ pub(crate) struct QueueKeys {
     fetch_prefix: String,
     /// Prefix of the replay keys of publish calls, one per queue handle (`…:b:`).
     batch_prefix: String,
-    /// Prefix of the replay keys of ack, nack and cancel calls on Redis Cluster, one per queue
-    /// handle (`…:r:`).
+    /// Prefix of the replay keys of ack, nack, cancel, respawn and purge calls on Redis
+    /// Cluster, one per queue handle (`…:r:`).
     settle_prefix: String,
 }
 
@@ -59,9 +59,9 @@ impl QueueKeys {
         format!("{}{handle_id}", self.batch_prefix)
     }
 
-    /// The replay key of the ack, nack and cancel calls of the queue handle `handle_id` (hex)
-    /// on Redis Cluster: each call's reply, so that a call the cluster client sends again
-    /// after it ran gets the same answer (`lua/lib.lua`'s `replay_begin`).
+    /// The replay key of the ack, nack, cancel, respawn and purge calls of the queue handle
+    /// `handle_id` (hex) on Redis Cluster: each call's reply, so that a call the cluster client
+    /// sends again after it ran gets the same answer (`lua/lib.lua`'s `replay_begin`).
     pub fn settle_replay(&self, handle_id: &str) -> String {
         format!("{}{handle_id}", self.settle_prefix)
     }

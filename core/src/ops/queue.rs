@@ -91,7 +91,7 @@ pub(crate) struct QueueInner {
     /// Fields of `publish_replay` whose calls have their final answers: the next publish call
     /// deletes them.
     replied: std::sync::Mutex<Vec<String>>,
-    /// On Redis Cluster: this handle's replay key of ack, nack and cancel calls.
+    /// On Redis Cluster: this handle's replay key of ack, nack, cancel, respawn and purge calls.
     settle_replay: Option<Arc<Replay>>,
 }
 
@@ -331,6 +331,18 @@ impl Queue {
             out.push(reply);
         }
         Ok(out)
+    }
+
+    /// [`run`](Self::run) for a script whose second run would answer differently (cancel,
+    /// respawn, purge): on Redis Cluster, whose client sends a call again by itself when its
+    /// connection drops, the call carries the handle's replay key (`storage/replay.rs`).
+    async fn run_replayed(&self, script: &scripts::Script, own: Vec<Vec<u8>>) -> Result<Value> {
+        let Some(call) = self.inner.settle_replay.as_deref().map(Replay::call) else {
+            return self.run(script, args(own)).await;
+        };
+        let r = self.run_keys(script, &call.keys(&self.inner.keys.all), args([call.lead_args(), own].concat())).await;
+        call.answered(r.is_ok());
+        r
     }
 
     async fn run_keys(
@@ -793,17 +805,7 @@ impl Queue {
     /// The plain-queue case of [`Queue::cancel`], on this handle's own keys.
     pub(crate) async fn cancel_here(&self, id: &str) -> Result<bool> {
         limits::check_id_any(id)?;
-        let id = redis::Arg::Simple(id.as_bytes().to_vec());
-        let r = match self.inner.settle_replay.as_deref().map(Replay::call) {
-            None => self.run(&scripts::CANCEL, vec![id]).await,
-            Some(call) => {
-                let mut args = args(call.lead_args());
-                args.push(id);
-                let r = self.run_keys(&scripts::CANCEL, &call.keys(&self.inner.keys.all), args).await;
-                call.answered(r.is_ok());
-                r
-            }
-        }?;
+        let r = self.run_replayed(&scripts::CANCEL, vec![id.as_bytes().to_vec()]).await?;
         Ok(int(&r)? == 1)
     }
 
@@ -1068,7 +1070,7 @@ impl Queue {
     /// `lead`: the script's own arguments, before the selection.
     pub(crate) async fn on_dead_here(&self, script: &scripts::Script, lead: &[Vec<u8>], sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
-        let call = |a: Vec<Vec<u8>>| self.run(script, args([lead.to_vec(), a].concat()));
+        let call = |a: Vec<Vec<u8>>| self.run_replayed(script, [lead.to_vec(), a].concat());
         let parse = |v: Value| -> Result<[i64; 5]> {
             let v = array(v)?;
             if v.len() != 5 {

@@ -1,5 +1,5 @@
-//! Replay keys of the calls whose second run would answer wrongly (ack, nack, cancel: the
-//! first run changed what the second one reads). On Redis Cluster the client sends a call
+//! Replay keys of the calls whose second run would answer wrongly (ack, nack, cancel, respawn,
+//! purge: the first run changed what the second one reads). On Redis Cluster the client sends a call
 //! again by itself when its connection drops, even when Redis had run it; there each such call
 //! carries its queue handle's replay key and a field of its own, where the script keeps its
 //! reply for a resend (`lua/lib.lua`, `replay_begin`). A later call deletes the fields of calls
