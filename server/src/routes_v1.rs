@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use crate::auth::Access;
 use crate::error::{ApiError, ApiResult, CoreExt, Style};
 use crate::state::AppState;
-use crate::wire;
+use crate::{webhook, wire};
 
 const S: Style = Style::V1;
 
@@ -58,10 +58,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/queues/{queue}/dead/purge", post(purge))
         .route("/v1/queues/{queue}/dead/errors", get(dead_errors))
         .route("/v1/queues/{queue}/bulk", post(bulk))
-        .route(
-            "/v1/queues/{queue}/webhook",
-            get(crate::webhook::get_hook).put(crate::webhook::put_hook).delete(crate::webhook::delete_hook),
-        )
+        .route("/v1/queues/{queue}/webhook", get(get_hook).put(put_hook).delete(delete_hook))
 }
 
 /// The namespace of a queue: what comes before its first `:` (None without one).
@@ -513,4 +510,45 @@ async fn dead_errors(r: Read) -> ApiResult<Response> {
         })
         .collect();
     ok(json!({ "total": total, "scanned": scanned, "groups": rows }))
+}
+
+/// A webhook's URL: http(s), parseable, at most 2048 bytes.
+fn check_url(url: &str) -> ApiResult<()> {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || reqwest::Url::parse(url).is_err() {
+        return Err(ApiError::invalid(format!("url: an http:// or https:// URL, got {url:?}"), S));
+    }
+    if url.len() > 2048 {
+        return Err(ApiError::invalid(format!("url: at most 2048 bytes, got {}", url.len()), S));
+    }
+    Ok(())
+}
+
+/// `PUT /v1/queues/{queue}/webhook` `{"url": "http://..."}`.
+pub async fn put_hook(r: Write, body: Bytes) -> ApiResult<Response> {
+    let h: webhook::Hook = parse(&body)?;
+    check_url(&h.url)?;
+    let st = &r.a.st;
+    webhook::stored(st)?.set(r.queue.name(), &serde_json::to_string(&h).unwrap()).await.api(S)?;
+    webhook::sync(st).await;
+    Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response())
+}
+
+/// `GET /v1/queues/{queue}/webhook`: 404 when the queue has none.
+pub async fn get_hook(r: Read) -> ApiResult<Response> {
+    match webhook::load(&r.a.st).await?.remove(r.queue.name()) {
+        Some(h) => Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response()),
+        None => Err(ApiError::core(
+            redelay::Error::new(redelay::ErrorKind::NotFound, format!("queue {:?} has no webhook", r.queue.name())),
+            S,
+        )),
+    }
+}
+
+/// `DELETE /v1/queues/{queue}/webhook`: `{"deleted": bool}`.
+pub async fn delete_hook(r: Write) -> ApiResult<Response> {
+    let st = &r.a.st;
+    let deleted = webhook::stored(st)?.delete(r.queue.name()).await.api(S)?;
+    webhook::sync(st).await;
+    Ok(axum::Json(json!({ "deleted": deleted })).into_response())
 }

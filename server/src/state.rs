@@ -1,7 +1,7 @@
 //! What every handler shares: the client, its queue handles, the token store, counters.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
@@ -36,7 +36,16 @@ pub struct Inner {
     /// 3 = the dashboard's files;
     /// class 0..5 = 1xx..5xx.
     pub answers: [[AtomicU64; 5]; 4],
-    pub webhooks: crate::webhook::Webhooks,
+    pub webhooks: Webhooks,
+}
+
+/// The webhook workers of this server (`webhook.rs`), by queue: the URL each one POSTs to and
+/// the flag that stops it; and the HTTP client of every worker (one connection pool), made
+/// when the webhooks start.
+#[derive(Default)]
+pub struct Webhooks {
+    pub running: Mutex<HashMap<String, (String, Arc<AtomicBool>)>>,
+    pub http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl std::ops::Deref for AppState {

@@ -12,18 +12,15 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::response::{IntoResponse, Response};
 use redelay::{Delivery, Queue};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::ServerConfig;
-use crate::error::{ApiError, ApiResult, CoreExt, Style};
-use crate::routes_v1::{parse, Read, Write};
+use crate::error::{ApiError, CoreExt, Style};
 use crate::state::AppState;
 use crate::wire;
 
@@ -40,31 +37,19 @@ pub struct Hook {
     pub url: String,
 }
 
-struct Running {
-    hook: Hook,
-    stop: Arc<AtomicBool>,
-}
-
-/// The webhook workers of this server, by queue.
-#[derive(Default)]
-pub struct Webhooks {
-    running: Mutex<HashMap<String, Running>>,
-    /// The HTTP client of every worker (one connection pool), made by `start`.
-    http: std::sync::OnceLock<reqwest::Client>,
-}
-
 /// The stored webhooks: the core's settings hash `<prefix>:webhooks`, queue → [`Hook`] as JSON.
-fn stored(st: &AppState) -> Result<redelay::Settings, ApiError> {
+pub fn stored(st: &AppState) -> Result<redelay::Settings, ApiError> {
     st.client.settings("webhooks").api(S)
 }
 
-async fn load(st: &AppState) -> Result<HashMap<String, Hook>, ApiError> {
+/// The stored webhooks, by queue (entries that are not a [`Hook`] are left out).
+pub async fn load(st: &AppState) -> Result<HashMap<String, Hook>, ApiError> {
     let all = stored(st)?.all().await.api(S)?;
     Ok(all.into_iter().filter_map(|(q, v)| serde_json::from_str(&v).ok().map(|h| (q, h))).collect())
 }
 
 /// Starts and stops workers so that they match the webhooks stored in Redis.
-async fn sync(st: &AppState) {
+pub async fn sync(st: &AppState) {
     // None until `start` (and when it could not build the client).
     let Some(http) = st.webhooks.http.get() else { return };
     let want = match load(st).await {
@@ -78,10 +63,10 @@ async fn sync(st: &AppState) {
     // the same webhook meanwhile).
     let missing: Vec<(String, Hook)> = {
         let mut run = st.webhooks.running.lock().unwrap();
-        run.retain(|q, r| {
-            let keep = want.get(q) == Some(&r.hook);
+        run.retain(|q, (url, stop)| {
+            let keep = want.get(q).is_some_and(|h| &h.url == url);
             if !keep {
-                r.stop.store(true, Ordering::Release);
+                stop.store(true, Ordering::Release);
             }
             keep
         });
@@ -91,7 +76,7 @@ async fn sync(st: &AppState) {
         let Ok(queue) = st.queue(&q, S).await else { continue };
         let stop = Arc::new(AtomicBool::new(false));
         tokio::spawn(worker(http.clone(), queue, hook.url.clone(), stop.clone()));
-        st.webhooks.running.lock().unwrap().insert(q, Running { hook, stop });
+        st.webhooks.running.lock().unwrap().insert(q, (hook.url, stop));
     }
 }
 
@@ -142,8 +127,8 @@ pub fn start(st: &AppState, mut stop: tokio::sync::watch::Receiver<bool>) {
                 _ = stop.wait_for(|v| *v) => break,
             }
         }
-        for r in st.webhooks.running.lock().unwrap().values() {
-            r.stop.store(true, Ordering::Release);
+        for (_, stop) in st.webhooks.running.lock().unwrap().values() {
+            stop.store(true, Ordering::Release);
         }
     });
 }
@@ -191,44 +176,4 @@ async fn push(http: &reqwest::Client, url: &str, d: &Delivery) {
     if let Err(e) = settled {
         tracing::warn!(target: "redelay::server", "webhook of {}: settle {}: {}", d.queue(), d.id(), e.message());
     }
-}
-
-fn check_url(url: &str) -> ApiResult<()> {
-    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-    if !scheme_ok || reqwest::Url::parse(url).is_err() {
-        return Err(ApiError::invalid(format!("url: an http:// or https:// URL, got {url:?}"), S));
-    }
-    if url.len() > 2048 {
-        return Err(ApiError::invalid(format!("url: at most 2048 bytes, got {}", url.len()), S));
-    }
-    Ok(())
-}
-
-/// `PUT /v1/queues/{queue}/webhook` `{"url": "http://..."}`.
-pub async fn put_hook(r: Write, body: Bytes) -> ApiResult<Response> {
-    let h: Hook = parse(&body)?;
-    check_url(&h.url)?;
-    let st = &r.a.st;
-    stored(st)?.set(r.queue.name(), &serde_json::to_string(&h).unwrap()).await.api(S)?;
-    sync(st).await;
-    Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response())
-}
-
-/// `GET /v1/queues/{queue}/webhook`: 404 when the queue has none.
-pub async fn get_hook(r: Read) -> ApiResult<Response> {
-    match load(&r.a.st).await?.remove(r.queue.name()) {
-        Some(h) => Ok(axum::Json(json!({ "queue": r.queue.name(), "url": h.url })).into_response()),
-        None => Err(ApiError::core(
-            redelay::Error::new(redelay::ErrorKind::NotFound, format!("queue {:?} has no webhook", r.queue.name())),
-            S,
-        )),
-    }
-}
-
-/// `DELETE /v1/queues/{queue}/webhook`: `{"deleted": bool}`.
-pub async fn delete_hook(r: Write) -> ApiResult<Response> {
-    let st = &r.a.st;
-    let deleted = stored(st)?.delete(r.queue.name()).await.api(S)?;
-    sync(st).await;
-    Ok(axum::Json(json!({ "deleted": deleted })).into_response())
 }
