@@ -24,7 +24,8 @@
 --                   the lateness in ms
 --   WAKE    channel due time (ms) of a message that became the earliest waiting one
 -- Keys a script gets after these: replay keys of fetch calls (fetch.lua), of publish calls
--- (publish.lua), and of settle and cancel calls on a Redis Cluster (replay_begin below).
+-- (publish.lua), and of ack, nack, cancel, respawn and purge calls on a Redis Cluster
+-- (replay_begin below).
 --
 -- Record (one MSG field per message), big-endian, 56-byte header read with struct.unpack(HDR):
 --   offset 0  version(1)=2 flags(1) attempts(2) max_attempts(2) ttr_ms(4) backoff_base_ms(4)
@@ -276,15 +277,15 @@ local function lateness_bucket(ms)
   return HIST_NAMES[b + 7]
 end
 
--- Calls that change state and answer from it (ack, nack, cancel, respawn, purge) cannot tell, when run twice,
--- that the first run was theirs: an ack sent again finds its message gone and would report
--- the lease lost. On Redis Cluster the client sends a call again by itself when its connection
--- drops, even when Redis ran it; there such a call carries KEYS[9], a replay hash of the
--- caller's, and its ARGV start with: the call's field in it ('' = keep nothing), a count k,
--- then k fields of calls whose replies arrived (deleted here). replay_begin returns the index
--- of the call's first own ARGV and, when this call ran already, the reply it gave (a string);
--- replay_keep stores the reply for a resend and returns it. The hash expires 5 minutes after
--- the caller's last such call.
+-- Calls that change state and answer from it (ack, nack, cancel, respawn, purge) cannot tell,
+-- when run twice, that the first run was theirs: an ack sent again finds its message gone and
+-- would report the lease lost. On Redis Cluster the client sends a call again by itself when
+-- its connection drops, even when Redis ran it; there such a call carries KEYS[9], a replay
+-- hash of the caller's, and its ARGV start with: the call's field in it ('' = keep nothing), a
+-- count k, then k fields of calls whose replies arrived (deleted here). replay_begin returns
+-- the index of the call's first own ARGV and, when this call ran already, the reply it gave (a
+-- string); replay_keep stores the reply for a resend and returns it. The hash expires 5 minutes
+-- after the caller's last such call.
 local function replay_begin()
   local key = KEYS[9]
   if not key then return 1, nil end

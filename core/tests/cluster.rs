@@ -381,7 +381,6 @@ async fn a_publish_that_times_out_in_a_cluster_is_not_sent_again() {
 /// nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their_first_answer() {
-    use std::sync::atomic::Ordering::SeqCst;
     let cluster = common::Cluster::start();
     let proxy = behind_proxy(&cluster, "redelay:{settled}:msg").await;
     let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(5)).connect().await.unwrap();
@@ -405,31 +404,17 @@ async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their
     assert_eq!(q.respawn(Select::Ids(vec!["none".into()])).await.unwrap(), 0);
     assert_eq!(q.purge_dead(Select::Ids(vec!["none".into()])).await.unwrap(), 0);
 
-    proxy.lose_next_reply_of(b"to-ack");
-    leased("to-ack").ack().await.expect("the first run's answer: acknowledged");
-    assert_eq!(proxy.lost.load(SeqCst), 1, "the fault was injected");
-    common::reconnected(&client).await;
-
-    proxy.lose_next_reply_of(b"to-nack");
-    let dead = leased("to-nack").nack(Some(Duration::from_secs(3600)), "later").await;
-    assert!(!dead.expect("the first run's answer: retried"), "retried, not dead");
-    assert_eq!(proxy.lost.load(SeqCst), 2, "the fault was injected");
-    common::reconnected(&client).await;
-
-    proxy.lose_next_reply_of(b"to-cancel");
-    assert!(q.cancel("to-cancel").await.unwrap(), "the first run's answer: deleted");
-    assert_eq!(proxy.lost.load(SeqCst), 3, "the fault was injected");
-    common::reconnected(&client).await;
-
-    proxy.lose_next_reply_of(b"dead-1");
-    assert_eq!(q.respawn(Select::Ids(vec!["dead-1".into()])).await.unwrap(), 1, "the first run's count");
-    assert_eq!(proxy.lost.load(SeqCst), 4, "the fault was injected");
-    common::reconnected(&client).await;
-
-    proxy.lose_next_reply_of(b"oldest");
-    assert_eq!(q.purge_dead(Select::All).await.unwrap(), 2, "the first run's count: dead-2 and dead-3");
-    assert_eq!(proxy.lost.load(SeqCst), 5, "the fault was injected");
-    common::reconnected(&client).await;
+    let ack = losing_reply(&proxy, &client, b"to-ack", leased("to-ack").ack()).await;
+    ack.expect("the first run's answer: acknowledged");
+    let later = Some(Duration::from_secs(3600));
+    let nack = losing_reply(&proxy, &client, b"to-nack", leased("to-nack").nack(later, "later")).await;
+    assert!(!nack.expect("the first run's answer: retried"), "retried, not dead");
+    let cancel = losing_reply(&proxy, &client, b"to-cancel", q.cancel("to-cancel")).await;
+    assert!(cancel.unwrap(), "the first run's answer: deleted");
+    let respawn = losing_reply(&proxy, &client, b"dead-1", q.respawn(Select::Ids(vec!["dead-1".into()]))).await;
+    assert_eq!(respawn.unwrap(), 1, "the first run's count");
+    let purge = losing_reply(&proxy, &client, b"oldest", q.purge_dead(Select::All)).await;
+    assert_eq!(purge.unwrap(), 2, "the first run's count: dead-2 and dead-3");
 
     let respawned = q.peek("dead-1").await.unwrap().expect("respawned");
     assert_eq!((respawned.state, respawned.attempts), (State::Ready, 0), "due now, attempts reset");
@@ -450,6 +435,24 @@ async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their
     let ttl: i64 = redis::cmd("PTTL").arg(&keys[0]).query(&mut c).unwrap();
     assert!(ttl > 0 && ttl <= 300_000, "{ttl}");
     assert!(q.verify().await.unwrap().is_ok());
+}
+
+/// Runs `call` with the next reply that carries `pattern` lost on its way back (the cluster
+/// client then sends the call again by itself), checks that the fault was injected, and waits
+/// until the client has reconnected.
+async fn losing_reply<T>(
+    proxy: &common::FaultProxy,
+    client: &Client,
+    pattern: &[u8],
+    call: impl std::future::Future<Output = T>,
+) -> T {
+    use std::sync::atomic::Ordering::SeqCst;
+    let lost = proxy.lost.load(SeqCst);
+    proxy.lose_next_reply_of(pattern);
+    let answer = call.await;
+    assert_eq!(proxy.lost.load(SeqCst), lost + 1, "the fault was injected");
+    common::reconnected(client).await;
+    answer
 }
 
 /// A master reached only through a fault proxy: it announces the proxy's port to the cluster
@@ -491,9 +494,8 @@ async fn publishes_sent_again_after_their_connection_dropped_are_stored_once() {
     let at = std::time::SystemTime::now() + Duration::from_secs(3600); // one due time: publish order
     q.publish(Message::new(b"first".to_vec()).at(at)).await.unwrap();
 
-    proxy.lose_next_reply_of(b"cut-one");
-    let p = q.publish(Message::new(b"cut-one".to_vec()).at(at)).await.unwrap();
-    assert_eq!(proxy.lost.load(SeqCst), 1, "the fault was injected");
+    let p = losing_reply(&proxy, &client, b"cut-one", q.publish(Message::new(b"cut-one".to_vec()).at(at))).await;
+    let p = p.unwrap();
     assert_eq!((p.id.as_str(), p.status), ("2", redelay::PublishStatus::Stored), "the first run's reply");
 
     // 250 messages: three calls, pipelined; the cut takes the replies of whatever was in flight.

@@ -19,7 +19,7 @@ use crate::ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
 };
 use crate::storage::ctx::Ctx;
-use crate::storage::replay::Replay;
+use crate::storage::replay::{self, Replay};
 use crate::storage::scripts;
 use crate::storage::settle::{NackMode, Op, Settled, Settler};
 
@@ -337,12 +337,10 @@ impl Queue {
     /// respawn, purge): on Redis Cluster, whose client sends a call again by itself when its
     /// connection drops, the call carries the handle's replay key (`storage/replay.rs`).
     async fn run_replayed(&self, script: &scripts::Script, own: Vec<Vec<u8>>) -> Result<Value> {
-        let Some(call) = self.inner.settle_replay.as_deref().map(Replay::call) else {
-            return self.run(script, args(own)).await;
-        };
-        let r = self.run_keys(script, &call.keys(&self.inner.keys.all), args([call.lead_args(), own].concat())).await;
-        call.answered(r.is_ok());
-        r
+        self.inner.ctx.check_open()?;
+        let (replay, a) = (self.inner.settle_replay.as_deref(), args(own));
+        let sent = replay::run(replay, script, &self.inner.ctx.conn, &self.inner.keys.all, add_args(&a)).await;
+        sent.map_err(|e| self.refused_sharded(e.into()))
     }
 
     async fn run_keys(

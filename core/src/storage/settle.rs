@@ -16,7 +16,7 @@ use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::keys::QueueKeys;
 use crate::base::record::Token;
 use crate::storage::connection::Conn;
-use crate::storage::replay::Replay;
+use crate::storage::replay::{self, Replay};
 use crate::storage::scripts;
 
 const MAX_BATCH: usize = 500;
@@ -141,9 +141,10 @@ async fn settle_batch(t: &Target, batch: Vec<Pending>) {
         }
     }
     let (a, n, e) = tokio::join!(
-        call(t, &scripts::ACK, &batch, acks, 0),
-        call(t, &scripts::NACK, &batch, nacks, 0),
-        call(t, &scripts::EXTEND, &batch, extends, 1),
+        // Extends carry no replay key: run twice, an extend answers the same.
+        call(t, &scripts::ACK, &batch, acks, Shape { skip: 0, replayed: true }),
+        call(t, &scripts::NACK, &batch, nacks, Shape { skip: 0, replayed: true }),
+        call(t, &scripts::EXTEND, &batch, extends, Shape { skip: 1, replayed: false }),
     );
     let mut results: Vec<Vec<Option<Result<Settled>>>> =
         batch.iter().map(|p| p.ops.iter().map(|_| None).collect()).collect();
@@ -155,17 +156,25 @@ async fn settle_batch(t: &Target, batch: Vec<Pending>) {
     }
 }
 
+/// How a settle script is called and answers.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Leading reply elements that are not per op (extend puts the Redis time first).
+    skip: usize,
+    /// Whether its calls carry the replay key on Redis Cluster (`storage/replay.rs`).
+    replayed: bool,
+}
+
 /// Runs one script for the ops at `at` (in calls of at most [`MAX_BATCH`], concurrently) and
-/// returns each one's result; `skip` leading reply elements are not per-op (extend puts the
-/// Redis time first).
+/// returns each one's result.
 async fn call(
     t: &Target,
     script: &scripts::Script,
     batch: &[Pending],
     at: Vec<At>,
-    skip: usize,
+    how: Shape,
 ) -> Vec<(At, Result<Settled>)> {
-    let chunks = at.chunks(MAX_BATCH).map(|chunk| call_chunk(t, script, batch, chunk, skip));
+    let chunks = at.chunks(MAX_BATCH).map(|chunk| call_chunk(t, script, batch, chunk, how));
     futures_util::future::join_all(chunks).await.into_iter().flatten().collect()
 }
 
@@ -174,18 +183,13 @@ async fn call_chunk(
     script: &scripts::Script,
     batch: &[Pending],
     at: &[At],
-    skip: usize,
+    how: Shape,
 ) -> Vec<(At, Result<Settled>)> {
     if at.is_empty() {
         return Vec::new();
     }
     let op = |&(pi, oi): &At| &batch[pi].ops[oi];
-    // Extends carry no replay key: run twice, an extend answers the same.
-    let replay = t.replay.as_deref().filter(|_| !matches!(op(&at[0]), Op::Extend { .. })).map(Replay::call);
     let add = |c: &mut redis::Cmd| {
-        if let Some(r) = &replay {
-            c.arg(r.lead_args());
-        }
         for a in at {
             match op(a) {
                 Op::Ack { id, token } => {
@@ -207,11 +211,8 @@ async fn call_chunk(
             }
         }
     };
-    let keys = replay.as_ref().map(|r| r.keys(&t.keys.all));
-    let sent = script.run(&t.conn, keys.as_deref().unwrap_or(&t.keys.all), add).await;
-    if let Some(r) = replay {
-        r.answered(sent.is_ok());
-    }
+    let replay = t.replay.as_deref().filter(|_| how.replayed);
+    let sent = replay::run(replay, script, &t.conn, &t.keys.all, add).await;
     // ack and nack reply one status byte per op; extend the Redis time, then an integer each
     let reply: Result<Vec<i64>> = match sent {
         Ok(redis::Value::BulkString(b)) => Ok(b.iter().map(|c| i64::from(*c) - i64::from(b'0')).collect()),
@@ -219,10 +220,10 @@ async fn call_chunk(
         Err(e) => Err(Error::from(e)),
     };
     match reply {
-        Ok(codes) if codes.len() == at.len() + skip => {
-            let now = if skip > 0 { codes[0] } else { 0 };
+        Ok(codes) if codes.len() == at.len() + how.skip => {
+            let now = if how.skip > 0 { codes[0] } else { 0 };
             at.iter()
-                .zip(&codes[skip..])
+                .zip(&codes[how.skip..])
                 .map(|(a, code)| {
                     let o = op(a);
                     let id = match o {
