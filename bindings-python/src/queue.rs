@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::convert::{de, dur, rt, run, to_py_err, Secs};
+use crate::convert::{de, rt, run, to_py_err, Secs};
 use crate::message::new_message;
 use crate::subscribe::{NativeSubscription, PyWake};
 
@@ -38,14 +38,10 @@ impl NativeClient {
         self.c.prefix()
     }
 
-    fn queues<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+    /// `queues` or `ping` (the core's `Client::call`); the result in its wire form (JSON text).
+    fn call<'py>(&self, py: Python<'py>, op: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
         let c = self.c.clone();
-        run(py, blocking, async move { c.queues().await })
-    }
-
-    fn ping<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.c.clone();
-        run(py, blocking, async move { c.ping().await })
+        run(py, blocking, async move { c.call(&op).await.map(text) })
     }
 
     /// Starts a subscription of `queues` (name, shard count or None for the count stored in
@@ -138,18 +134,10 @@ impl NativeQueue {
         }
     }
 
-    fn fetch<'py>(
-        &self,
-        py: Python<'py>,
-        max: usize,
-        wait: Option<Secs>,
-        ttr: Option<Secs>,
-        blocking: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let (wait, ttr) = (dur(wait, "wait")?.unwrap_or_default(), dur(ttr, "ttr")?);
-        let q = self.q.clone();
-        let fut = async move { q.fetch_leasing(max, wait, ttr).await.map(|v| Deliveries(v, blocking)) };
-        run(py, blocking, fut)
+    /// Up to `max` leased deliveries (`args`: the core's fetch arguments in wire form).
+    fn fetch<'py>(&self, py: Python<'py>, args: &str, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        let (q, args) = (self.q.clone(), de(py, args)?);
+        run(py, blocking, async move { q.fetch_wire(args).await.map(|v| Deliveries(v, blocking)) })
     }
 }
 

@@ -85,7 +85,7 @@ class AsyncQueue(QueueOps, Async):
         """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one. Each is
         leased for its ttr (or ``ttr``): ``ack``, ``nack`` or ``extend`` it before then, or it
         is delivered again."""
-        result: List[Message] = await self._native.fetch(max, wait, ttr, False)
+        result: List[Message] = await self._fetch(max, wait, ttr)
         return result
 
     def subscribe(

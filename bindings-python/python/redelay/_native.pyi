@@ -80,7 +80,8 @@ class NativeQueue:
     client: Final[NativeClient]
     def call(self, op: str, args: str, bodies: List[bytes], blocking: bool) -> Any:
         """The core's call ``op`` with ``args`` in its wire form (JSON); the result likewise."""
-    def fetch(self, max: int, wait: Any, ttr: Any, blocking: bool) -> Any: ...
+    def fetch(self, args: str, blocking: bool) -> Any:
+        """Up to ``max`` leased deliveries; ``args`` are the core's fetch arguments in wire form (JSON)."""
 
 class NativeClient:
     """A client of the core (internal)."""
@@ -89,8 +90,8 @@ class NativeClient:
     def connect(url: str, opts: str, blocking: bool) -> Any: ...
     def queue(self, name: str, opts: str) -> NativeQueue: ...
     prefix: Final[str]
-    def queues(self, blocking: bool) -> Any: ...
-    def ping(self, blocking: bool) -> Any: ...
+    def call(self, op: str, blocking: bool) -> Any:
+        """The core's client call ``op`` (``queues``, ``ping``); the result in wire form (JSON)."""
     def subscribe(
         self,
         queues: List[Tuple[str, Optional[int]]],

@@ -123,12 +123,17 @@ class ClientOps:
     @op
     def queues(self) -> List[str]:
         """Names of the queues published to under this prefix (a best-effort registry)."""
-        return self._native.queues(self._blocking)
+        return self._call("queues")
 
     @op
     def ping(self) -> None:
         """One round trip to Redis; raises if it is unreachable."""
-        return self._native.ping(self._blocking)
+        return self._call("ping")
+
+    def _call(self, op: str) -> Any:
+        """The core's client call ``op``; its result in wire form."""
+        raw = self._native.call(op, self._blocking)
+        return json.loads(raw) if self._blocking else _then(raw, _same)
 
     def __repr__(self) -> str:
         return f"<redelay.{type(self).__name__} prefix={self.prefix!r}>"
@@ -153,6 +158,10 @@ class QueueOps:
         """The core's call ``op`` with ``args`` in wire form; its result through ``conv``."""
         raw = self._native.call(op, json.dumps(args), bodies, self._blocking)
         return conv(json.loads(raw)) if self._blocking else _then(raw, conv)
+
+    def _fetch(self, max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
+        """The core's fetch: the deliveries, or an awaitable of them."""
+        return self._native.fetch(json.dumps(wire({"max": max, "wait": wait, "ttr": ttr})), self._blocking)
 
     @op
     def publish(self, body: Body, **opts: Unpack[PublishOptions]) -> Published:

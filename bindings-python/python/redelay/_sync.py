@@ -69,7 +69,7 @@ class Queue(QueueOps, Sync):
 
     def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[SyncMessage]:
         """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one."""
-        result: List[SyncMessage] = self._native.fetch(max, wait, ttr, True)
+        result: List[SyncMessage] = self._fetch(max, wait, ttr)
         return result
 
     def subscribe(self, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]) -> SyncSubscription:
