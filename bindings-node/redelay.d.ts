@@ -40,18 +40,19 @@ export interface ClientOptions {
   waitForReplicas?: { replicas: number; timeoutMs: number }
 }
 
+/** At most one of the fields of `T`, the others left out; of `Required<T>`, exactly one. */
+export type OneOf<T> = { [K in keyof T]-?: Pick<T, K> & { [O in Exclude<keyof T, K>]?: undefined } }[keyof T]
+
+/** The two ways to give a due time (see `When`). */
+export interface Due {
+  /** Due this many ms after Redis receives the call (the publish, the reschedule …); default 0: due now. */
+  delayMs?: number
+  /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
+  at?: Date | number
+}
+
 /** When a message is due: after `delayMs`, or at `at`; not both (the core refuses both). */
-export type When =
-  | {
-      /** Due this many ms after Redis receives the publish (default 0: due now). */
-      delayMs?: number
-      at?: undefined
-    }
-  | {
-      delayMs?: undefined
-      /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
-      at?: Date | number
-    }
+export type When = OneOf<Due>
 
 export interface PublishFields {
   /** Your own id, unique within the queue (not all digits). A duplicate id changes nothing unless `replace`. */
@@ -144,14 +145,10 @@ export interface MessageInfo {
   lastError: string | null
 }
 
-export interface Stats {
+/** How many messages the queue holds, in all (`total`) and in each state. */
+export interface Stats extends Record<MessageState | 'total', number> {
   /** Redis time of the reading. */
   now: Date
-  total: number
-  scheduled: number
-  ready: number
-  leased: number
-  dead: number
   nextDue: Date | null
   oldestReadyDue: Date | null
   /** Consumers receive nothing until `resume()`. */
@@ -236,13 +233,7 @@ export interface VerifyReport {
   ok: boolean
 }
 
-export interface Counters {
-  delivered: number
-  acked: number
-  nacked: number
-  leaseLost: number
-  errors: number
-}
+export type Counters = Record<'delivered' | 'acked' | 'nacked' | 'leaseLost' | 'errors', number>
 
 export type ErrorCode =
   `ERR_REDELAY_${'INVALID_ARGUMENT' | 'CONNECTION' | 'TIMEOUT' | 'LEASE_LOST' | 'NOT_FOUND' | 'REDIS' | 'HANDLER'}`
@@ -325,10 +316,7 @@ export declare class Queue {
   /** Deletes a message wherever it is; false when there was none. */
   cancel(id: string): Promise<boolean>
   /** A new due time for a scheduled or ready message; resolves to it. */
-  reschedule(
-    id: string,
-    when: Date | number | { at: Date | number; delayMs?: undefined } | { delayMs: number; at?: undefined },
-  ): Promise<Date>
+  reschedule(id: string, when: Date | number | OneOf<Required<Due>>): Promise<Date>
   peek(id: string): Promise<MessageInfo | null>
   stats(): Promise<Stats>
   /** Dead letters, the oldest death first (default offset 0, limit 100). */

@@ -9,8 +9,8 @@
 const native = require('./index.js')
 const { isMainThread } = require('node:worker_threads')
 
-const CODES = Object.fromEntries(native.errorKinds()) // kind name -> ERR_REDELAY_* code
-const KINDS = Object.fromEntries(Object.entries(CODES).map(([k, c]) => [c, k]))
+const ErrorCodes = Object.freeze(Object.fromEntries(native.errorKinds())) // kind name -> ERR_REDELAY_* code
+const KINDS = Object.fromEntries(Object.entries(ErrorCodes).map(([k, c]) => [c, k]))
 
 /** Every error redelay raises: `code` is one of the ERR_REDELAY_* codes, `kind` the core's kind. */
 class RedelayError extends Error {
@@ -43,25 +43,23 @@ const DECODE = /^(message \d+: )?[\w.]+: (invalid type|invalid value|unknown fie
 function toRedelayError(e) {
   if (e instanceof Error && !(e instanceof RedelayError)) {
     if (typeof e.kind === 'string' && e.code in KINDS) Object.setPrototypeOf(e, RedelayError.prototype)
-    else if (NAPI_ARG.test(e.code)) return new RedelayError(CODES.InvalidArgument, jsNames(e.message))
-    if (e.code === CODES.InvalidArgument && DECODE.test(e.message)) e.message = jsNames(e.message)
+    else if (NAPI_ARG.test(e.code)) return new RedelayError(ErrorCodes.InvalidArgument, jsNames(e.message))
+    if (e.code === ErrorCodes.InvalidArgument && DECODE.test(e.message)) e.message = jsNames(e.message)
   }
   return e
 }
 
-const invalid = (message) => new RedelayError(CODES.InvalidArgument, message)
+const invalid = (message) => new RedelayError(ErrorCodes.InvalidArgument, message)
 
-const rethrow = (e) => {
-  throw toRedelayError(e)
-}
 /** Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection. */
-const call = (fn) => new Promise((resolve) => resolve(fn())).catch(rethrow)
+const call = (fn) => new Promise((resolve) => resolve(fn())).catch((e) => Promise.reject(toRedelayError(e)))
 
+/** Runs a synchronous native call; what it throws is thrown as a RedelayError. */
 function sync(fn) {
   try {
     return fn()
   } catch (e) {
-    rethrow(e)
+    throw toRedelayError(e)
   }
 }
 
@@ -200,12 +198,8 @@ class Client extends Handle {
    * spreads it over N hash tags (1 to 256; every client must name the same N).
    */
   queue(name, opts) {
-    const q = new Queue(
-      INTERNAL,
-      sync(() => this[N].queue(name, toWire(opts))),
-    )
-    q[CLIENT] = this
-    return q
+    const n = sync(() => this[N].queue(name, toWire(opts)))
+    return Object.assign(new Queue(INTERNAL, n), { [CLIENT]: this })
   }
 
   get prefix() {
@@ -225,8 +219,8 @@ class Client extends Handle {
 ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] })
 
 // A subscription of the native client `native` over `queues` (names in priority order, or
-// { name: weight }); `shards` gives each queue's shard count (a Queue's own), or null to use
-// the counts stored in Redis.
+// { name: weight }); `shards` is the shard count of every queue (a Queue's own, for its
+// subscribe), or null to use the counts stored in Redis.
 function subscribe(native, queues, shards, handler, opts) {
   if (typeof handler !== 'function') return Promise.reject(invalid('handler: must be a function'))
   let n
@@ -269,6 +263,12 @@ function report(n, slot, ok, e) {
   r.retry.push(retryInMs)
 }
 
+/**
+ * The outcome of `slot` waits to be reported: its handler finished, so its message is settled
+ * (once reported, the core has no delivery in `slot` any more).
+ */
+const reported = (n, slot) => reports.get(n)?.slots.includes(slot) === true
+
 function flushReports() {
   for (const [n, r] of reports) {
     try {
@@ -287,21 +287,18 @@ function run(n, handler) {
   const b = n.take()
   for (let i = 0; i < b.slots.length; i++) {
     const slot = b.slots[i]
-    let m
     try {
-      m = new Message(INTERNAL, b, i, n)
-      const r = handler(m)
+      const r = handler(new Message(INTERNAL, b, i, n))
       if (r != null && typeof r.then === 'function') {
         r.then(
-          () => finished(m, n, slot, true),
-          (e) => finished(m, n, slot, false, e),
+          () => report(n, slot, true),
+          (e) => report(n, slot, false, e),
         )
         continue
       }
-      finished(m, n, slot, true)
+      report(n, slot, true)
     } catch (e) {
-      if (m === undefined) report(n, slot, false, e)
-      else finished(m, n, slot, false, e)
+      report(n, slot, false, e)
     }
   }
 }
@@ -325,10 +322,8 @@ class Queue extends Handle {
           throw invalid(`message ${i}: must be an object with a body`)
         return body(m.body)
       })
-      return this[N].publishBatch(
-        bodies,
-        messages.map((m) => toWire({ ...m, body: undefined })),
-      )
+      const opts = messages.map((m) => toWire({ ...m, body: undefined }))
+      return this[N].publishBatch(bodies, opts)
     })
   }
 
@@ -337,7 +332,7 @@ class Queue extends Handle {
    * resolving) acks the message; throwing or rejecting nacks it with the error's message.
    */
   subscribe(handler, opts) {
-    return subscribe(this[CLIENT][N], [this.name], [this[N].shards], handler, opts)
+    return subscribe(this[CLIENT][N], [this.name], this[N].shards, handler, opts)
   }
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
@@ -346,16 +341,17 @@ class Queue extends Handle {
       Array.from(b.slots, (_, i) => new Message(INTERNAL, b, i, null)),
     )
   }
+}
 
-  /** Gives a scheduled or ready message a new due time: a Date, `{ at }` or `{ delayMs }`. */
-  reschedule(id, when) {
-    return call(() => {
-      if (when instanceof Date || typeof when === 'number') when = { at: when }
-      if (when == null || typeof when !== 'object')
-        throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`)
-      return this[N].call('reschedule', { id, ...toWire(when, 'when') })
-    }).then(date)
-  }
+/**
+ * The new due time of `reschedule`, which gives a scheduled or ready message one: a Date or a
+ * number (ms since the epoch) is `{ at }`; else `{ at }` or `{ delayMs }`.
+ */
+function due(when) {
+  if (when instanceof Date || typeof when === 'number') return { at: when }
+  if (when == null || typeof when !== 'object')
+    throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`)
+  return when
 }
 const select = (s) => (Array.isArray(s) ? { ids: s } : typeof s === 'number' ? { oldest: s } : { all: s === 'all' })
 ops(Queue, {
@@ -363,6 +359,7 @@ ops(Queue, {
   nack: [(id, token, o) => ({ id, token, ...toWire(o) })],
   extend: [(id, token, ttrMs) => ({ id, token, ttr_ms: ttrMs }), VOID],
   cancel: [(id) => ({ id })],
+  reschedule: [(id, when) => ({ id, ...toWire(due(when), 'when') }), date],
   peek: [(id) => ({ id })],
   stats: [],
   deadLetters: [(o) => toWire(o)],
@@ -400,22 +397,12 @@ if (typeof Symbol.asyncDispose === 'symbol') {
   for (const C of [Client, Subscription]) C.prototype[Symbol.asyncDispose] = C.prototype.close
 }
 
-/** Marks a subscription message whose handler finished and reports its outcome. */
-let finished
-
 /** A delivered message. Subscription handlers get one per delivery; so does `queue.fetch`. */
 class Message {
   #h
   #sub
   #slot
   #deadline
-  #done = false
-  static {
-    finished = (m, n, slot, ok, e) => {
-      m.#done = true
-      report(n, slot, ok, e)
-    }
-  }
 
   /** @internal Row `i` of a batch in columns (src/subscription.rs); `sub` is null for fetch. */
   constructor(token, b, i, sub) {
@@ -440,9 +427,10 @@ class Message {
     this.lastError = b.lastErrors == null ? null : (b.lastErrors[i] ?? null)
   }
 
-  /** The native handle of this delivery, or null once its subscription settled it. */
+  /** The native handle of this delivery, or null once its handler finished (its subscription settles it). */
   #handle() {
-    if (this.#h === null && this.#sub !== null && !this.#done) this.#h = this.#sub.delivery(this.#slot)
+    const sub = this.#sub
+    if (this.#h === null && sub !== null && !reported(sub, this.#slot)) this.#h = sub.delivery(this.#slot)
     return this.#h
   }
 
@@ -458,14 +446,12 @@ class Message {
 
   /** True once the message was acked or nacked (by the handler, or by its subscription). */
   get settled() {
-    const h = this.#handle()
-    return h === null ? true : h.settled
+    return this.#handle()?.settled ?? true
   }
 
   /** When the current lease runs out, unless extended (a subscription extends it by itself). */
   get leaseDeadline() {
-    const h = this.#handle()
-    return new Date(h === null ? this.#deadline : h.leaseDeadline)
+    return new Date(this.#handle()?.leaseDeadline ?? this.#deadline)
   }
 
   ack() {
@@ -484,15 +470,8 @@ class Message {
     const h = this.#handle()
     if (h !== null) return call(() => h.call(op, toWire(opts))).then(then)
     const spent = `message ${this.id}: already settled by its subscription (its handler had finished)`
-    return Promise.reject(new RedelayError(CODES.LeaseLost, spent))
+    return Promise.reject(new RedelayError(ErrorCodes.LeaseLost, spent))
   }
 }
 
-exports.Client = Client
-exports.Queue = Queue
-exports.Subscription = Subscription
-exports.Message = Message
-exports.RedelayError = RedelayError
-exports.RetryLater = RetryLater
-exports.ErrorCodes = Object.freeze(CODES)
-exports.setLogger = setLogger
+module.exports = { Client, Queue, Subscription, Message, RedelayError, RetryLater, ErrorCodes, setLogger }

@@ -25,9 +25,13 @@ pub(crate) fn invalid(msg: impl std::fmt::Display) -> napi::Error {
     napi::Error::new(Status::InvalidArg, msg.to_string())
 }
 
+/// The promise of a result in the core's wire form (methods returning it say so to napi's
+/// TypeScript generator with `ts_return_type = "Promise<unknown>"`).
+pub(crate) type JsPromise<'e> = PromiseRaw<'e, Unknown<'e>>;
+
 /// Runs a core call on the runtime; the promise resolves to its result in the core's wire form
 /// (objects, bytes as Buffers, `()` as null) or rejects with the core's error as [`js`] makes it.
-pub(crate) fn spawn<'e, T, F>(env: &'e Env, fut: F) -> Result<PromiseRaw<'e, Unknown<'e>>>
+pub(crate) fn spawn<'e, T, F>(env: &'e Env, fut: F) -> Result<JsPromise<'e>>
 where
     T: serde::Serialize + Send + 'static,
     F: Future<Output = redelay::Result<T>> + Send + 'static,

@@ -12,12 +12,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use redelay::{wire, PublishOptions};
+use serde_json::Value;
 
 mod errors;
 mod logging;
 mod subscription;
 
-use errors::{invalid, spawn, sync};
+use errors::{invalid, spawn, sync, JsPromise};
 
 /// An argument in the core's wire form, decoded by the core. An error names the field (a napi
 /// `InvalidArg` error, whose field names `redelay.js` spells the JavaScript way).
@@ -25,7 +26,7 @@ pub struct Wire<T>(T);
 
 impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
     unsafe fn from_napi_value(env: napi::sys::napi_env, v: napi::sys::napi_value) -> Result<Self> {
-        let v = serde_json::Value::from_napi_value(env, v)?;
+        let v = Value::from_napi_value(env, v)?;
         wire::from_json(v).map(Wire).map_err(|e| invalid(e.message()))
     }
 }
@@ -67,8 +68,8 @@ impl NativeClient {
     }
 
     /// `queues`, `ping` or `close` (see `redelay::Client::call`).
-    #[napi]
-    pub fn call<'e>(&self, env: &'e Env, op: String) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn call<'e>(&self, env: &'e Env, op: String) -> Result<JsPromise<'e>> {
         let c = self.c.clone();
         spawn(env, async move { c.call(&op).await })
     }
@@ -91,25 +92,15 @@ impl NativeQueue {
         self.q.shards()
     }
 
-    #[napi(ts_args_type = "body: Uint8Array, opts: object")]
-    pub fn publish<'e>(
-        &self,
-        env: &'e Env,
-        b: Uint8Array,
-        opts: Wire<PublishOptions>,
-    ) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+    #[napi(ts_args_type = "body: Uint8Array, opts: object", ts_return_type = "Promise<unknown>")]
+    pub fn publish<'e>(&self, env: &'e Env, b: Uint8Array, opts: Wire<PublishOptions>) -> Result<JsPromise<'e>> {
         let (q, m) = (self.q.clone(), sync(env, opts.0.message(b.to_vec()))?);
         spawn(env, async move { q.publish(m).await })
     }
 
     /// Message `i` is `bodies[i]` with `opts[i]`.
-    #[napi(ts_args_type = "bodies: Uint8Array[], opts: object[]")]
-    pub fn publish_batch<'e>(
-        &self,
-        env: &'e Env,
-        bodies: Vec<Uint8Array>,
-        opts: Vec<serde_json::Value>,
-    ) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+    #[napi(ts_args_type = "bodies: Uint8Array[], opts: object[]", ts_return_type = "Promise<unknown>")]
+    pub fn publish_batch<'e>(&self, env: &'e Env, bodies: Vec<Uint8Array>, opts: Vec<Value>) -> Result<JsPromise<'e>> {
         let bodies = bodies.into_iter().map(|b| b.to_vec()).collect();
         let (q, msgs) = (self.q.clone(), sync(env, redelay::batch_from_wire(bodies, opts))?);
         spawn(env, async move { q.publish_batch(msgs).await })
@@ -117,7 +108,7 @@ impl NativeQueue {
 
     /// Up to `max` leased deliveries in the columns of a subscription batch, with a handle each.
     #[napi(ts_args_type = "a: object")]
-    pub fn fetch<'e>(&self, env: &'e Env, a: serde_json::Value) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
+    pub fn fetch<'e>(&self, env: &'e Env, a: Value) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
         let q = self.q.clone();
         env.spawn_future_with_callback(async move { Ok(q.fetch_wire(a).await) }, |env, r| {
             let batch = sync(env, r)?.into_iter().enumerate().map(|(i, d)| (i as u64, d)).collect();
@@ -127,8 +118,8 @@ impl NativeQueue {
 
     /// Every other operation, by the core's name, with its arguments in wire form; resolves to
     /// the result in wire form (see `redelay::Queue::call`).
-    #[napi(ts_args_type = "op: string, a: object")]
-    pub fn call<'e>(&self, env: &'e Env, op: String, a: serde_json::Value) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+    #[napi(ts_args_type = "op: string, a: object", ts_return_type = "Promise<unknown>")]
+    pub fn call<'e>(&self, env: &'e Env, op: String, a: Value) -> Result<JsPromise<'e>> {
         let q = self.q.clone();
         spawn(env, async move { q.call(&op, a).await })
     }
@@ -142,8 +133,8 @@ pub struct NativeDelivery {
 #[napi]
 impl NativeDelivery {
     /// `ack`, `nack` or `extend` of this delivery, with its arguments in wire form.
-    #[napi(ts_args_type = "op: string, a: object")]
-    pub fn call<'e>(&self, env: &'e Env, op: String, a: serde_json::Value) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+    #[napi(ts_args_type = "op: string, a: object", ts_return_type = "Promise<unknown>")]
+    pub fn call<'e>(&self, env: &'e Env, op: String, a: Value) -> Result<JsPromise<'e>> {
         let d = self.d.clone();
         spawn(env, async move { d.call(&op, a).await })
     }

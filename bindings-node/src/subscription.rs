@@ -15,7 +15,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use redelay::{Delivery, Failure, Subscription, Wake};
 
-use crate::errors::{spawn, sync};
+use crate::errors::{spawn, sync, JsPromise};
 use crate::{time_ms, NativeClient, NativeDelivery, Wire};
 
 /// Deliveries in columns; `redelay.js` builds a `Message` from row `i`.
@@ -101,36 +101,33 @@ impl NativeClient {
     /// (one per queue): `wake` is called on the JS thread when deliveries wait (JS then calls
     /// `take()` and reports with `complete`); it must not throw, and may come before the promise
     /// resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
-    /// `shards` gives each queue's shard count (a queue handle's own); without it each queue is
-    /// opened with the count stored in Redis.
+    /// `shards` is the shard count every queue is opened with (a queue handle's own, for its
+    /// `subscribe`); without it each queue is opened with the count stored in Redis.
     #[napi(
-        ts_args_type = "names: string[], shards: number[] | null, weights: number[] | null, wake: () => void, opts: object, unref: boolean"
+        ts_args_type = "names: string[], shards: number | null, weights: number[] | null, wake: () => void, opts: object, unref: boolean"
     )]
     #[allow(clippy::too_many_arguments)]
     pub fn subscription<'e>(
         &self,
         env: &'e Env,
         names: Vec<String>,
-        shards: Option<Vec<u32>>,
+        shards: Option<u32>,
         weights: Option<Vec<u32>>,
         wake: Function<'_, (), ()>,
         opts: Wire<redelay::SubscribeOptions>,
         unref: bool,
     ) -> Result<PromiseRaw<'e, NativeSubscription>> {
         let client = self.c.clone();
-        let shard = |i: usize| shards.as_ref().and_then(|s| s.get(i).copied());
-        let names = names.into_iter().enumerate().map(|(i, n)| (n, shard(i))).collect();
-        let queues = async move { client.queues_named(names, weights).await };
+        let names = names.into_iter().map(|n| (n, shards)).collect();
         let mut tsfn: Tsfn = wake.build_threadsafe_function().callee_handled::<false>().build()?;
         if unref {
             #[allow(deprecated)]
             tsfn.unref(env)?;
         }
         let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
-        let so = opts.0;
         let started = async move {
-            let qs = queues.await.inspect_err(|_| wake.closed())?;
-            let sub = Arc::new(qs.subscribe_foreign(wake.clone(), so).await.inspect_err(|_| wake.closed())?);
+            let qs = client.queues_named(names, weights).await.inspect_err(|_| wake.closed())?;
+            let sub = Arc::new(qs.subscribe_foreign(wake.clone(), opts.0).await.inspect_err(|_| wake.closed())?);
             *wake.keep.lock().unwrap() = Some(sub.clone());
             if sub.is_closed() {
                 wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run already
@@ -180,8 +177,8 @@ impl NativeSubscription {
 
     /// Stops fetching, gives back what did not start, waits for running handlers (up to the
     /// drain timeout) and lets go of the JS function. Idempotent.
-    #[napi]
-    pub fn close<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, Unknown<'e>>> {
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn close<'e>(&self, env: &'e Env) -> Result<JsPromise<'e>> {
         let sub = self.sub.clone();
         spawn(env, async move {
             sub.close().await;
