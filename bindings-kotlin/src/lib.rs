@@ -131,25 +131,20 @@ macro_rules! to {
     ($($a:ty => $b:ty: |$x:ident| $e:expr;)*) => { $(impl To<$b> for $a { fn to(self) -> $b { let $x = self; $e } })* };
 }
 
+/// Fields Kotlin takes as they are (strings, bytes, times, `Option`s of them ...).
+impl<T> To<T> for T {
+    fn to(self) -> T {
+        self
+    }
+}
+
 to! {
-    String => String: |x| x;
-    bool => bool: |x| x;
-    SystemTime => SystemTime: |x| x;
-    Vec<u8> => Vec<u8>: |x| x;
-    Vec<String> => Vec<String>: |x| x;
-    State => State: |x| x;
     u64 => i64: |n| n as i64;
     u32 => i32: |n| n as i32;
     Duration => Ms: |d| Ms(d.as_millis() as i64);
     [u64; 16] => Vec<i64>: |a| a.iter().map(|&n| n as i64).collect();
     BTreeMap<String, String> => HashMap<String, String>: |m| m.into_iter().collect();
     Vec<redelay::MessageInfo> => Vec<MessageInfo>: |v| v.into_iter().map(MessageInfo::from).collect();
-}
-
-impl<A: To<B>, B> To<Option<B>> for Option<A> {
-    fn to(self) -> Option<B> {
-        self.map(To::to)
-    }
 }
 
 /// `options!(Name { field: Type, ... })`: a record whose every field defaults (null, empty, false).
@@ -465,7 +460,8 @@ options!(
 );
 
 impl Message {
-    fn into_core(self) -> Res<(Vec<u8>, redelay::PublishOptions)> {
+    /// The core's message, checked as by `PublishOptions::message`.
+    fn into_core(self) -> Res<redelay::Message> {
         let o = redelay::PublishOptions {
             id: self.id,
             delay: opt_dur("delay", self.delay)?,
@@ -480,7 +476,7 @@ impl Message {
             expires_at: self.expires_at,
             drop_on_expiry: self.drop_on_expiry,
         };
-        Ok((self.body, o))
+        Ok(o.message(self.body)?)
     }
 }
 
@@ -536,13 +532,11 @@ impl NativeLease {
 
     /// True when the message went to the dead letters.
     pub async fn nack(&self, retry_in: Option<Ms>, reason: String) -> Res<bool> {
-        let retry_in = opt_dur("retry_in", retry_in)?;
-        call!(self, |d| d.nack(retry_in, &reason).await?)
+        call!(self, |d| d.nack(opt_dur("retry_in", retry_in)?, &reason).await?)
     }
 
     pub async fn extend(&self, ttr: Ms) -> Res<()> {
-        let ttr = dur("ttr", ttr)?;
-        call!(self, |d| d.extend(ttr).await?)
+        call!(self, |d| d.extend(dur("ttr", ttr)?).await?)
     }
 
     pub fn lease_deadline(&self) -> SystemTime {
@@ -601,8 +595,10 @@ pub async fn start_subscription(
             redelay::Queues::weighted(list.zip(w).map(|(q, w)| Ok((q, count("weight", w)?))).collect::<Res<_>>()?)?
         }
     };
-    on_rt(async move { Ok(Arc::new(NativeSubscription(set.subscribe_foreign(Arc::new(WakeBridge(waker)), opts).await?))) })
-        .await
+    on_rt(async move {
+        Ok(Arc::new(NativeSubscription(Arc::new(set.subscribe_foreign(Arc::new(WakeBridge(waker)), opts).await?))))
+    })
+    .await
 }
 
 // Subscriptions: the core's bridge. Kotlin's `wake` signals its take loop; the loop takes a
@@ -648,7 +644,7 @@ options!(
 );
 
 #[derive(uniffi::Object)]
-pub struct NativeSubscription(redelay::Subscription);
+pub struct NativeSubscription(Arc<redelay::Subscription>);
 
 #[uniffi::export]
 impl NativeSubscription {
@@ -674,12 +670,8 @@ impl NativeSubscription {
     }
 
     /// Stops fetching, waits for running handlers up to the drain timeout. Idempotent.
-    pub async fn stop(self: Arc<Self>) -> Res<()> {
-        on_rt(async move {
-            self.0.close().await;
-            Ok(())
-        })
-        .await
+    pub async fn stop(&self) -> Res<()> {
+        call!(self, |s| s.close().await)
     }
 
     pub fn is_closed(&self) -> bool {
@@ -709,9 +701,7 @@ impl NativeQueue {
     /// `Message`: one argument, because JNA passes a call's by-value arguments wrongly on
     /// aarch64 once they no longer fit in registers (the Kotlin test `FfiTest`).
     pub async fn publish(&self, message: Message) -> Res<Published> {
-        let (body, o) = message.into_core()?;
-        let m = o.message(body)?;
-        call!(self, |q| q.publish(m).await?)
+        call!(self, |q| q.publish(message.into_core()?).await?)
     }
 
     /// Publishes many messages in one round trip (up to 100,000). One bad message refuses the
@@ -722,8 +712,7 @@ impl NativeQueue {
             .into_iter()
             .enumerate()
             .map(|(i, m)| m.into_core().map_err(|e| RedelayError::InvalidArgument(format!("message {i}: {e}"))));
-        let msgs = redelay::batch_messages(items.collect::<Result<Vec<_>, _>>()?)?;
-        call!(self, |q| q.publish_batch(msgs).await?)
+        call!(self, |q| q.publish_batch(items.collect::<Res<_>>()?).await?)
     }
 
     /// The deliveries behind Kotlin's `fetch`: up to `max` due messages, waiting up to `wait`.
@@ -741,14 +730,12 @@ impl NativeQueue {
     /// Nacks a leased message by id and lease token; true when it went to the dead letters.
     #[uniffi::method(default(retry_in = None, reason = ""))]
     pub async fn nack(&self, id: String, token: String, retry_in: Option<Ms>, reason: String) -> Res<bool> {
-        let retry_in = opt_dur("retry_in", retry_in)?;
-        call!(self, |q| q.nack(&id, &token, retry_in, &reason).await?)
+        call!(self, |q| q.nack(&id, &token, opt_dur("retry_in", retry_in)?, &reason).await?)
     }
 
     /// Extends a lease by id and lease token to `ttr` from now.
     pub async fn extend(&self, id: String, token: String, ttr: Ms) -> Res<()> {
-        let ttr = dur("ttr", ttr)?;
-        call!(self, |q| q.extend(&id, &token, ttr).await?)
+        call!(self, |q| q.extend(&id, &token, dur("ttr", ttr)?).await?)
     }
 
     /// Deletes a message wherever it is. False when there was no such id.
@@ -760,8 +747,7 @@ impl NativeQueue {
     /// the new due time. NotFound without such id, InvalidArgument when leased or dead.
     #[uniffi::method(default(delay = None, at = None))]
     pub async fn reschedule(&self, id: String, delay: Option<Ms>, at: Option<SystemTime>) -> Res<SystemTime> {
-        let due = redelay::Due::from_parts(opt_dur("delay", delay)?, at)?;
-        call!(self, |q| q.reschedule(&id, due).await?)
+        call!(self, |q| q.reschedule(&id, redelay::Due::from_parts(opt_dur("delay", delay)?, at)?).await?)
     }
 
     /// Looks at a message without changing it; null when there is no such id.
@@ -777,13 +763,11 @@ impl NativeQueue {
     /// Dead letters, the oldest death first: `limit` (1 to 1000, default 100) from `offset`.
     #[uniffi::method(default(limit = None, offset = None))]
     pub async fn dead_letters(&self, limit: Option<i32>, offset: Option<i64>) -> Res<Vec<MessageInfo>> {
+        // The core's defaults; its dead_letters checks the limit.
         let d = redelay::DeadLetterQuery::default();
-        let query = redelay::DeadLetterQuery {
-            offset: opt_count("offset", offset)?.unwrap_or(d.offset),
-            limit: opt_count("limit", limit)?.unwrap_or(d.limit),
-        };
-        query.validate()?;
-        call!(self, |q| q.dead_letters(query.offset, query.limit).await?.into_iter().map(MessageInfo::from).collect())
+        let (offset, limit) =
+            (opt_count("offset", offset)?.unwrap_or(d.offset), opt_count("limit", limit)?.unwrap_or(d.limit));
+        call!(self, |q| q.dead_letters(offset, limit).await?.into_iter().map(MessageInfo::from).collect())
     }
 
     /// Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
@@ -798,8 +782,7 @@ impl NativeQueue {
 
     /// Deletes dead letters for good; returns how many.
     pub async fn purge_dead(&self, select: Select) -> Res<i64> {
-        let sel = select.into_core()?;
-        call!(self, |q| q.purge_dead(sel).await? as i64)
+        call!(self, |q| q.purge_dead(select.into_core()?).await? as i64)
     }
 
     /// Pauses the queue: consumers stop receiving (leases in flight finish), publishes go on; kept
@@ -840,16 +823,14 @@ impl NativeQueue {
     /// A page of the messages in `state`, in its order (due time, lease deadline or time of
     /// death): `limit` (1 to 1000) from `offset`.
     pub async fn list(&self, state: State, offset: i64, limit: i32) -> Res<ListPage> {
-        let (offset, limit) = (count("offset", offset)?, count("limit", limit)?);
-        call!(self, |q| q.list(state, offset, limit).await?.into())
+        call!(self, |q| q.list(state, count("offset", offset)?, count("limit", limit)?).await?.into())
     }
 
     /// One bounded step (about 500 records) of a search over every message of the queue, from
     /// `cursor` (null to start); call again with the page's cursor until it is null.
     #[uniffi::method(default(cursor = None))]
     pub async fn search(&self, what: Search, cursor: Option<String>) -> Res<SearchPage> {
-        let what = redelay::Search::from(what);
-        call!(self, |q| q.search(&what, cursor.as_deref()).await?.into())
+        call!(self, |q| q.search(&what.into(), cursor.as_deref()).await?.into())
     }
 
     /// Applies `action` to the messages `ids` (up to 10,000) or to those a `search` finds (give

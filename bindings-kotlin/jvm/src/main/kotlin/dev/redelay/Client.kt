@@ -5,6 +5,7 @@ import com.sun.jna.CallbackThreadInitializer
 import com.sun.jna.Native
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import org.slf4j.LoggerFactory
@@ -61,7 +62,11 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
         options: SubscribeOptions = SubscribeOptions(),
         context: CoroutineContext = Dispatchers.Default,
         handler: suspend (Delivery) -> Unit,
-    ): Subscription = subscribeAll(queues, weights, options, context, handler)
+    ): Subscription {
+        val sub = Subscription(queues.joinToString(",") { it.name }, context, handler)
+        sub.start(startSubscription(queues.map { it.native }, weights, sub.waker, options), currentCoroutineContext())
+        return sub
+    }
 
     /**
      * Closes every subscription made through this client (each waits for its running handlers,

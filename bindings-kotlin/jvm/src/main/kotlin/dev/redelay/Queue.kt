@@ -1,13 +1,8 @@
 package dev.redelay
 
-import kotlinx.coroutines.CoroutineName
-import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
-import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
-import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.awaitCancellation
-import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.withContext
@@ -76,7 +71,7 @@ class Queue internal constructor(
         options: SubscribeOptions = SubscribeOptions(),
         context: CoroutineContext = Dispatchers.Default,
         handler: suspend (Delivery) -> Unit,
-    ): Subscription = subscribeAll(listOf(this), null, options, context, handler)
+    ): Subscription = client.subscribe(listOf(this), null, options, context, handler)
 
 /** [subscribe] with the fields of [SubscribeOptions] as arguments. */
     suspend fun subscribe(
@@ -136,27 +131,4 @@ class Queue internal constructor(
             }
         }
     }
-}
-
-internal suspend fun subscribeAll(
-    queues: List<Queue>,
-    weights: List<Int>?,
-    options: SubscribeOptions,
-    context: CoroutineContext,
-    handler: suspend (Delivery) -> Unit,
-): Subscription {
-    val name = queues.joinToString(",") { it.name }
-    val sub =
-        Subscription(
-            name,
-            CoroutineScope(context.minusKey(Job) + SupervisorJob() + CoroutineName("redelay:$name")),
-            handler,
-        )
-    try {
-        sub.start(startSubscription(queues.map { it.native }, weights, sub.waker, options), currentCoroutineContext())
-    } catch (e: Throwable) {
-        sub.stopLocal()
-        throw e
-    }
-    return sub
 }

@@ -1,11 +1,13 @@
 package dev.redelay
 
+import kotlinx.coroutines.CoroutineName
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.DelicateCoroutinesApi
 import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.GlobalScope
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.launch
@@ -32,9 +34,10 @@ import kotlin.time.Duration.Companion.microseconds
 class Subscription internal constructor(
     /** The queue this subscription consumes (the queues, comma-separated). */
     val queue: String,
-    private val scope: CoroutineScope,
+    context: CoroutineContext,
     private val handler: suspend (Delivery) -> Unit,
 ) : AutoCloseable {
+    private val scope = CoroutineScope(context.minusKey(Job) + SupervisorJob() + CoroutineName("redelay:$queue"))
     private val woken = Channel<Unit>(Channel.CONFLATED)
     private val finished = Channel<Unit>(Channel.CONFLATED)
     private val outcomes = ConcurrentLinkedQueue<Outcome>()
@@ -96,11 +99,6 @@ class Subscription internal constructor(
     @OptIn(DelicateCoroutinesApi::class)
     private fun closeInBackground() = GlobalScope.launch { shutdown() }
 
-    internal fun stopLocal() {
-        parentHandle?.dispose()
-        scope.cancel() // handlers still running were abandoned by the drain timeout
-    }
-
     /**
      * Closes gracefully, suspending until running handlers finished (up to the drain timeout).
      * Idempotent. Once started, the close completes even if the calling coroutine is cancelled.
@@ -109,7 +107,8 @@ class Subscription internal constructor(
         try {
             if (::native.isInitialized) withContext(NonCancellable) { native.stop() }
         } finally {
-            stopLocal()
+            parentHandle?.dispose()
+            scope.cancel() // handlers still running were abandoned by the drain timeout
         }
     }
 
