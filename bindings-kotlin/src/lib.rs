@@ -654,19 +654,15 @@ impl NativeSubscription {
     }
 
     pub fn complete(&self, outcomes: Vec<Outcome>) {
-        let failure = |o: Outcome| match (o.failure, o.retry_in) {
-            (None, _) => Ok(()),
-            (Some(r), None) => Err(Failure::new(r)),
-            (Some(r), Some(ms)) => Err(Failure::retry_in(r, Duration::from_millis(ms.0.max(0) as u64))),
-        };
+        let retry_in = |ms: Option<Ms>| ms.map(|ms| Duration::from_millis(ms.0.max(0) as u64));
+        let failure = |o: Outcome| o.failure.map_or(Ok(()), |r| Err(Failure::with_retry(r, retry_in(o.retry_in))));
         self.0.complete(outcomes.into_iter().map(|o| (o.key, failure(o))).collect());
     }
 
-    /// The lease of the running delivery `key`, for a handler that settles it itself.
-    pub fn lease(&self, key: u64) -> Res<Arc<NativeLease>> {
-        let lost = "lease lost: the handler of this delivery has returned and the subscription settled it";
-        let d = self.0.delivery(key).ok_or_else(|| redelay::Error::new(ErrorKind::LeaseLost, lost))?;
-        Ok(Arc::new(NativeLease(d)))
+    /// The lease of the running delivery `key` (of message `id`), for a handler that settles it
+    /// itself; `LeaseLost` once the subscription settled it.
+    pub fn lease(&self, key: u64, id: String) -> Res<Arc<NativeLease>> {
+        Ok(Arc::new(NativeLease(self.0.lease(key, &id)?)))
     }
 
     /// Stops fetching, waits for running handlers up to the drain timeout. Idempotent.

@@ -7,8 +7,6 @@
 // napi-rs registers #[napi] items only outside `cfg(test)`: in the unit-test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use redelay::{wire, PublishOptions};
@@ -28,13 +26,6 @@ impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
     unsafe fn from_napi_value(env: napi::sys::napi_env, v: napi::sys::napi_value) -> Result<Self> {
         let v = Value::from_napi_value(env, v)?;
         wire::from_json(v).map(Wire).map_err(|e| invalid(e.message()))
-    }
-}
-
-fn time_ms(t: SystemTime) -> f64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs_f64() * 1000.0,
-        Err(e) => -(e.duration().as_secs_f64() * 1000.0),
     }
 }
 
@@ -146,6 +137,6 @@ impl NativeDelivery {
 
     #[napi(getter)]
     pub fn lease_deadline(&self) -> f64 {
-        time_ms(self.d.lease_deadline())
+        wire::epoch_ms(self.d.lease_deadline())
     }
 }

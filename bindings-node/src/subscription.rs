@@ -13,10 +13,10 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use redelay::{Delivery, Failure, Subscription, Wake};
+use redelay::{wire, Delivery, Failure, Subscription, Wake};
 
 use crate::errors::{spawn, sync, JsPromise};
-use crate::{time_ms, NativeClient, NativeDelivery, Wire};
+use crate::{NativeClient, NativeDelivery, Wire};
 
 /// Deliveries in columns; `redelay.js` builds a `Message` from row `i`.
 #[napi(object, object_from_js = false)]
@@ -48,10 +48,11 @@ pub(crate) fn columns(batch: Vec<(u64, Delivery)>, handles: bool) -> RawBatch {
             queues.push(d.queue().to_string());
             queues.len() - 1
         });
-        let (published, due, delivered) = (time_ms(d.published_at()), time_ms(d.due_at()), time_ms(d.delivered_at()));
+        let (published, due, delivered) =
+            (wire::epoch_ms(d.published_at()), wire::epoch_ms(d.due_at()), wire::epoch_ms(d.delivered_at()));
         let lateness = d.lateness().as_secs_f64() * 1000.0;
         let (attempt, max) = (d.attempt() as f64, d.max_attempts() as f64);
-        nums.extend([attempt, max, published, due, delivered, lateness, time_ms(d.lease_deadline()), q as f64]);
+        nums.extend([attempt, max, published, due, delivered, lateness, wire::epoch_ms(d.lease_deadline()), q as f64]);
     }
     let all = |f: fn(&Delivery) -> bool| batch.iter().any(|(_, d)| f(d));
     RawBatch {
@@ -158,10 +159,7 @@ impl NativeSubscription {
     /// Unknown slots are ignored.
     #[napi]
     pub fn complete(&self, slots: Vec<f64>, reasons: Vec<Option<String>>, retry_in_ms: Vec<f64>) {
-        let failure = |reason, r: f64| match Duration::try_from_secs_f64(r / 1000.0) {
-            Ok(d) => Failure::retry_in(reason, d),
-            Err(_) => Failure::new(reason),
-        };
+        let failure = |reason, r: f64| Failure::with_retry(reason, Duration::try_from_secs_f64(r / 1000.0).ok());
         let out = slots.iter().zip(reasons).zip(&retry_in_ms);
         self.sub.complete(
             out.map(|((&k, reason), &r)| (k as u64, reason.map_or(Ok(()), |s| Err(failure(s, r))))).collect(),

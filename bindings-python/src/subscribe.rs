@@ -76,9 +76,8 @@ impl NativeSubscription {
 
     /// Reports outcomes: None acks, (reason, retry_in seconds or None) nacks.
     fn complete(&self, outcomes: Vec<(u64, Outcome)>) {
-        let f = |(reason, retry): (String, Option<f64>)| match retry.and_then(|s| Duration::try_from_secs_f64(s).ok()) {
-            Some(d) => redelay::Failure::retry_in(reason, d),
-            None => redelay::Failure::new(reason),
+        let f = |(r, s): (String, Option<f64>)| {
+            redelay::Failure::with_retry(r, s.and_then(|s| Duration::try_from_secs_f64(s).ok()))
         };
         self.sub.complete(outcomes.into_iter().map(|(k, o)| (k, o.map_or(Ok(()), |o| Err(f(o))))).collect());
     }

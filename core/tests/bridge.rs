@@ -143,6 +143,53 @@ async fn worker_threads_block_in_take_wait_and_close_gives_back_what_nobody_took
     common::assert_verified(&q).await;
 }
 
+/// A handler that settles its delivery itself gets it by key with `lease` while it runs; once
+/// its outcome was reported the key is spent, and `lease` answers `LeaseLost` as a settled
+/// delivery does. An outcome's optional retry delay is `Failure::with_retry`'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_handler_leases_its_delivery_by_key_until_its_outcome_is_reported() {
+    let (_c, q) = common::queue("leased-by-key").await;
+    q.publish(Message::new(b"x".to_vec()).id("own").max_attempts(3)).await.unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("later").max_attempts(3)).await.unwrap();
+    /// Worker threads take the inbox themselves.
+    struct Threads;
+    impl Wake for Threads {
+        fn wake(&self) -> bool {
+            true
+        }
+    }
+    let sub = Arc::new(q.subscribe_foreign(Arc::new(Threads), SubscribeOptions::concurrency(2)).await.unwrap());
+    let s = sub.clone();
+    let batch = tokio::task::spawn_blocking(move || {
+        let mut got = Vec::new();
+        while got.len() < 2 {
+            got.extend(s.take_wait(Duration::from_secs(5)));
+        }
+        got
+    })
+    .await
+    .unwrap();
+    let key = |id: &str| batch.iter().find(|(_, d)| d.id() == id).unwrap().0;
+    let own = sub.lease(key("own"), "own").unwrap();
+    own.extend(Duration::from_secs(60)).await.unwrap();
+    sub.complete(vec![
+        (key("own"), Ok(())),
+        (key("later"), Err(Failure::with_retry("busy", Some(Duration::from_secs(3600))))),
+    ]);
+    let e = sub.lease(key("own"), "own").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LeaseLost, "{e}");
+    assert!(e.message().contains("\"own\""), "names the message: {e}");
+    assert_eq!(own.ack().await.unwrap_err().kind(), ErrorKind::LeaseLost, "the subscription acked it");
+    eventually("settled", Duration::from_secs(10), || sub.counters().acked == 1 && sub.counters().nacked == 1).await;
+    let later = q.peek("later").await.unwrap().unwrap();
+    assert_eq!((later.state, later.attempts), (State::Scheduled, 1), "retried after its own delay");
+    assert!(later.due_at > std::time::SystemTime::now() + Duration::from_secs(3000));
+    assert!(q.peek("own").await.unwrap().is_none());
+    assert_eq!(Failure::with_retry("r", None), Failure::new("r"), "no delay: the message's backoff");
+    sub.close().await;
+    common::assert_verified(&q).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_close_closes_its_subscriptions_then_refuses_every_call() {
     let (c, q) = common::queue("close").await;

@@ -101,6 +101,15 @@ pub mod opt_ms {
     use serde::Deserialize;
 }
 
+/// `t` as milliseconds since the Unix epoch, with its fraction (negative before the epoch):
+/// a delivery's times, precise to the microsecond, as one number.
+pub fn epoch_ms(t: SystemTime) -> f64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64() * 1000.0,
+        Err(e) => -(e.duration().as_secs_f64() * 1000.0),
+    }
+}
+
 /// A `SystemTime` as milliseconds since the Unix epoch.
 pub mod time_ms {
     use super::*;
@@ -168,5 +177,12 @@ mod tests {
         let e = from_json::<QueueOptions>(json!({"shard": 2})).unwrap_err();
         assert!(e.message().contains("unknown field `shard`"), "{}", e.message());
         assert!(QueueOptions::shards(0).validate().unwrap_err().message().starts_with("shards: must be 1 to 256"));
+    }
+
+    #[test]
+    fn epoch_ms_keeps_the_fraction_and_the_sign() {
+        let t = std::time::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456);
+        assert_eq!(epoch_ms(t), 1_700_000_000_123.456);
+        assert_eq!(epoch_ms(std::time::UNIX_EPOCH - Duration::from_micros(1500)), -1.5);
     }
 }

@@ -590,6 +590,12 @@ impl Subscription {
         self.completer().delivery(key)
     }
 
+    /// [`delivery`](Self::delivery) of message `id` as a result: `LeaseLost` (as for a settled
+    /// delivery) once its outcome was reported, when the subscription settled it.
+    pub fn lease(&self, key: u64, id: &str) -> Result<Delivery> {
+        self.delivery(key).ok_or_else(|| Error::lease_lost(id))
+    }
+
     /// A handle for reporting from callbacks; it does not keep the subscription alive.
     pub fn completer(&self) -> Completer {
         Completer::of(&self.shared)

@@ -33,6 +33,11 @@ impl Failure {
     pub fn retry_in(reason: impl Into<String>, delay: Duration) -> Self {
         Failure { reason: reason.into(), retry_in: Some(delay) }
     }
+    /// Retry after `retry_in` when given, else after the message's backoff (a binding's
+    /// outcome, whose delay is optional).
+    pub fn with_retry(reason: impl Into<String>, retry_in: Option<Duration>) -> Self {
+        Failure { reason: reason.into(), retry_in }
+    }
     /// The reason stored with the message.
     pub fn reason(&self) -> &str {
         &self.reason

@@ -153,7 +153,7 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     val token: String get() = d.token
 
     /** A subscription's delivery finds its lease by key: LeaseLost once its handler returned. */
-    private fun lease(): NativeLease = d.lease ?: sub!!.lease(d.key)
+    private fun lease(): NativeLease = d.lease ?: sub!!.lease(d.key, d.id)
 
     /** The current lease deadline (Redis clock). */
     val leaseDeadline: Instant get() = lease().leaseDeadline()
