@@ -107,17 +107,19 @@ async fn a_runtime_that_is_gone_gets_nothing_and_costs_no_attempt() {
     common::assert_verified(&q).await;
 }
 
+/// No event loop: worker threads take the inbox themselves (`take_wait`).
+struct Threads;
+
+impl Wake for Threads {
+    fn wake(&self) -> bool {
+        true
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worker_threads_block_in_take_wait_and_close_gives_back_what_nobody_took() {
     let (_c, q) = common::queue("threads").await;
     q.publish_batch((0..20).map(|i| Message::new(b"t".to_vec()).id(format!("t{i}"))).collect()).await.unwrap();
-    /// No event loop: worker threads poll the inbox themselves.
-    struct Threads;
-    impl Wake for Threads {
-        fn wake(&self) -> bool {
-            true
-        }
-    }
     let sub = Arc::new(q.subscribe_foreign(Arc::new(Threads), SubscribeOptions::concurrency(5)).await.unwrap());
     let s = sub.clone();
     let worker = std::thread::spawn(move || {
@@ -151,13 +153,6 @@ async fn a_running_handler_leases_its_delivery_by_key_until_its_outcome_is_repor
     let (_c, q) = common::queue("leased-by-key").await;
     q.publish(Message::new(b"x".to_vec()).id("own").max_attempts(3)).await.unwrap();
     q.publish(Message::new(b"x".to_vec()).id("later").max_attempts(3)).await.unwrap();
-    /// Worker threads take the inbox themselves.
-    struct Threads;
-    impl Wake for Threads {
-        fn wake(&self) -> bool {
-            true
-        }
-    }
     let sub = Arc::new(q.subscribe_foreign(Arc::new(Threads), SubscribeOptions::concurrency(2)).await.unwrap());
     let s = sub.clone();
     let batch = tokio::task::spawn_blocking(move || {
