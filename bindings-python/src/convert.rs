@@ -175,7 +175,8 @@ where
 }
 
 /// Arguments in their wire form (JSON text from `redelay._results.wire`); an error names the
-/// field.
+/// field (read as a JSON value first, so that it carries no position in the text).
 pub fn de<T: DeserializeOwned>(py: Python<'_>, json: &str) -> PyResult<T> {
-    redelay::wire::decode(&mut serde_json::Deserializer::from_str(json)).map_err(|e| to_py_err(py, e))
+    let v = serde_json::from_str(json).map_err(|e| redelay::Error::invalid(format!("arguments: {e}")));
+    v.and_then(redelay::wire::from_json).map_err(|e| to_py_err(py, e))
 }

@@ -6,7 +6,7 @@ import builtins
 import socket
 import threading
 import time
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -74,6 +74,33 @@ def test_type_errors_for_wrong_types(client: redelay.Client) -> None:
         q.publish(b"x", headers={"a": 1})  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="delay"):
         q.publish(b"x", delay="soon")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("delay", lambda q: q.publish(b"x", delay=-1)),
+        ("expires_in", lambda q: q.publish(b"x", expires_in=-0.5)),
+        ("backoff", lambda q: q.publish(b"x", backoff=(1, -1))),
+        ("wait", lambda q: q.fetch(1, wait=-1)),
+        ("ttr", lambda q: q.fetch(1, ttr=float("inf"))),
+        ("retry_in", lambda q: q.nack("id", "token", retry_in=-2)),
+    ],
+)
+def test_duration_errors_name_the_argument_in_seconds(client: redelay.Client, name: str, call: Any) -> None:
+    q = client.queue("durations")
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        call(q)
+    assert str(ei.value).startswith(f"{name}: must be a finite number of seconds, not negative, got "), ei.value
+    assert q.stats().total == 0
+
+
+def test_decode_errors_name_the_field_without_a_position_in_the_text(client: redelay.Client) -> None:
+    q = client.queue("decode")
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        q.publish(b"x", max_attempts="3")  # type: ignore[arg-type]
+    assert str(ei.value).startswith("max_attempts: invalid type: string"), ei.value
+    assert " line " not in str(ei.value) and " column " not in str(ei.value), ei.value
 
 
 @pytest.fixture

@@ -192,8 +192,8 @@ def ms(v: Any, field: str) -> float:
     s = v.total_seconds() if isinstance(v, timedelta) else v
     if isinstance(s, bool) or not isinstance(s, (int, float)):
         raise TypeError(f"{field}: expected seconds (int or float) or a timedelta, got {type(v).__name__}")
-    if not math.isfinite(s):
-        raise InvalidArgumentError(f"{field}: must be a finite number of seconds, got {s}")
+    if not math.isfinite(s) or s < 0:
+        raise InvalidArgumentError(f"{field}: must be a finite number of seconds, not negative, got {s}")
     return s * 1000
 
 

@@ -62,6 +62,9 @@ impl<'de> Visitor<'de> for MsVisitor {
     fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Duration, E> {
         if (0.0..1e15).contains(&v) {
             Ok(Duration::from_micros((v * 1000.0) as u64))
+        } else if v.is_finite() && v > 0.0 {
+            // Whole milliseconds (saturating): far beyond every limit, which `validate()` names.
+            Ok(Duration::from_millis(v as u64))
         } else {
             Err(E::invalid_value(de::Unexpected::Float(v), &self))
         }
@@ -157,6 +160,11 @@ mod tests {
         assert_eq!(o.id.as_deref(), Some("a"));
         let o: PublishOptions = from_json(json!({"ttr_ms": 0.5})).unwrap();
         assert_eq!(o.ttr, Some(Duration::from_micros(500)));
+        // A huge float decodes; the option's own check then names its limit.
+        let o: PublishOptions = from_json(json!({"delay_ms": 1e16})).unwrap();
+        assert_eq!(o.delay, Some(Duration::from_millis(10_000_000_000_000_000)));
+        let e = o.message(b"x".to_vec()).unwrap_err();
+        assert!(e.message().starts_with("delay: 10000000000000000 ms is more than the limit"), "{}", e.message());
         let e = from_json::<PublishOptions>(json!({"delay_ms": -5})).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
         assert!(e.message().starts_with("delay_ms: "), "{}", e.message());
