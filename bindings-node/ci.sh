@@ -18,6 +18,17 @@ npm ci --ignore-scripts
 echo "== build the native addon (once, release)"
 node scripts/install.js --force
 
+# index.js and index.d.ts are napi-rs's, generated from the Rust sources by its CLI and
+# committed; regenerated into a scratch directory (debug build), they must be the same.
+echo "== index.js and index.d.ts match the Rust sources (napi build)"
+gen="$(mktemp -d "${TMPDIR:-/tmp}/redelay-napi-gen.XXXXXX")"
+npx -y -p @napi-rs/cli@3.10.12 napi build --platform -o "$gen" --js index.js --dts index.d.ts >"$gen/build.log" 2>&1 \
+  || { cat "$gen/build.log"; exit 1; }
+for f in index.js index.d.ts; do
+  diff -u "$f" "$gen/$f" || { echo "$f is stale: run npm run build:debug in bindings-node and commit it"; exit 1; }
+done
+rm -rf "$gen"
+
 echo "== tsc --strict on the examples"
 node node_modules/typescript/bin/tsc --strict -p tsconfig.json
 

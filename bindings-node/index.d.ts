@@ -15,9 +15,11 @@ export declare class NativeClient {
    * (one per queue): `wake` is called on the JS thread when deliveries wait (JS then calls
    * `take()` and reports with `complete`); it must not throw, and may come before the promise
    * resolves (JS takes once then). Rejects, letting go of `wake`, when the core refuses.
+   * `shards` is the shard count every queue is opened with (a queue handle's own, for its
+   * `subscribe`); without it each queue is opened with the count stored in Redis.
    */
-  subscription(names: string[], weights: number[] | null, wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
-  queue(name: string): NativeQueue
+  subscription(names: string[], shards: number | null, weights: number[] | null, wake: () => void, opts: object, unref: boolean): Promise<NativeSubscription>
+  queue(name: string, opts: object): NativeQueue
   get prefix(): string
   get closed(): boolean
   /** `queues`, `ping` or `close` (see `redelay::Client::call`). */
@@ -33,6 +35,7 @@ export declare class NativeDelivery {
 
 export declare class NativeQueue {
   get name(): string
+  get shards(): number
   publish(body: Uint8Array, opts: object): Promise<unknown>
   /** Message `i` is `bodies[i]` with `opts[i]`. */
   publishBatch(bodies: Uint8Array[], opts: object[]): Promise<unknown>
