@@ -584,17 +584,8 @@ pub async fn start_subscription(
         drain_timeout: opt_dur("drain_timeout", options.drain_timeout)?.unwrap_or(d.drain_timeout),
         max_idle: opt_dur("max_idle", options.max_idle)?.unwrap_or(d.max_idle),
     };
-    let list = queues.iter().map(|q| q.0.clone());
-    let set = match weights {
-        None => redelay::Queues::priority(list.collect())?,
-        Some(w) if w.len() != queues.len() => {
-            let n = (w.len(), queues.len());
-            return Err(redelay::Error::invalid(format!("weights: give one per queue, got {} for {}", n.0, n.1)).into());
-        }
-        Some(w) => {
-            redelay::Queues::weighted(list.zip(w).map(|(q, w)| Ok((q, count("weight", w)?))).collect::<Res<_>>()?)?
-        }
-    };
+    let weights = weights.map(|w| w.into_iter().map(|w| count("weight", w)).collect::<Res<Vec<u32>>>()).transpose()?;
+    let set = redelay::Queues::ordered(queues.iter().map(|q| q.0.clone()).collect(), weights)?;
     on_rt(async move {
         Ok(Arc::new(NativeSubscription(Arc::new(set.subscribe_foreign(Arc::new(WakeBridge(waker)), opts).await?))))
     })

@@ -173,9 +173,6 @@ impl Client {
     /// queues are in strict priority in this order ([`Queues::priority`]); with them, one weight
     /// per queue ([`Queues::weighted`]). InvalidArgument when the weights are not one per queue.
     pub async fn queues_named(&self, names: Vec<(String, Option<u32>)>, weights: Option<Vec<u32>>) -> Result<Queues> {
-        if let Some(w) = weights.as_ref().filter(|w| w.len() != names.len()) {
-            return Err(Error::invalid(format!("weights: give one per queue ({}), got {}", names.len(), w.len())));
-        }
         let mut queues = Vec::with_capacity(names.len());
         for (name, shards) in &names {
             queues.push(match shards {
@@ -183,10 +180,7 @@ impl Client {
                 None => self.queue_stored(name).await?,
             });
         }
-        match weights {
-            None => Queues::priority(queues),
-            Some(w) => Queues::weighted(queues.into_iter().zip(w).collect()),
-        }
+        Queues::ordered(queues, weights)
     }
 
     /// The small hash of strings `<prefix>:<name>` (see [`Settings`](crate::Settings)).

@@ -98,6 +98,18 @@ impl Queues {
         Self::new(queues, Order::Weighted)
     }
 
+    /// [`priority`](Self::priority) without `weights`, else [`weighted`](Self::weighted) with
+    /// one weight per queue.
+    pub fn ordered(queues: Vec<Queue>, weights: Option<Vec<u32>>) -> Result<Queues> {
+        match weights {
+            None => Self::priority(queues),
+            Some(w) if w.len() != queues.len() => {
+                Err(Error::invalid(format!("weights: give one per queue ({}), got {}", queues.len(), w.len())))
+            }
+            Some(w) => Self::weighted(queues.into_iter().zip(w).collect()),
+        }
+    }
+
     fn new(list: Vec<(Queue, u32)>, order: Order) -> Result<Queues> {
         if list.is_empty() || list.len() > MAX_QUEUES {
             return Err(Error::invalid(format!("queues: give 1 to {MAX_QUEUES} queues, got {}", list.len())));
