@@ -27,7 +27,7 @@ case "$cmd" in
     # The rule documented in the README: redelay's keys and channels, and the commands it uses.
     cat >users.acl <<ACL
 user default off
-user app on >app-secret resetkeys ~redelay:* resetchannels &redelay:* -@all +evalsha +eval +time +hget +hset +hmget +hdel +hlen +hincrby +hkeys +hscan +zadd +zrem +zrange +zrangebyscore +zscore +zcard +zcount +type +get +set +unlink +publish +subscribe +unsubscribe +sadd +smembers +srem +wait +ping +hello +auth
+user app on >app-secret resetkeys ~redelay:* resetchannels &redelay:* -@all +evalsha +eval +time +hget +hset +hmget +hdel +hlen +hincrby +hkeys +hscan +zadd +zrem +zrange +zrangebyscore +zscore +zcard +zcount +type +get +set +exists +pexpire +unlink +publish +subscribe +unsubscribe +sadd +smembers +srem +wait +ping +hello +auth
 user other on >other-secret ~other:* &other:* -@all +@read +@write +@scripting +@pubsub +@connection
 ACL
     redis-server --bind 127.0.0.1 --port 0 --tls-port "$port" --tls-cert-file server.pem \

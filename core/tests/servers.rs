@@ -102,6 +102,51 @@ async fn tls_with_a_private_ca_and_a_restricted_acl_user() {
     assert!(client.queues().await.unwrap().contains(&"secure".to_string()));
     common::assert_verified(&q).await;
 
+    // The rest of the API through the same user: a batch of several calls (replay keys),
+    // leases settled by hand, dead letters, pause, history, the views, bulk, a sharded queue.
+    let batch: Vec<Message> = (0..250).map(|i| Message::new(b"b".to_vec()).id(format!("b{i}"))).collect();
+    assert_eq!(q.publish_batch(batch).await.unwrap().len(), 250);
+    q.publish(Message::new(b"x".to_vec()).id("dead").max_attempts(1)).await.unwrap();
+    let mut got: Vec<Delivery> = Vec::new();
+    for _ in 0..10 {
+        if ["b0", "b1", "dead"].iter().all(|id| got.iter().any(|d| d.id() == *id)) {
+            break;
+        }
+        got.extend(q.fetch(1000, Duration::from_secs(2)).await.unwrap()); // bounded per call
+    }
+    let lease = |id: &str| got.iter().find(|d| d.id() == id).expect(id);
+    lease("b0").ack().await.unwrap();
+    lease("b1").extend(Duration::from_secs(60)).await.unwrap();
+    assert!(!lease("b1").nack(Some(Duration::from_secs(60)), "later").await.unwrap());
+    assert!(lease("dead").nack(None, "broken").await.unwrap(), "dead at max_attempts 1");
+    assert_eq!(q.respawn(redelay::Select::All).await.unwrap(), 1);
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    for (op, args) in [
+        ("pause", serde_json::json!({})),
+        ("resume", serde_json::json!({})),
+        ("set_history", serde_json::json!({"on": true})),
+        ("history", serde_json::json!({"since_ms": now_ms - 120_000})),
+        ("history_totals", serde_json::json!({})),
+        ("upcoming", serde_json::json!({"width_ms": 1000, "buckets": 10})),
+        ("list", serde_json::json!({"state": "leased", "limit": 10})),
+        ("search", serde_json::json!({"search": {"id_prefix": "b1"}})),
+        ("bulk", serde_json::json!({"action": "cancel", "search": {"id_prefix": "b2"}})),
+        ("bulk", serde_json::json!({"action": "reschedule", "ids": ["b30"], "delay_ms": 60000})),
+        ("purge_dead", serde_json::json!({"all": true})),
+        ("verify", serde_json::json!({})),
+    ] {
+        q.call(op, args).await.unwrap_or_else(|e| panic!("{op} through the restricted user: {e}"));
+    }
+    let sharded = client.queue_with("secure-sharded", redelay::QueueOptions::shards(4)).unwrap();
+    sharded.publish_batch((0..20).map(|i| Message::new(b"s".to_vec()).id(format!("s{i}"))).collect()).await.unwrap();
+    let got = sharded.fetch(20, Duration::from_secs(2)).await.unwrap();
+    assert!(!got.is_empty());
+    got[0].ack().await.unwrap();
+    assert_eq!(client.queue_stored("secure-sharded").await.unwrap().shards(), 4);
+    common::assert_verified(&sharded).await;
+    sharded.destroy().await.unwrap();
+    q.destroy().await.unwrap();
+
     // A wrong password: Connection, naming the cause, without the password.
     let e = Client::connect(&url("app", "wrong-pw")).await.err().unwrap();
     assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
