@@ -34,7 +34,7 @@ class RetryLater extends Error {
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
 // The core's errors decoding a wire form (redelay::wire), which name the field the wire's way.
-const DECODE = /^(message \d+: )?[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown variant)/
+const DECODE = /^(message \d+: )?[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown value)/
 
 /**
  * The native layer's errors carry `code` and `kind` (src/errors.rs); they become RedelayErrors.
@@ -102,8 +102,13 @@ function epochMs(k, t) {
 function searchFor(w) {
   if (w == null || typeof w !== 'object') throw invalid(`search: must be an object, got ${typeOf(w)}`)
   const { header, body: b, ...rest } = w
+  const entries = header != null && typeof header === 'object' ? Object.entries(header) : []
+  if (header != null && entries.length !== 1)
+    throw invalid(
+      `search.header: expected { name: value } with one entry, got ${typeof header === 'object' ? `${entries.length} entries` : typeOf(header)}`,
+    )
   const more = b instanceof Uint8Array ? { body: Array.from(b) } : { body: b }
-  return { ...toWire(rest), ...(header != null && { header: Object.entries(header)[0] ?? [] }), ...toWire(more) }
+  return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) }
 }
 
 /** Options in the core's wire form; undefined and null fields are left out (the defaults). */

@@ -734,7 +734,7 @@ impl NativeQueue {
     /// the new due time. NotFound without such id, InvalidArgument when leased or dead.
     #[uniffi::method(default(delay = None, at = None))]
     pub async fn reschedule(&self, id: String, delay: Option<Ms>, at: Option<SystemTime>) -> Res<SystemTime> {
-        call!(self, |q| q.reschedule(&id, redelay::Due::from_parts(opt_dur("delay", delay)?, at)?).await?)
+        call!(self, |q| q.reschedule(&id, redelay::Due::required(opt_dur("delay", delay)?, at)?).await?)
     }
 
     /// Looks at a message without changing it; null when there is no such id.

@@ -213,6 +213,10 @@ test('search: by id prefix, header, body or last error, step by step with a curs
   await assert.rejects(q.search({ body: '' }), isInvalid(/search body/))
   await assert.rejects(q.search({ idPrefix: 'x' }, 'abc'), isInvalid(/cursor/))
   await assert.rejects(q.search({}), isInvalid(/search/))
+  // A header is one { name: value } entry; anything else is refused, not read as something else.
+  await assert.rejects(q.search({ header: 'a=b' }), isInvalid(/^search\.header: .* got string$/))
+  await assert.rejects(q.search({ header: { a: '1', b: '2' } }), isInvalid(/got 2 entries$/))
+  await assert.rejects(q.search({ header: {} }), isInvalid(/got 0 entries$/))
 })
 
 test('bulk: cancel, reschedule, deliver now, respawn and purge, by ids or by a search', async (t) => {
@@ -238,7 +242,7 @@ test('bulk: cancel, reschedule, deliver now, respawn and purge, by ids or by a s
   assert.equal((await q.stats()).dead, 0)
   await assert.rejects(q.bulk({ action: 'reschedule', ids: ['a2'] }), isInvalid(/^delay\/at: reschedule needs/))
   await assert.rejects(q.bulk({ action: 'cancel' }), isInvalid(/^ids\/search/))
-  await assert.rejects(q.bulk({ action: 'explode', ids: ['a2'] }), isInvalid(/^action: unknown variant/))
+  await assert.rejects(q.bulk({ action: 'explode', ids: ['a2'] }), isInvalid(/^action: unknown value/))
 })
 
 test('sharded queue: messages spread over shards, one consumer gets them all, counts must agree', async (t) => {

@@ -103,6 +103,26 @@ def test_decode_errors_name_the_field_without_a_position_in_the_text(client: red
     assert " line " not in str(ei.value) and " column " not in str(ei.value), ei.value
 
 
+def test_misshapen_arguments_are_refused_not_misread(client: redelay.Client) -> None:
+    q = client.queue("shapes")
+    with pytest.raises(TypeError, match=r"^ids: expected a list of ids, got str 'abc'$"):
+        q.respawn("abc")
+    with pytest.raises(TypeError, match=r"^ids: expected a list of ids"):
+        q.bulk("cancel", "abc")
+    with pytest.raises(TypeError, match=r"^backoff: expected a pair \(base, max\), got 5$"):
+        q.publish(b"x", backoff=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^backoff: expected a pair"):
+        q.publish(b"x", backoff=(1, 2, 3))  # type: ignore[arg-type]
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^message 1: delay: must be a finite number"):
+        q.publish_batch([b"ok", {"body": b"x", "delay": -1}])
+    with pytest.raises(TypeError, match=r"^message 0: body: expected bytes"):
+        q.publish_batch([12])  # type: ignore[list-item]
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        q.publish(b"x", id=123)  # type: ignore[arg-type]
+    assert isinstance(ei.value, TypeError) and type(ei.value).__name__ == "InvalidArgumentError"
+    assert q.stats().total == 0
+
+
 @pytest.fixture
 def dead_port() -> Iterator[int]:
     s = socket.socket()

@@ -302,7 +302,7 @@ pub struct RescheduleArgs {
 }
 
 pub async fn reschedule(client: &Conn, a: RescheduleArgs) -> Result<ExitCode> {
-    let due = Due::from_parts(a.delay, a.at)?;
+    let due = Due::required(a.delay, a.at)?;
     let t = client.queue(&a.queue).await?.reschedule(&a.id, due).await?;
     if a.json {
         println!("{}", serde_json::json!({ "id": a.id, "due_at_ms": epoch_ms(t) }));

@@ -150,7 +150,7 @@ impl Queue {
             "nack" => Reply::Bool(self.nack(id, token, a.retry_in_ms, &a.reason).await?),
             "extend" => self.extend(id, token, a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
             "cancel" => Reply::Bool(self.cancel(id).await?),
-            "reschedule" => Reply::Time(self.reschedule(id, Due::from_parts(a.delay_ms, a.at_ms)?).await?),
+            "reschedule" => Reply::Time(self.reschedule(id, Due::required(a.delay_ms, a.at_ms)?).await?),
             "peek" => Reply::Info(self.peek(id).await?),
             "stats" => Reply::Stats(self.stats().await?),
             "verify" => Reply::Verify(self.verify().await?),
@@ -175,7 +175,13 @@ impl Queue {
                 let since = a.since_ms.ok_or_else(|| Error::invalid("since_ms: missing"))?;
                 let until = match a.until_ms {
                     Some(t) => t,
-                    None => self.redis_now().await?,
+                    None => {
+                        let now = self.redis_now().await?;
+                        if since > now {
+                            return Err(Error::invalid("since: is in the future (until, not given, is now)"));
+                        }
+                        now
+                    }
                 };
                 Reply::Points(self.history(since, until, a.step.unwrap_or(Step::Minute)).await?)
             }

@@ -73,7 +73,7 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
         "cancel" => json!(q.cancel(s(a, "id")).await?),
         "reschedule" => {
             let o: PublishOptions = options(a, &["id"])?;
-            q.reschedule(s(a, "id"), Due::from_parts(o.delay, o.at)?).await?;
+            q.reschedule(s(a, "id"), Due::required(o.delay, o.at)?).await?;
             Value::Null
         }
         "peek" => json!(q.peek(s(a, "id")).await?.map(|m| m.id)),

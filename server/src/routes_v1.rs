@@ -332,7 +332,7 @@ struct When {
 /// `POST .../messages/{id}/reschedule` `{delay_ms | at_ms}`: `{"due_at_ms"}`.
 async fn reschedule(r: Write, body: Bytes) -> ApiResult<Response> {
     let w: When = parse(&body)?;
-    let due = Due::from_parts(w.delay_ms.map(Duration::from_millis), w.at_ms.map(wire::time)).api(S)?;
+    let due = Due::required(w.delay_ms.map(Duration::from_millis), w.at_ms.map(wire::time)).api(S)?;
     let at = r.queue.reschedule(&r.id, due).await.api(S)?;
     ok(json!({ "due_at_ms": wire::ms(at) }))
 }

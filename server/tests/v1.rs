@@ -469,7 +469,7 @@ async fn bulk_actions_dead_letter_groups_and_whoami() {
 
     // Bad input names the field, with the core's rules.
     for (body, starts) in [
-        (json!({"action": "explode", "ids": ["a"]}), "action: unknown variant `explode`"),
+        (json!({"action": "explode", "ids": ["a"]}), "action: unknown value `explode`"),
         (json!({"action": "cancel"}), "ids/search"),
         (json!({"action": "reschedule", "ids": ["a"]}), "delay/at"),
         (json!({"action": "cancel", "ids": ["a"], "delay_ms": -1}), "delay_ms:"),

@@ -80,7 +80,13 @@ for _kind, _code in _native.ERROR_CODES:
 
 
 class _WrongType(InvalidArgumentError, TypeError):
-    """An argument of the wrong type (also a ``TypeError``), e.g. a header value that is no str."""
+    """An argument of the wrong type (also a ``TypeError``), e.g. a header value that is no str.
+    Shown as ``redelay.InvalidArgumentError``: the class is an implementation detail."""
+
+    __module__ = "redelay"
+
+
+_WrongType.__name__ = _WrongType.__qualname__ = "InvalidArgumentError"
 
 
 def from_core(kind: str, message: str) -> RedelayError:

@@ -68,8 +68,15 @@ async def _then(fut: Awaitable[str], conv: Callable[[Any], T]) -> T:
     return conv(json.loads(await fut))
 
 
+def _ids(ids: Optional[Iterable[str]]) -> Optional[List[str]]:
+    """Ids as a list; a single str is refused (it would be read as one id per character)."""
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"ids: expected a list of ids, got {type(ids).__name__} {ids!r}")
+    return None if ids is None else [*ids]
+
+
 def _select(ids: Optional[Iterable[str]], oldest: Optional[int], all: bool) -> Dict[str, Any]:
-    return {"ids": None if ids is None else [*ids], "oldest": oldest, "all": all}
+    return {"ids": _ids(ids), "oldest": oldest, "all": all}
 
 
 def _expiry(expires_in: Optional[Seconds], clear_expiry: bool) -> Dict[str, Any]:
@@ -183,7 +190,7 @@ class QueueOps:
         """Publishes many messages in one round trip (up to 100,000). Each item is a body or a
         dict with ``publish``'s arguments as keys (``{"body": b"..", "delay": 5}``). One bad
         message refuses the whole batch and nothing is written."""
-        items = [_types.item(m) for m in messages]
+        items = [_types.item(i, m) for i, m in enumerate(messages)]
         return self._call("publish_batch", [o for _, o in items], many(Published), [b for b, _ in items])
 
     @op
@@ -208,7 +215,8 @@ class QueueOps:
 
     @op
     def reschedule(self, id: str, *, delay: Optional[Seconds] = None, at: Optional[datetime] = None) -> datetime:
-        """Gives a scheduled or ready message a new due time; returns it. Raises
+        """Gives a scheduled or ready message a new due time (``delay`` or ``at``, one of them;
+        ``delay=0`` is now); returns it. Raises
         :class:`NotFoundError` for an unknown id and :class:`InvalidArgumentError` for a leased
         or dead message."""
         return self._call("reschedule", wire({"id": id, "delay": delay, "at": at}), time)
@@ -334,7 +342,7 @@ class QueueOps:
         ``delay`` or ``at``), deliver_now, respawn or purge (dead letters). Reports how many
         matched and how many were done (ids in another state are skipped). A respawn takes
         ``expires_in`` or ``clear_expiry`` as :meth:`respawn` does."""
-        args = wire({"action": action, "ids": None if ids is None else [*ids], "delay": delay, "at": at})
+        args = wire({"action": action, "ids": _ids(ids), "delay": delay, "at": at})
         args.update(_expiry(expires_in, clear_expiry))
         return self._call("bulk", {**args, "search": _types.search(where)}, partial(of, BulkReport))
 

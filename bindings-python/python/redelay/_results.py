@@ -206,6 +206,13 @@ def epoch_ms(v: Any, field: str) -> float:
     return (v - EPOCH) / timedelta(milliseconds=1)
 
 
+def pair(v: Any, field: str, what: str) -> Any:
+    """A two-item tuple or list argument, as it is."""
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise TypeError(f"{field}: expected a pair {what}, got {v!r}")
+    return v
+
+
 def wire(args: Mapping[str, Any]) -> Dict[str, Any]:
     """Keyword arguments (those not None) in the core's wire form."""
     out: Dict[str, Any] = {}
@@ -213,9 +220,10 @@ def wire(args: Mapping[str, Any]) -> Dict[str, Any]:
         if v is None:
             continue
         if k in _PAIRS:
-            out.update(zip(_PAIRS[k], (ms(x, k) for x in v)))
+            out.update(zip(_PAIRS[k], (ms(x, k) for x in pair(v, k, "(base, max)"))))
         elif k == "wait_for_replicas":
-            out[k] = {"replicas": v[0], "timeout_ms": ms(v[1], k)}
+            n, timeout = pair(v, k, "(replicas, timeout)")
+            out[k] = {"replicas": n, "timeout_ms": ms(timeout, k)}
         elif k in _DURATIONS:
             out[k + "_ms"] = ms(v, k)
         elif k in _TIMES:

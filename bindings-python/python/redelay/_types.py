@@ -122,14 +122,18 @@ def search(what: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     return {k: [*body(v)] if k == "body" else v for k, v in what.items() if v is not None} or None
 
 
-def item(m: Union[Body, PublishItem]) -> Tuple[bytes, Dict[str, Any]]:
-    """One message of ``publish_batch``: a body, or a dict of ``publish``'s arguments."""
-    if not isinstance(m, Mapping):
-        return body(m), {}
-    d: Dict[str, Any] = dict(m)
-    if "body" not in d:
-        raise TypeError('missing key "body"')
-    return body(d.pop("body")), options(d)
+def item(i: int, m: Union[Body, PublishItem]) -> Tuple[bytes, Dict[str, Any]]:
+    """Message ``i`` of ``publish_batch``: a body, or a dict of ``publish``'s arguments; an error
+    names the message."""
+    try:
+        if not isinstance(m, Mapping):
+            return body(m), {}
+        d: Dict[str, Any] = dict(m)
+        if "body" not in d:
+            raise TypeError('missing key "body"')
+        return body(d.pop("body")), options(d)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"message {i}: {e}") from None
 
 
 def is_async_handler(fn: Any) -> bool:

@@ -22,6 +22,15 @@ impl Due {
             (d, None) => Ok(Due::In(d.unwrap_or_default())),
         }
     }
+
+    /// [`from_parts`](Self::from_parts) for a new due time (a reschedule): one of them must be
+    /// given, since giving neither would silently mean "now".
+    pub fn required(delay: Option<Duration>, at: Option<SystemTime>) -> crate::Result<Due> {
+        if delay.is_none() && at.is_none() {
+            return Err(crate::Error::invalid("delay/at: reschedule needs a new due time (delay or at)"));
+        }
+        Self::from_parts(delay, at)
+    }
 }
 
 /// A message to publish. Built with chained setters:

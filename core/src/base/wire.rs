@@ -21,13 +21,35 @@ use crate::base::time::{ms_to_time, time_to_ms};
 pub fn decode<'de, T: de::Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<T> {
     serde_path_to_error::deserialize(d).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
+        let inner = plain(e.into_inner().to_string());
         if path == "." || path.is_empty() {
             Error::invalid(inner)
         } else {
             Error::invalid(format!("{path}: {inner}"))
         }
     })
+}
+
+/// A serde message with a Rust type it expects (`expected usize`) in words every language
+/// reads (`expected a whole number >= 0`).
+fn plain(msg: String) -> String {
+    let msg = match msg.strip_prefix("unknown variant ") {
+        Some(rest) => format!("unknown value {rest}"),
+        None => msg,
+    };
+    let Some(at) = msg.rfind(", expected ") else { return msg };
+    let words = match &msg[at + ", expected ".len()..] {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number >= 0",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a sequence" => "a list",
+        "a map" => "an object of names and values",
+        "map with a single key" => "exactly one of its names",
+        t if t.starts_with("struct ") => "an object",
+        t if t.starts_with("tuple variant") => "a [name, value] pair",
+        _ => return msg,
+    };
+    format!("{}, expected {words}", &msg[..at])
 }
 
 /// [`decode`] from a JSON value.
@@ -63,8 +85,8 @@ impl<'de> Visitor<'de> for MsVisitor {
         if (0.0..1e15).contains(&v) {
             Ok(Duration::from_micros((v * 1000.0) as u64))
         } else if v.is_finite() && v > 0.0 {
-            // Whole milliseconds (saturating): far beyond every limit, which `validate()` names.
-            Ok(Duration::from_millis(v as u64))
+            // Above every limit; said as such rather than as "not >= 0".
+            Err(E::invalid_value(de::Unexpected::Float(v), &"milliseconds, a number >= 0 and below 10^15"))
         } else {
             Err(E::invalid_value(de::Unexpected::Float(v), &self))
         }
@@ -160,18 +182,28 @@ mod tests {
         assert_eq!(o.id.as_deref(), Some("a"));
         let o: PublishOptions = from_json(json!({"ttr_ms": 0.5})).unwrap();
         assert_eq!(o.ttr, Some(Duration::from_micros(500)));
-        // A huge float decodes; the option's own check then names its limit.
-        let o: PublishOptions = from_json(json!({"delay_ms": 1e16})).unwrap();
-        assert_eq!(o.delay, Some(Duration::from_millis(10_000_000_000_000_000)));
-        let e = o.message(b"x".to_vec()).unwrap_err();
-        assert!(e.message().starts_with("delay: 10000000000000000 ms is more than the limit"), "{}", e.message());
+        let e = from_json::<PublishOptions>(json!({"delay_ms": 1e30})).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "delay_ms: invalid value: floating point `1e+30`, expected milliseconds, a number >= 0 and below 10^15"
+        );
         let e = from_json::<PublishOptions>(json!({"delay_ms": -5})).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
         assert!(e.message().starts_with("delay_ms: "), "{}", e.message());
         let e = from_json::<PublishOptions>(json!({"dealy_ms": 5})).unwrap_err();
         assert!(e.message().contains("unknown field `dealy_ms`"), "{}", e.message());
         let e = from_json::<SubscribeOptions>(json!({"concurrency": "ten"})).unwrap_err();
-        assert!(e.message().starts_with("concurrency: "), "{}", e.message());
+        assert_eq!(e.message(), r#"concurrency: invalid type: string "ten", expected a whole number >= 0"#);
+        let e = from_json::<PublishOptions>(json!({"max_attempts": -1})).unwrap_err();
+        assert_eq!(e.message(), "max_attempts: invalid value: integer `-1`, expected a whole number >= 0");
+        let e = from_json::<crate::Step>(json!("day")).unwrap_err();
+        assert_eq!(e.message(), "unknown value `day`, expected `minute` or `hour`");
+        let e = from_json::<crate::Search>(json!({"header": "a=b"})).unwrap_err();
+        assert_eq!(e.message(), r#"header: invalid type: string "a=b", expected a [name, value] pair"#);
+        let e = from_json::<crate::Search>(json!({"id_prefix": "a", "error": "b"})).unwrap_err();
+        assert_eq!(e.message(), "invalid value: map, expected exactly one of its names");
+        let e = from_json::<PublishOptions>(json!({"headers": [1]})).unwrap_err();
+        assert_eq!(e.message(), "headers: invalid type: sequence, expected an object of names and values");
         let q: DeadLetterQuery = from_json(json!({"limit": 7})).unwrap();
         assert_eq!((q.offset, q.limit), (0, 7));
         let s: SubscribeOptions = from_json(json!({})).unwrap();

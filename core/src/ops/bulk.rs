@@ -117,10 +117,7 @@ impl BulkOptions {
         }
         let timed = self.delay.is_some() || self.at.is_some();
         match self.action {
-            BulkAction::Reschedule if !timed => {
-                Err(Error::invalid("delay/at: reschedule needs a new due time (delay or at)"))
-            }
-            BulkAction::Reschedule => Due::from_parts(self.delay, self.at).map(|_| ()),
+            BulkAction::Reschedule => Due::required(self.delay, self.at).map(|_| ()),
             _ if timed => Err(Error::invalid("delay/at: only reschedule takes a due time")),
             _ => Ok(()),
         }
@@ -144,7 +141,7 @@ impl Queue {
     pub async fn bulk(&self, opts: &BulkOptions) -> Result<BulkReport> {
         opts.validate()?;
         let due = match opts.action {
-            BulkAction::Reschedule => Some(Due::from_parts(opts.delay, opts.at)?),
+            BulkAction::Reschedule => Some(Due::required(opts.delay, opts.at)?),
             BulkAction::DeliverNow => Some(Due::In(std::time::Duration::ZERO)),
             _ => None,
         };

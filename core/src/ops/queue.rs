@@ -981,7 +981,8 @@ impl Queue {
             Search::Error(e) => ("error", e.as_bytes().to_vec(), ""),
         };
         if needle.is_empty() && kind != "header" {
-            return Err(Error::invalid(format!("search {kind}: give something to look for (it is empty)")));
+            let field = if kind == "id" { "id_prefix" } else { kind };
+            return Err(Error::invalid(format!("search {field}: give something to look for (it is empty)")));
         }
         if kind == "header" && name.is_empty() {
             return Err(Error::invalid("search header: the header name is empty"));
