@@ -26,8 +26,9 @@
 //! ```
 
 // Layers, each importing only from those above it in this list:
-// base (errors, limits, keys, record, options, time) -> storage (connections, scripts, wake,
-// settle, the client context) -> ops (queue, delivery) -> runtime (subscriptions) -> client.
+// base (errors, limits, keys, record, options, time, wire forms) -> storage (connections,
+// scripts, replay keys, wake, settle, the client context) -> ops (queue, delivery) -> runtime
+// (subscriptions) -> client, and `call` (every operation by name, over the client and queue).
 mod base;
 mod call;
 mod client;
