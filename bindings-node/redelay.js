@@ -72,6 +72,12 @@ function internal(token) {
     throw new TypeError('redelay: use Client.connect(url) and client.queue(name) to get these objects')
 }
 
+/** A string argument as it is; anything else is refused naming the argument. */
+function text(what, v) {
+  if (typeof v !== 'string') throw invalid(`${what}: must be a string, got ${typeOf(v)}`)
+  return v
+}
+
 /** A body as the native layer takes it: bytes (a string is stored as UTF-8). */
 function body(b) {
   if (typeof b === 'string') return Buffer.from(b)
@@ -119,6 +125,7 @@ function toWire(o, what = 'opts') {
   for (const [k, v] of Object.entries(o)) {
     const s = snake(k)
     if (v == null) continue
+    else if (typeof v === 'number' && !Number.isFinite(v)) throw invalid(`${k}: must be a finite number, got ${v}`)
     else if (TIME.test(s)) w[`${s}_ms`] = epochMs(k, v)
     else if (k === 'search') w[s] = searchFor(v)
     else if (k === 'action' && typeof v === 'string') w[s] = snake(v)
@@ -195,7 +202,7 @@ function ops(C, table) {
 class Client extends Handle {
   /** Connects to Redis: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path`. */
   static connect(url, opts) {
-    return call(() => native.connect(url, toWire(opts))).then((n) => new Client(INTERNAL, n))
+    return call(() => native.connect(text('url', url), toWire(opts))).then((n) => new Client(INTERNAL, n))
   }
 
   /**
@@ -203,7 +210,7 @@ class Client extends Handle {
    * spreads it over N hash tags (1 to 256; every client must name the same N).
    */
   queue(name, opts) {
-    const n = sync(() => this[N].queue(name, toWire(opts)))
+    const n = sync(() => this[N].queue(text('name', name), toWire(opts)))
     return Object.assign(new Queue(INTERNAL, n), { [CLIENT]: this })
   }
 

@@ -368,7 +368,7 @@ impl ClientOptions {
     fn into_core(self) -> Res<redelay::ClientOptions> {
         let d = redelay::ClientOptions::default();
         let (base, max) = match self.default_backoff {
-            Some(b) => (dur("default backoff base", b.base)?, dur("default backoff max", b.max)?),
+            Some(b) => (dur("default_backoff_base", b.base)?, dur("default_backoff_max", b.max)?),
             None => (d.default_backoff_base, d.default_backoff_max),
         };
         let replicas = self.wait_for_replicas.map(|w| -> Res<_> {

@@ -38,6 +38,7 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
   t.after(() => c.close())
   assert.throws(() => c.queue(''), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /queue name: must be 1 to 128 bytes/))
   assert.throws(() => c.queue('a b'), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /queue name/))
+  assert.throws(() => c.queue(5), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /^name: must be a string, got number$/))
   const q = c.queue('invalid')
   const bad = [
     [() => q.publish(42), /body: must be a Buffer, Uint8Array or string/],
@@ -52,6 +53,9 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
     [() => q.publish('x', { headers: { '': 'v' } }), /header name is empty/],
     [() => q.publish('x', { headers: { k: 1 } }), /headers/],
     [() => q.publish('x', { delayMs: 'soon' }), /delayMs/],
+    [() => q.publish('x', { delayMs: NaN }), /^delayMs: must be a finite number, got NaN$/],
+    [() => q.fetch(1, { waitMs: Infinity }), /^waitMs: must be a finite number, got Infinity$/],
+    [() => Client.connect(5), /^url: must be a string, got number$/],
     [() => q.publish('x', { delay: 5 }), /^delay: unknown field `delay`, expected one of `id`, `delayMs`, `at`/],
     [
       () => q.subscribe(() => {}, { concurency: 5 }),

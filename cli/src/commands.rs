@@ -40,8 +40,8 @@ pub struct PublishArgs {
     pub queue: String,
     /// The body (UTF-8 text)
     pub body: String,
-    /// Due after this long: 250ms, 3s, 30m, 2h, 7d
-    #[arg(long, value_parser = parse_duration)]
+    /// Due after this long: 250ms, 3s, 30m, 2h, 7d (a bare number is milliseconds)
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
     /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
     #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
@@ -55,13 +55,13 @@ pub struct PublishArgs {
     #[arg(long)]
     pub max_attempts: Option<u32>,
     /// Lease length per delivery: 30s, 5m ...
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub ttr: Option<Duration>,
     /// Replace a message with the same id
     #[arg(long)]
     pub replace: bool,
     /// Not delivered after this long from now: a dead letter ("expired") instead
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub expires_in: Option<Duration>,
     /// With --expires-in: delete the message on expiry instead of keeping a dead letter
     #[arg(long, requires = "expires_in")]
@@ -290,8 +290,8 @@ pub async fn cancel(client: &Conn, queue: &str, id: &str) -> Result<ExitCode> {
 pub struct RescheduleArgs {
     pub queue: String,
     pub id: String,
-    /// Due after this long from now: 250ms, 3s, 30m, 2h
-    #[arg(long, value_parser = parse_duration, required_unless_present = "at")]
+    /// Due after this long from now: 250ms, 3s, 30m, 2h (a bare number is milliseconds)
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, required_unless_present = "at")]
     pub delay: Option<Duration>,
     /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
     #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
@@ -348,7 +348,7 @@ pub struct RespawnArgs {
     #[command(flatten)]
     pub sel: DeadSel,
     /// A fresh expiry, this long after the respawn: 30m, 1d ...
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub expires_in: Option<Duration>,
     /// No expiry any more
     #[arg(long, conflicts_with = "expires_in")]

@@ -5,6 +5,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Parses `250ms`, `3s`, `1.5s`, `30m`, `2h`, `7d` (a bare number is milliseconds).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
+    if s.starts_with('-') {
+        return Err(format!("{s:?}: a duration cannot be negative"));
+    }
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration like 250ms, 3s, 30m, 2h, 7d"))?;
@@ -168,6 +171,7 @@ mod tests {
         assert_eq!(parse_duration("42").unwrap(), Duration::from_millis(42));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("3 weeks").is_err());
+        assert_eq!(parse_duration("-5s").unwrap_err(), r#""-5s": a duration cannot be negative"#);
         assert_eq!(human(Duration::from_micros(1500)), "1.50 ms");
         assert_eq!(span(Duration::from_millis(1_799_980)), "29m59.98s");
         assert_eq!(span(Duration::from_millis(850)), "850ms");

@@ -183,9 +183,9 @@ pub(crate) fn check_expiry(due: crate::base::message::Due, expires: Option<crate
     Ok(())
 }
 
-pub(crate) fn check_max_attempts(n: u32) -> Result<()> {
+pub(crate) fn check_max_attempts(field: &str, n: u32) -> Result<()> {
     if n == 0 || n > MAX_ATTEMPTS {
-        return Err(Error::invalid(format!("max_attempts: must be 1 to {MAX_ATTEMPTS}, got {n}")));
+        return Err(Error::invalid(format!("{field}: must be 1 to {MAX_ATTEMPTS}, got {n}")));
     }
     Ok(())
 }

@@ -64,7 +64,7 @@ impl PublishOptions {
             limits::check_delay("delay", d)?;
         }
         if let Some(n) = self.max_attempts {
-            limits::check_max_attempts(n)?;
+            limits::check_max_attempts("max_attempts", n)?;
         }
         if let Some(t) = self.ttr {
             limits::check_ttr("ttr", t)?;
@@ -205,10 +205,10 @@ impl ClientOptions {
     pub fn validate(&self) -> Result<()> {
         limits::check_prefix(&self.prefix)?;
         limits::check_max_body_setting(self.max_body_bytes)?;
-        limits::check_max_attempts(self.default_max_attempts)?;
-        limits::check_ttr("default ttr", self.default_ttr)?;
-        limits::check_backoff("default backoff base", self.default_backoff_base)?;
-        limits::check_backoff("default backoff max", self.default_backoff_max)?;
+        limits::check_max_attempts("default_max_attempts", self.default_max_attempts)?;
+        limits::check_ttr("default_ttr", self.default_ttr)?;
+        limits::check_backoff("default_backoff_base", self.default_backoff_base)?;
+        limits::check_backoff("default_backoff_max", self.default_backoff_max)?;
         for (field, d) in [("connect_timeout", self.connect_timeout), ("response_timeout", self.response_timeout)] {
             if d.is_zero() || d > Duration::from_secs(3600) {
                 return Err(Error::invalid(format!("{field}: must be 1 ms to 3600000 ms, got {} ms", d.as_millis())));

@@ -418,7 +418,7 @@ impl Queue {
                 let due = due_args(m.due).map_err(at)?;
                 let expire = m.expires.map(due_args).transpose().map_err(at)?;
                 let max_attempts = m.max_attempts.unwrap_or(d.max_attempts);
-                limits::check_max_attempts(max_attempts).map_err(at)?;
+                limits::check_max_attempts("max_attempts", max_attempts).map_err(at)?;
                 let ttr = m.ttr.unwrap_or(d.ttr);
                 limits::check_ttr("ttr", ttr).map_err(at)?;
                 let (bb, bm) = (m.backoff_base.unwrap_or(d.backoff_base), m.backoff_max.unwrap_or(d.backoff_max));
