@@ -68,6 +68,11 @@ async def _then(fut: Awaitable[str], conv: Callable[[Any], T]) -> T:
     return conv(json.loads(await fut))
 
 
+def _answer(raw: Any, blocking: bool, conv: Callable[[Any], Any]) -> Any:
+    """A native call's result (JSON text, or an awaitable of it) through ``conv``."""
+    return conv(json.loads(raw)) if blocking else _then(raw, conv)
+
+
 def _ids(ids: Optional[Iterable[str]]) -> Optional[List[str]]:
     """Ids as a list; a single str is refused (it would be read as one id per character)."""
     if isinstance(ids, (str, bytes)):
@@ -139,8 +144,7 @@ class ClientOps:
 
     def _call(self, op: str) -> Any:
         """The core's client call ``op``; its result in wire form."""
-        raw = self._native.call(op, self._blocking)
-        return json.loads(raw) if self._blocking else _then(raw, _same)
+        return _answer(self._native.call(op, self._blocking), self._blocking, _same)
 
     def __repr__(self) -> str:
         return f"<redelay.{type(self).__name__} prefix={self.prefix!r}>"
@@ -163,8 +167,7 @@ class QueueOps:
 
     def _call(self, op: str, args: Any, conv: Callable[[Any], Any] = _same, bodies: List[bytes] = []) -> Any:  # noqa: B006
         """The core's call ``op`` with ``args`` in wire form; its result through ``conv``."""
-        raw = self._native.call(op, json.dumps(args), bodies, self._blocking)
-        return conv(json.loads(raw)) if self._blocking else _then(raw, conv)
+        return _answer(self._native.call(op, json.dumps(args), bodies, self._blocking), self._blocking, conv)
 
     def _fetch(self, max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
         """The core's fetch: the deliveries, or an awaitable of them."""
