@@ -584,7 +584,7 @@ pub async fn start_subscription(
         drain_timeout: opt_dur("drain_timeout", options.drain_timeout)?.unwrap_or(d.drain_timeout),
         max_idle: opt_dur("max_idle", options.max_idle)?.unwrap_or(d.max_idle),
     };
-    let weights = weights.map(|w| w.into_iter().map(|w| count("weight", w)).collect::<Res<Vec<u32>>>()).transpose()?;
+    let weights = weights.map(|w| w.into_iter().map(i64::from).collect());
     let set = redelay::Queues::ordered(queues.iter().map(|q| q.0.clone()).collect(), weights)?;
     on_rt(async move {
         Ok(Arc::new(NativeSubscription(Arc::new(set.subscribe_foreign(Arc::new(WakeBridge(waker)), opts).await?))))

@@ -113,7 +113,7 @@ impl NativeClient {
         env: &'e Env,
         names: Vec<String>,
         shards: Option<u32>,
-        weights: Option<Vec<u32>>,
+        weights: Option<Vec<i64>>,
         wake: Function<'_, (), ()>,
         opts: Wire<redelay::SubscribeOptions>,
         unref: bool,

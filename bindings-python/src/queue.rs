@@ -54,7 +54,7 @@ impl NativeClient {
         &self,
         py: Python<'py>,
         queues: Vec<(String, Option<u32>)>,
-        weights: Option<Vec<u32>>,
+        weights: Option<Vec<i64>>,
         wake: Option<Py<PyAny>>,
         closed: Option<Py<PyAny>>,
         opts: &str,

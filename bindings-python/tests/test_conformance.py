@@ -42,7 +42,13 @@ def publish_kwargs(a: Dict[str, Any]) -> Dict[str, Any]:
         "expires_in": ms(a, "expires_in_ms"),
         "expires_at": time(a, "expires_at_ms"),
         "drop_on_expiry": a.get("drop_on_expiry", False),
+        "backoff": backoff(a, "backoff"),
     }
+
+
+def backoff(a: Dict[str, Any], field: str) -> Any:
+    """``field``'s pair (base, max) in seconds from its two wire fields, or None."""
+    return (ms(a, f"{field}_base_ms"), ms(a, f"{field}_max_ms")) if f"{field}_base_ms" in a else None
 
 
 def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, url: str) -> Any:
@@ -54,6 +60,7 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
             default_max_attempts=a.get("default_max_attempts"),
             default_ttr=ms(a, "default_ttr_ms"),
             connect_timeout=ms(a, "connect_timeout_ms"),
+            default_backoff=backoff(a, "default_backoff"),
         )
         c.close()
         return None

@@ -171,8 +171,9 @@ impl Client {
     /// them: each `(name, shards)` is opened with that shard count, or with the count stored in
     /// Redis when it is None (see [`queue_stored`](Self::queue_stored)). Without `weights` the
     /// queues are in strict priority in this order ([`Queues::priority`]); with them, one weight
-    /// per queue ([`Queues::weighted`]). InvalidArgument when the weights are not one per queue.
-    pub async fn queues_named(&self, names: Vec<(String, Option<u32>)>, weights: Option<Vec<u32>>) -> Result<Queues> {
+    /// per queue ([`Queues::ordered`]). InvalidArgument when the weights are not one per queue
+    /// or one is outside 1 to 1000.
+    pub async fn queues_named(&self, names: Vec<(String, Option<u32>)>, weights: Option<Vec<i64>>) -> Result<Queues> {
         let mut queues = Vec::with_capacity(names.len());
         for (name, shards) in &names {
             queues.push(match shards {

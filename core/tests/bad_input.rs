@@ -25,6 +25,11 @@ async fn bad_messages_are_refused_whole_and_named() {
         (Message::new(b"x".to_vec()).ttr(Duration::from_millis(99)), &["ttr", "100 ms"]),
         (Message::new(b"x".to_vec()).ttr(Duration::from_secs(86401)), &["ttr", "86400000 ms"]),
         (Message::new(b"x".to_vec()).backoff(Duration::ZERO, Duration::from_secs(1)), &["backoff base", "1 ms"]),
+        (
+            Message::new(b"x".to_vec()).backoff(Duration::from_secs(60), Duration::from_secs(10)),
+            &["backoff: base (60000 ms) must not be above max (10000 ms)"],
+        ),
+        (Message::new(b"x".to_vec()).drop_on_expiry(true), &["drop_on_expiry", "needs an expiry"]),
         (many_headers, &["headers", "64"]),
         (Message::new(b"x".to_vec()).header("", "v"), &["headers", "empty"]),
         (Message::new(b"x".to_vec()).header("k", "v".repeat(65 * 1024)), &["headers", "65536"]),

@@ -99,12 +99,8 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
         "subscribe_many" => {
             let names = a["queues"].as_array().unwrap().iter().map(|n| client.queue(n.as_str().unwrap()));
             let queues = names.collect::<Result<Vec<_>, Error>>()?;
-            let queues = match a["weights"].as_array() {
-                None => Queues::priority(queues)?,
-                Some(w) => {
-                    Queues::weighted(queues.into_iter().zip(w.iter().map(|w| w.as_u64().unwrap() as u32)).collect())?
-                }
-            };
+            let weights = a["weights"].as_array().map(|w| w.iter().map(|w| w.as_i64().unwrap()).collect());
+            let queues = Queues::ordered(queues, weights)?;
             let opts: SubscribeOptions = options(a, &["queues", "weights"])?;
             queues.subscribe(handler, opts).await?.close().await;
             json!("subscribed")

@@ -387,11 +387,14 @@ async fn queues_named_open_each_queue_with_its_shard_count() {
     c.queue(&p).unwrap().publish(Message::new(b"y".to_vec()).id("two")).await.unwrap();
     let n = |name: &str, shards: Option<u32>| (name.to_string(), shards);
     // (queues, weights, the shard counts opened, or the error's text)
-    type Case<'a> = (Vec<(String, Option<u32>)>, Option<Vec<u32>>, Result<Vec<u32>, &'a str>);
+    type Case<'a> = (Vec<(String, Option<u32>)>, Option<Vec<i64>>, Result<Vec<u32>, &'a str>);
     let cases: Vec<Case> = vec![
         (vec![n(&s, None), n(&p, None)], None, Ok(vec![4, 1])),
         (vec![n(&p, None), n(&s, Some(4))], Some(vec![5, 1]), Ok(vec![1, 4])),
         (vec![n(&s, None)], Some(vec![1, 2]), Err("weights: give one per queue (1), got 2")),
+        (vec![n(&s, None), n(&p, None)], Some(vec![1, -1]), Err("must be 1 to 1000, got -1")),
+        (vec![n(&s, None)], Some(vec![1 << 32]), Err("must be 1 to 1000, got 4294967296")),
+        (vec![n(&s, None)], Some(vec![1001]), Err("must be 1 to 1000, got 1001")),
         (vec![n(&s, None), n(&s, None)], None, Err("is given twice")),
         (vec![n("bad name", None)], None, Err("queue name")),
         (vec![], None, Err("queues: give 1 to")),

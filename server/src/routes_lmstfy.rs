@@ -183,7 +183,7 @@ fn publish_options(st: &AppState, q: &Params) -> ApiResult<PublishOptions> {
     Ok(PublishOptions {
         delay: Some(Duration::from_secs(delay)),
         expires_in: (ttl > 0).then(|| Duration::from_secs(ttl)),
-        drop_on_expiry: true,
+        drop_on_expiry: ttl > 0,
         max_attempts: Some(tries),
         ..Default::default()
     })

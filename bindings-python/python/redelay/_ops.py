@@ -361,7 +361,7 @@ Sources = Tuple[List[Tuple[str, Optional[int]]], Optional[List[int]]]
 def sources(queues: Queues) -> Sources:
     """The queues of a client's subscription: names in priority order, or names with weights."""
     if isinstance(queues, Mapping):
-        return [(n, None) for n in queues], [max(0, w) for w in queues.values()]
+        return [(n, None) for n in queues], [*queues.values()]
     return [(n, None) for n in ([queues] if isinstance(queues, str) else queues)], None
 
 

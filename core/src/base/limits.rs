@@ -39,6 +39,8 @@ pub const PUBLISH_CHUNK: usize = 100;
 pub const MAX_FETCH: usize = 1000;
 /// At most this many queues in one subscription or one `Queue::fetch_first`.
 pub const MAX_QUEUES: usize = 100;
+/// Largest weight of a queue in a weighted subscription (the smallest is 1).
+pub const MAX_WEIGHT: u32 = 1000;
 /// Most shards of one queue (`QueueOptions::shards`).
 pub const MAX_SHARDS: u32 = 256;
 /// Longest nack reason kept with the message (longer ones are cut): 4000 bytes.
@@ -156,9 +158,19 @@ pub(crate) fn check_at(at_ms: i64, local_now_ms: i64) -> Result<()> {
 
 /// An expiry must come after the due time (and within the same 10-year bound). Mixed forms
 /// (a delay and an absolute expiry, or the reverse) are compared on the client's clock.
-pub(crate) fn check_expiry(due: crate::base::message::Due, expires: Option<crate::base::message::Due>) -> Result<()> {
+/// `drop_on_expiry` needs an expiry: without one it would silently do nothing.
+pub(crate) fn check_expiry(
+    due: crate::base::message::Due,
+    expires: Option<crate::base::message::Due>,
+    drop_on_expiry: bool,
+) -> Result<()> {
     use crate::base::message::Due;
-    let Some(exp) = expires else { return Ok(()) };
+    let Some(exp) = expires else {
+        if drop_on_expiry {
+            return Err(Error::invalid("drop_on_expiry: needs an expiry (expires_in or expires_at)"));
+        }
+        return Ok(());
+    };
     let now = crate::base::time::time_to_ms(std::time::SystemTime::now());
     let at = |d: Due| match d {
         Due::In(x) => now + x.as_millis() as i64,
@@ -208,6 +220,21 @@ pub(crate) fn check_backoff(field: &str, d: Duration) -> Result<()> {
             "{field}: must be 1 ms to {} ms, got {} ms",
             MAX_BACKOFF.as_millis(),
             d.as_millis()
+        )));
+    }
+    Ok(())
+}
+
+/// A backoff given as a pair: each within 1 ms to 24 h, and `base` not above `max` (when only
+/// one of them is given, the other is the default and a base above it raises the cap instead).
+pub(crate) fn check_backoff_pair(field: &str, base: Duration, max: Duration) -> Result<()> {
+    check_backoff(&format!("{field} base"), base)?;
+    check_backoff(&format!("{field} max"), max)?;
+    if base > max {
+        return Err(Error::invalid(format!(
+            "{field}: base ({} ms) must not be above max ({} ms)",
+            base.as_millis(),
+            max.as_millis()
         )));
     }
     Ok(())

@@ -56,7 +56,7 @@ impl PublishOptions {
             return Err(Error::invalid("expires_in/expires_at: give one of them, not both"));
         }
         let expires = self.expires_in.map(Due::In).or(self.expires_at.map(Due::At));
-        limits::check_expiry(due, expires)?;
+        limits::check_expiry(due, expires, self.drop_on_expiry)?;
         if let Some(id) = &self.id {
             limits::check_id(id)?;
         }
@@ -69,11 +69,11 @@ impl PublishOptions {
         if let Some(t) = self.ttr {
             limits::check_ttr("ttr", t)?;
         }
-        if let Some(b) = self.backoff_base {
-            limits::check_backoff("backoff base", b)?;
-        }
-        if let Some(b) = self.backoff_max {
-            limits::check_backoff("backoff max", b)?;
+        match (self.backoff_base, self.backoff_max) {
+            (Some(base), Some(max)) => limits::check_backoff_pair("backoff", base, max)?,
+            (Some(base), None) => limits::check_backoff("backoff base", base)?,
+            (None, Some(max)) => limits::check_backoff("backoff max", max)?,
+            (None, None) => {}
         }
         limits::check_headers(self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), self.headers.len())
     }
@@ -142,7 +142,7 @@ impl RespawnExpiry {
     /// the due time (at least 1 ms) and within the 10-year bound.
     pub fn validate(&self) -> Result<()> {
         match *self {
-            RespawnExpiry::In(d) => limits::check_expiry(Due::In(Duration::ZERO), Some(Due::In(d))),
+            RespawnExpiry::In(d) => limits::check_expiry(Due::In(Duration::ZERO), Some(Due::In(d)), false),
             _ => Ok(()),
         }
     }
@@ -207,8 +207,7 @@ impl ClientOptions {
         limits::check_max_body_setting(self.max_body_bytes)?;
         limits::check_max_attempts("default_max_attempts", self.default_max_attempts)?;
         limits::check_ttr("default_ttr", self.default_ttr)?;
-        limits::check_backoff("default_backoff_base", self.default_backoff_base)?;
-        limits::check_backoff("default_backoff_max", self.default_backoff_max)?;
+        limits::check_backoff_pair("default_backoff", self.default_backoff_base, self.default_backoff_max)?;
         for (field, d) in [("connect_timeout", self.connect_timeout), ("response_timeout", self.response_timeout)] {
             if d.is_zero() || d > Duration::from_secs(3600) {
                 return Err(Error::invalid(format!("{field}: must be 1 ms to 3600000 ms, got {} ms", d.as_millis())));

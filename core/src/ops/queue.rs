@@ -414,7 +414,7 @@ impl Queue {
                 limits::check_body(m.body.len(), max_body).map_err(at)?;
                 limits::check_headers(m.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())), m.headers.len())
                     .map_err(at)?;
-                limits::check_expiry(m.due, m.expires).map_err(at)?;
+                limits::check_expiry(m.due, m.expires, m.drop_on_expiry).map_err(at)?;
                 let due = due_args(m.due).map_err(at)?;
                 let expire = m.expires.map(due_args).transpose().map_err(at)?;
                 let max_attempts = m.max_attempts.unwrap_or(d.max_attempts);
@@ -422,8 +422,13 @@ impl Queue {
                 let ttr = m.ttr.unwrap_or(d.ttr);
                 limits::check_ttr("ttr", ttr).map_err(at)?;
                 let (bb, bm) = (m.backoff_base.unwrap_or(d.backoff_base), m.backoff_max.unwrap_or(d.backoff_max));
-                limits::check_backoff("backoff base", bb).map_err(at)?;
-                limits::check_backoff("backoff max", bm).map_err(at)?;
+                match (m.backoff_base, m.backoff_max) {
+                    (Some(_), Some(_)) => limits::check_backoff_pair("backoff", bb, bm).map_err(at)?,
+                    _ => {
+                        limits::check_backoff("backoff base", bb).map_err(at)?;
+                        limits::check_backoff("backoff max", bm).map_err(at)?;
+                    }
+                }
                 let blob = encode_blob(&m.headers, &m.body);
                 let spec = Spec {
                     inline: blob.len() <= record::INLINE_MAX,

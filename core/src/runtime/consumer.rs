@@ -84,7 +84,12 @@ pub struct Queues {
     order: Order,
 }
 
-pub use crate::base::limits::MAX_QUEUES;
+pub use crate::base::limits::{MAX_QUEUES, MAX_WEIGHT};
+
+/// The error for a weight outside 1 to [`MAX_WEIGHT`], naming the queue and the weight given.
+fn weight_refused(q: &Queue, w: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("weight of queue {:?}: must be 1 to {MAX_WEIGHT}, got {w}", q.name()))
+}
 
 impl Queues {
     /// Strict priority: always the first queue (in this order) that has a due message.
@@ -99,14 +104,21 @@ impl Queues {
     }
 
     /// [`priority`](Self::priority) without `weights`, else [`weighted`](Self::weighted) with
-    /// one weight per queue.
-    pub fn ordered(queues: Vec<Queue>, weights: Option<Vec<u32>>) -> Result<Queues> {
+    /// one weight per queue. The weights are taken as a foreign binding received them (any
+    /// integer): one outside 1 to 1000 is refused as it was given.
+    pub fn ordered(queues: Vec<Queue>, weights: Option<Vec<i64>>) -> Result<Queues> {
         match weights {
             None => Self::priority(queues),
             Some(w) if w.len() != queues.len() => {
                 Err(Error::invalid(format!("weights: give one per queue ({}), got {}", queues.len(), w.len())))
             }
-            Some(w) => Self::weighted(queues.into_iter().zip(w).collect()),
+            Some(w) => {
+                let each = queues.into_iter().zip(w).map(|(q, w)| match u32::try_from(w) {
+                    Ok(n) if (1..=MAX_WEIGHT).contains(&n) => Ok((q, n)),
+                    _ => Err(weight_refused(&q, w)),
+                });
+                Self::weighted(each.collect::<Result<_>>()?)
+            }
         }
     }
 
@@ -116,8 +128,8 @@ impl Queues {
         }
         let mut seen = std::collections::HashSet::new();
         for (q, w) in &list {
-            if *w == 0 || *w > 1000 {
-                return Err(Error::invalid(format!("weight of queue {:?}: must be 1 to 1000, got {w}", q.name())));
+            if !(1..=MAX_WEIGHT).contains(w) {
+                return Err(weight_refused(q, *w));
             }
             if !seen.insert(q.name().to_string()) {
                 return Err(Error::invalid(format!("queues: {:?} is given twice", q.name())));

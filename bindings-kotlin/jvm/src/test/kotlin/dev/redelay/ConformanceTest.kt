@@ -37,7 +37,10 @@ class ConformanceTest {
         expiresIn = a.ms("expires_in_ms"),
         expiresAt = a.at("expires_at_ms"),
         dropOnExpiry = a.get("drop_on_expiry")?.asBoolean ?: false,
+        backoff = a.backoff("backoff"),
     )
+
+    private fun JsonObject.backoff(field: String) = ms("${field}_base_ms")?.let { Backoff(it, ms("${field}_max_ms")!!) }
 
     private fun subscribeOptions(a: JsonObject) = SubscribeOptions(
         a.long("concurrency")?.toInt(),
@@ -79,6 +82,7 @@ class ConformanceTest {
                     defaultMaxAttempts = a.long("default_max_attempts")?.toInt(),
                     defaultTtr = a.ms("default_ttr_ms"),
                     connectTimeout = a.ms("connect_timeout_ms"),
+                    defaultBackoff = a.backoff("default_backoff"),
                 )
             Client.connect(url, o).shutdown()
         }
@@ -86,7 +90,9 @@ class ConformanceTest {
         "queue" -> client.queue(a.str("name")!!, a.long("shards")?.toInt() ?: 1).let { }
 
         "publish" -> message(a).run {
-            q.publish(body, delay, at, id, headers, maxAttempts, ttr, null, false, expiresIn, expiresAt, dropOnExpiry)
+            q.publish(
+                body, delay, at, id, headers, maxAttempts, ttr, backoff, false, expiresIn, expiresAt, dropOnExpiry,
+            )
         }.status.name.lowercase()
 
         "publish_batch" ->
