@@ -92,11 +92,14 @@ impl Auth {
         self.st.queue(name, S).await
     }
 
+    /// The query parameter `name` as a whole number, if given.
     fn num<T: std::str::FromStr>(&self, name: &str) -> ApiResult<Option<T>> {
-        match self.q.get(name) {
-            None => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| ApiError::invalid(format!("{name}: not a number: {v:?}"), S)),
-        }
+        let Some(v) = self.q.get(name) else { return Ok(None) };
+        v.parse().map(Some).map_err(|_| {
+            // A whole number that does not parse is a negative one for an unsigned field.
+            let what = if v.parse::<i64>().is_ok() { "a whole number >= 0" } else { "a whole number" };
+            ApiError::invalid(format!("{name}: must be {what}, got {v:?}"), S)
+        })
     }
 }
 
@@ -280,18 +283,26 @@ async fn fetch_many(a: Auth, body: Bytes) -> ApiResult<Response> {
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Settle {
-    #[serde(default)]
-    token: String,
+    token: Option<String>,
     delay_ms: Option<u64>,
     #[serde(default)]
     reason: String,
     ttr_ms: Option<u64>,
 }
 
+impl Settle {
+    /// The lease token every settle needs: without one the request is malformed (400), not a
+    /// lost lease (409).
+    fn token(&self) -> ApiResult<&str> {
+        let t = self.token.as_deref().filter(|t| !t.is_empty());
+        t.ok_or_else(|| ApiError::invalid("token: required (the lease token the fetch returned)", S))
+    }
+}
+
 /// `POST .../messages/{id}/ack` `{token}`.
 async fn ack(r: Write, body: Bytes) -> ApiResult<Response> {
     let s: Settle = parse(&body)?;
-    r.queue.ack(&r.id, &s.token).await.api(S)?;
+    r.queue.ack(&r.id, s.token()?).await.api(S)?;
     ok(json!({ "acked": true }))
 }
 
@@ -299,7 +310,7 @@ async fn ack(r: Write, body: Bytes) -> ApiResult<Response> {
 /// message's backoff), or dead at its last attempt: `{"dead": bool}`.
 async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
     let s: Settle = parse(&body)?;
-    let dead = r.queue.nack(&r.id, &s.token, s.delay_ms.map(Duration::from_millis), &s.reason).await.api(S)?;
+    let dead = r.queue.nack(&r.id, s.token()?, s.delay_ms.map(Duration::from_millis), &s.reason).await.api(S)?;
     ok(json!({ "dead": dead }))
 }
 
@@ -307,7 +318,7 @@ async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
 async fn extend(r: Write, body: Bytes) -> ApiResult<Response> {
     let s: Settle = parse(&body)?;
     let ttr = s.ttr_ms.ok_or_else(|| ApiError::invalid("ttr_ms: required", S))?;
-    r.queue.extend(&r.id, &s.token, Duration::from_millis(ttr)).await.api(S)?;
+    r.queue.extend(&r.id, s.token()?, Duration::from_millis(ttr)).await.api(S)?;
     ok(json!({ "extended": true }))
 }
 

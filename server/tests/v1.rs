@@ -73,7 +73,12 @@ async fn publish_fetch_settle_and_inspect() {
     )
     .await;
     assert_eq!((st, v), (200, json!({"dead": false})));
-    // The old token is now stale: 409 with the core's code.
+    // No token is a malformed request, for every settle; a stale one is 409 with the core's code.
+    for (op, body) in [("ack", json!({})), ("nack", json!({"token": ""})), ("extend", json!({"ttr_ms": 1000}))] {
+        let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/{op}"), Some(body)).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{op}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with("token: required"), "{op}: {v}");
+    }
     let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/ack"), Some(json!({"token": token}))).await;
     assert_eq!(st, 409);
     assert_eq!(v["error"]["code"], "ERR_REDELAY_LEASE_LOST");
@@ -173,6 +178,14 @@ async fn publish_fetch_settle_and_inspect() {
     assert!(row["lateness_p99_below_ms"].is_number() || row["lateness_p99_below_ms"] == "inf", "{row}");
     let (st, _) = call(&s, "GET", "/v1/overview?limit=0", None).await;
     assert_eq!(st, 400);
+    // A query number that is not one names the parameter and what it takes.
+    for (query, want) in [
+        ("limit=-1", "limit: must be a whole number >= 0, got \"-1\""),
+        ("offset=x", "offset: must be a whole number, got \"x\""),
+    ] {
+        let (st, v) = call(&s, "GET", &format!("/v1/queues/app:orders/dead?{query}"), None).await;
+        assert_eq!((st, v["error"]["message"].as_str()), (400, Some(want)), "{query}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
