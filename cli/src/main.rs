@@ -1,5 +1,8 @@
 //! `redelay`: the command line of the redelay delay queue.
 
+#[macro_use]
+mod output;
+
 mod bench;
 mod commands;
 mod demo;

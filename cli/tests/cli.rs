@@ -159,6 +159,15 @@ fn upcoming_list_and_search_from_the_command_line() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
     assert!(text(&redelay(&prefix, &["search", "q", "--body", "of b1"])).contains("1 found"));
+    // A reader that went away (`redelay list q scheduled | head -0`): a quiet end, as SIGPIPE's.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &redis_url(), "--prefix", &prefix, "list", "q", "scheduled"])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!((o.status.code(), String::from_utf8_lossy(&o.stderr).as_ref()), (Some(141), ""));
     for id in ["a1", "a2", "b1"] {
         redelay(&prefix, &["cancel", "q", id]);
     }
