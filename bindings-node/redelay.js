@@ -78,6 +78,14 @@ function text(what, v) {
   return v
 }
 
+/** A queue's weight as the native layer takes it: a whole number (the core checks its range). */
+function weight(name, w) {
+  if (Number.isInteger(w)) return w
+  throw invalid(
+    `weight of queue ${JSON.stringify(name)}: must be a whole number, got ${typeof w === 'number' ? w : typeOf(w)}`,
+  )
+}
+
 /** A body as the native layer takes it: bytes (a string is stored as UTF-8). */
 function body(b) {
   if (typeof b === 'string') return Buffer.from(b)
@@ -242,7 +250,8 @@ function subscribe(native, queues, shards, handler, opts) {
     if (!weighted && !Array.isArray(queues)) throw invalid(`queues: must be an array of names or { name: weight }`)
     const { unref, ...o } = toWire(opts)
     const names = weighted ? Object.keys(queues) : queues
-    return native.subscription(names, shards, weighted ? Object.values(queues) : null, wake, o, unref === true)
+    const weights = weighted ? names.map((name) => weight(name, queues[name])) : null
+    return native.subscription(names, shards, weights, wake, o, unref === true)
   }).then((started) => {
     run((n = started), handler) // a wake may have come before: what waits is taken now
     return new Subscription(INTERNAL, n)

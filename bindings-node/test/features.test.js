@@ -81,6 +81,19 @@ test('client.subscribe by weights: every queue is served, the heavier more often
     c.subscribe({ a: 0 }, () => {}),
     isInvalid(/weight of queue "a": must be 1 to 1000/),
   )
+  // Not wrapped around, truncated or converted: refused as given.
+  await assert.rejects(
+    c.subscribe({ a: 1, b: -1 }, () => {}),
+    isInvalid(/weight of queue "b": must be 1 to 1000, got -1$/),
+  )
+  await assert.rejects(
+    c.subscribe({ a: 1.5 }, () => {}),
+    isInvalid(/weight of queue "a": must be a whole number, got 1.5$/),
+  )
+  await assert.rejects(
+    c.subscribe({ a: '5' }, () => {}),
+    isInvalid(/weight of queue "a": must be a whole number, got string$/),
+  )
   await assert.rejects(
     c.subscribe(['a', 'a'], () => {}),
     isInvalid(/given twice/),

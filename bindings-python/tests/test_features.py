@@ -85,6 +85,11 @@ def test_one_subscription_for_several_queues_in_priority_order(client: redelay.C
 def test_bad_input_of_a_subscription_of_several_queues(client: redelay.Client) -> None:
     with pytest.raises(redelay.InvalidArgumentError, match="weight"):
         client.subscribe({"wa": 0}, lambda m: None)
+    # Refused as given: not clamped, truncated or converted.
+    with pytest.raises(redelay.InvalidArgumentError, match=r'weight of queue "wb": must be 1 to 1000, got -1$'):
+        client.subscribe({"wa": 1, "wb": -1}, lambda m: None)
+    with pytest.raises(TypeError, match=r'weight of queue "wa": expected an int, got float$'):
+        client.subscribe({"wa": 1.5}, lambda m: None)  # type: ignore[dict-item]
     with pytest.raises(redelay.InvalidArgumentError, match="queue name"):
         client.subscribe(["wa", "bad name"], lambda m: None)
     with pytest.raises(redelay.InvalidArgumentError, match="twice"):

@@ -361,8 +361,15 @@ Sources = Tuple[List[Tuple[str, Optional[int]]], Optional[List[int]]]
 def sources(queues: Queues) -> Sources:
     """The queues of a client's subscription: names in priority order, or names with weights."""
     if isinstance(queues, Mapping):
-        return [(n, None) for n in queues], [*queues.values()]
+        return [(n, None) for n in queues], [_weight(n, w) for n, w in queues.items()]
     return [(n, None) for n in ([queues] if isinstance(queues, str) else queues)], None
+
+
+def _weight(name: str, w: Any) -> int:
+    """A queue's weight as it is: an int (the core checks its range)."""
+    if isinstance(w, bool) or not isinstance(w, int):
+        raise TypeError(f'weight of queue "{name}": expected an int, got {type(w).__name__}')
+    return w
 
 
 def start(client: NativeClient, src: Sources, wake: Any, closed: Any, opts: Any, blocking: bool) -> Any:
