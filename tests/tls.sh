@@ -5,9 +5,8 @@
 #   tests/tls.sh start DIR   prints PORT; DIR/ca.pem is the CA to trust
 #   tests/tls.sh stop DIR
 #
-# Users: "app" / "app-secret" may use the keys and channels under the "redelay:" prefix with the
-# commands redelay needs (docs: README "ACL"); "other" / "other-secret" may only touch
-# "other:*"; the default user is off.
+# Users: those of tests/users.acl (see tests/acl.sh): "app" / "app-secret" holds the rule the
+# README documents, "other" / "other-secret" may only touch "other:*"; the default user is off.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cmd="${1:?usage: tls.sh start|stop DIR}"
@@ -24,12 +23,8 @@ case "$cmd" in
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
       -extfile san.ext -out server.pem >/dev/null 2>&1
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    # The rule documented in the README: redelay's keys and channels, and the commands it uses.
-    cat >users.acl <<ACL
-user default off
-user app on >app-secret resetkeys ~redelay:* resetchannels &redelay:* -@all +evalsha +eval +time +hget +hset +hmget +hdel +hlen +hincrby +hkeys +hscan +zadd +zrem +zrange +zrangebyscore +zscore +zcard +zcount +type +get +set +exists +pexpire +unlink +publish +subscribe +unsubscribe +sadd +smembers +srem +wait +ping +hello +auth
-user other on >other-secret ~other:* &other:* -@all +@read +@write +@scripting +@pubsub +@connection
-ACL
+    # The users of tests/users.acl (the rule documented in the README), as tests/acl.sh.
+    cp "$here/users.acl" users.acl
     redis-server --bind 127.0.0.1 --port 0 --tls-port "$port" --tls-cert-file server.pem \
       --tls-key-file server.key --tls-ca-cert-file ca.pem --tls-auth-clients no \
       --aclfile "$dir/users.acl" --save "" --appendonly no --dir "$dir" \

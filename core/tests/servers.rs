@@ -65,17 +65,9 @@ async fn a_subscription_survives_a_sentinel_failover() {
     common::assert_verified(&q).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tls_with_a_private_ca_and_a_restricted_acl_user() {
-    let s = common::Launched::start("tls.sh");
-    let port = &s.printed;
-    let ca = s.dir.join("ca.pem");
-    let url = |user: &str, pass: &str| format!("rediss://{user}:{pass}@127.0.0.1:{port}/?tls_ca={}", ca.display());
-
-    // The documented minimal ACL rule is enough for every operation and for a subscription.
-    let client = Client::connect(&url("app", "app-secret")).await.unwrap();
-    let q = client.queue("secure").unwrap();
-    q.publish(Message::new(b"over tls".to_vec()).id("t1")).await.unwrap();
+/// Publishes one message on `q` and receives it through a subscription: the body received.
+async fn publish_and_receive(q: &redelay::Queue, body: &[u8]) -> Vec<u8> {
+    q.publish(Message::new(body.to_vec()).id("t1")).await.unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let sub = q
         .subscribe(
@@ -90,9 +82,49 @@ async fn tls_with_a_private_ca_and_a_restricted_acl_user() {
         )
         .await
         .unwrap();
-    let body = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
-    assert_eq!(body, b"over tls");
+    let got = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
     sub.close().await;
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_with_a_private_ca() {
+    let s = common::Launched::start("tls.sh");
+    let port = &s.printed;
+    let ca = s.dir.join("ca.pem");
+    let client =
+        Client::connect(&format!("rediss://app:app-secret@127.0.0.1:{port}/?tls_ca={}", ca.display())).await.unwrap();
+    let q = client.queue("secure").unwrap();
+    assert_eq!(publish_and_receive(&q, b"over tls").await, b"over tls");
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+
+    // The server's certificate is not trusted without the private CA.
+    let e = Client::connect(&format!("rediss://app:app-secret@127.0.0.1:{port}/")).await.err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(e.message().contains("certificate"), "{e}");
+}
+
+/// The ACL rule the README documents (tests/users.acl, user "app") is enough for the whole API;
+/// on a plain port, so that it runs on server builds without TLS too (Valkey, Redis 8).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_with_the_documented_acl_rule_runs_the_whole_api() {
+    // The README's rule is the one tested, to the letter.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let file = |p: &str| std::fs::read_to_string(format!("{root}/{p}")).unwrap();
+    let readme = file("README.md");
+    let documented = readme.lines().find(|l| l.starts_with("user redelay on >YOUR-PASSWORD ")).expect("README's rule");
+    let users = file("tests/users.acl");
+    let tested = users.lines().find(|l| l.starts_with("user app on >app-secret ")).unwrap();
+    assert_eq!(documented.replacen("user redelay on >YOUR-PASSWORD", "user app on >app-secret", 1), tested);
+
+    let s = common::Launched::start("acl.sh");
+    let port = &s.printed;
+    let url = |user: &str, pass: &str| format!("redis://{user}:{pass}@127.0.0.1:{port}/");
+
+    let client = Client::connect(&url("app", "app-secret")).await.unwrap();
+    let q = client.queue("secure").unwrap();
+    assert_eq!(publish_and_receive(&q, b"as app").await, b"as app");
     q.publish(Message::new(b"x".to_vec()).id("t2").delay(Duration::from_secs(60))).await.unwrap();
     assert!(q.peek("t2").await.unwrap().is_some());
     q.reschedule("t2", redelay::Due::In(Duration::from_secs(30))).await.unwrap();
@@ -158,9 +190,4 @@ async fn tls_with_a_private_ca_and_a_restricted_acl_user() {
     let e = other.queue("q").unwrap().publish(Message::new(b"x".to_vec())).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Redis, "{e}");
     assert!(e.message().to_lowercase().contains("no permissions"), "{e}");
-
-    // The server's certificate is not trusted without the private CA.
-    let e = Client::connect(&format!("rediss://app:app-secret@127.0.0.1:{port}/")).await.err().unwrap();
-    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
-    assert!(e.message().contains("certificate"), "{e}");
 }
