@@ -145,9 +145,12 @@ async fn fetch_first_takes_the_first_queue_with_due_messages_and_waits_for_any()
     // A short wait with nothing due ends empty; bad input names the field.
     let none = redelay::Queue::fetch_first(&qs, 1, Duration::from_millis(50), None).await.unwrap();
     assert!(none.is_empty());
+    // The same list rules as a subscription of several queues.
     let e = redelay::Queue::fetch_first(&[], 1, Duration::ZERO, None).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().starts_with("queues:"), "{}", e.message());
+    assert!(e.message().starts_with("queues: give 1 to 100 queues, got 0"), "{}", e.message());
+    let e = redelay::Queue::fetch_first(&[qs[0].clone(), qs[0].clone()], 1, Duration::ZERO, None).await.unwrap_err();
+    assert!(e.message().contains("is given twice"), "{}", e.message());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -240,6 +240,20 @@ pub(crate) fn check_backoff_pair(field: &str, base: Duration, max: Duration) -> 
     Ok(())
 }
 
+/// The queues of one subscription or one fetch: 1 to [`MAX_QUEUES`], each named once.
+pub(crate) fn check_queue_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Result<()> {
+    if names.len() == 0 || names.len() > MAX_QUEUES {
+        return Err(Error::invalid(format!("queues: give 1 to {MAX_QUEUES} queues, got {}", names.len())));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            return Err(Error::invalid(format!("queues: {name:?} is given twice")));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn check_batch(n: usize) -> Result<()> {
     if n > MAX_BATCH {
         return Err(Error::invalid(format!("batch: {n} messages, more than the limit of {MAX_BATCH}")));

@@ -688,9 +688,7 @@ impl Queue {
         ttr: Option<Duration>,
     ) -> Result<Vec<Delivery>> {
         const MAX_IDLE: Duration = Duration::from_secs(1);
-        if queues.is_empty() || queues.len() > limits::MAX_QUEUES {
-            return Err(Error::invalid(format!("queues: must be 1 to {}, got {}", limits::MAX_QUEUES, queues.len())));
-        }
+        limits::check_queue_list(queues.iter().map(Queue::name))?;
         limits::check_fetch_max(max)?;
         limits::check_delay("wait", wait)?;
         if let Some(t) = ttr {

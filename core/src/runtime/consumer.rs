@@ -123,16 +123,10 @@ impl Queues {
     }
 
     fn new(list: Vec<(Queue, u32)>, order: Order) -> Result<Queues> {
-        if list.is_empty() || list.len() > MAX_QUEUES {
-            return Err(Error::invalid(format!("queues: give 1 to {MAX_QUEUES} queues, got {}", list.len())));
-        }
-        let mut seen = std::collections::HashSet::new();
+        limits::check_queue_list(list.iter().map(|(q, _)| q.name()))?;
         for (q, w) in &list {
             if !(1..=MAX_WEIGHT).contains(w) {
                 return Err(weight_refused(q, *w));
-            }
-            if !seen.insert(q.name().to_string()) {
-                return Err(Error::invalid(format!("queues: {:?} is given twice", q.name())));
             }
             if !Arc::ptr_eq(&q.inner.ctx, &list[0].0.inner.ctx) {
                 return Err(Error::invalid(format!("queues: {:?} belongs to another client", q.name())));
