@@ -92,6 +92,17 @@ impl Auth {
         self.st.queue(name, S).await
     }
 
+    /// The query, refused when it has a parameter the route does not read (besides `token`):
+    /// a misspelt `limt=5` would otherwise quietly give the default.
+    fn query(&self, reads: &[&str]) -> ApiResult<&HashMap<String, String>> {
+        match self.q.keys().find(|k| *k != "token" && !reads.contains(&k.as_str())) {
+            Some(k) => {
+                Err(ApiError::invalid(format!("{k}: unknown query parameter; expected {}", reads.join(", ")), S))
+            }
+            None => Ok(&self.q),
+        }
+    }
+
     /// The query parameter `name` as a whole number, if given.
     fn num<T: std::str::FromStr>(&self, name: &str) -> ApiResult<Option<T>> {
         let Some(v) = self.q.get(name) else { return Ok(None) };
@@ -170,6 +181,7 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview shows,
 /// in one request.
 async fn overview(a: Auth) -> ApiResult<Response> {
+    a.query(&["offset", "limit"])?;
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
     let limit = a.num::<usize>("limit")?.unwrap_or(100);
     if limit == 0 || limit > 1000 {
@@ -371,7 +383,7 @@ fn state_of(s: &str) -> ApiResult<MsgState> {
 
 /// `GET /v1/queues/{queue}/messages?state=&offset=&limit=`: a page of one state, in order.
 async fn list(r: Read) -> ApiResult<Response> {
-    let state = state_of(r.a.q.get("state").map_or("ready", String::as_str))?;
+    let state = state_of(r.a.query(&["state", "offset", "limit"])?.get("state").map_or("ready", String::as_str))?;
     let page = r.queue.list(state, r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
     ok(json!({ "total": page.total, "items": page.items.iter().map(wire::message).collect::<Vec<_>>() }))
 }
@@ -396,7 +408,7 @@ async fn resume(r: Write) -> ApiResult<Response> {
 
 /// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute).
 async fn history(r: Read) -> ApiResult<Response> {
-    let step = match r.a.q.get("step").map_or("minute", String::as_str) {
+    let step = match r.a.query(&["since_ms", "until_ms", "step"])?.get("step").map_or("minute", String::as_str) {
         "minute" => Step::Minute,
         "hour" => Step::Hour,
         s => return Err(ApiError::invalid(format!("step: minute or hour, got {s:?}"), S)),
@@ -414,6 +426,7 @@ async fn history_totals(r: Read) -> ApiResult<Response> {
 
 /// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute).
 async fn upcoming(r: Read) -> ApiResult<Response> {
+    r.a.query(&["from_ms", "width_ms", "buckets"])?;
     let from = r.a.num::<i64>("from_ms")?.unwrap_or_else(|| wire::ms(std::time::SystemTime::now()));
     let width = r.a.num::<u64>("width_ms")?.unwrap_or(60_000);
     let n = r.a.num::<usize>("buckets")?.unwrap_or(60);
@@ -425,7 +438,7 @@ async fn upcoming(r: Read) -> ApiResult<Response> {
 /// `GET .../search?id_prefix= | header=NAME:VALUE | body= | error=` and `cursor=`: one bounded
 /// step; call again with the returned cursor until it is null.
 async fn search(r: Read) -> ApiResult<Response> {
-    let q = &r.a.q;
+    let q = r.a.query(&["id_prefix", "header", "body", "error", "cursor"])?;
     let what = match (q.get("id_prefix"), q.get("header"), q.get("body"), q.get("error")) {
         (Some(p), None, None, None) => Search::IdPrefix(p.clone()),
         (None, Some(h), None, None) => {
@@ -446,6 +459,7 @@ async fn search(r: Read) -> ApiResult<Response> {
 
 /// `GET .../dead?offset=&limit=`: dead letters, the first to die first.
 async fn dead(r: Read) -> ApiResult<Response> {
+    r.a.query(&["offset", "limit"])?;
     let items = r.queue.dead_letters(r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
     ok(json!({ "items": items.iter().map(wire::message).collect::<Vec<_>>() }))
 }

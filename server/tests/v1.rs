@@ -186,6 +186,15 @@ async fn publish_fetch_settle_and_inspect() {
         let (st, v) = call(&s, "GET", &format!("/v1/queues/app:orders/dead?{query}"), None).await;
         assert_eq!((st, v["error"]["message"].as_str()), (400, Some(want)), "{query}");
     }
+    // A parameter the route does not read is refused, not ignored (`token` is everyone's).
+    for (path, want) in [
+        ("/v1/queues/app:orders/dead?limt=5", "limt: unknown query parameter; expected offset, limit"),
+        ("/v1/overview?limit=5&stpe=hour", "stpe: unknown query parameter; expected offset, limit"),
+        ("/v1/queues/app:orders/history?stpe=hour", "stpe: unknown query parameter; expected since_ms, until_ms, step"),
+    ] {
+        let (st, v) = call(&s, "GET", path, None).await;
+        assert_eq!((st, v["error"]["message"].as_str()), (400, Some(want)), "{path}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
