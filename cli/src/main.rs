@@ -81,7 +81,15 @@ enum Cmd {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Bad arguments exit 64 like any other bad input (clap's own code is 2, which is ours
+        // for an unreachable Redis); --help and --version print to stdout and exit 0.
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 64 } else { 0 });
+        }
+    };
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(&cli.url, &cli.prefix, a).await,
         Cmd::Bench(a) => bench::run(&cli.url, cli.shards.unwrap_or(1), a).await,

@@ -96,6 +96,15 @@ fn publish_inspect_change_dead_letters_verify() {
     let v = redelay(&prefix, &["verify", "jobs"]);
     assert!(v.status.success() && text(&v).starts_with("ok: 1 records"), "{v:?}");
     assert_eq!(redelay(&prefix, &["dead", "purge", "jobs"]).status.code(), Some(64), "a selection is required");
+    // Arguments clap refuses are bad input too (64, not clap's 2: that is an unreachable Redis).
+    for args in [&["dead", "list", "jobs", "--limit", "abc"][..], &["publish"], &["no-such-command"]] {
+        let o = redelay(&prefix, args);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: "), "{args:?}: {o:?}");
+    }
+    let o = redelay(&prefix, &["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o).contains("Usage: redelay"), "{o:?}");
 }
 
 #[test]
@@ -133,7 +142,7 @@ fn times_for_people_and_machines() {
     let o = redelay(&prefix, &["reschedule", "q", "t1", "--at", "2030-01-02T04:04:05+01:00"]);
     assert!(text(&o).contains("2030-01-02T03:04:05.000Z"), "{}", text(&o));
     let o = redelay(&prefix, &["reschedule", "q", "t1", "--at", "next tuesday"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&o.stderr).contains("ISO 8601"));
     redelay(&prefix, &["cancel", "q", "t1"]);
 }
