@@ -67,7 +67,8 @@ impl ClientBuilder {
         self.opts.default_ttr = ttr;
         self
     }
-    /// Default retry backoff of messages published through this client (default 1 s .. 1 h).
+    /// Default retry backoff of messages published through this client (default 1 s .. 1 h;
+    /// each 1 ms to 7 days, `base` not above `max`).
     pub fn default_backoff(mut self, base: Duration, max: Duration) -> Self {
         self.opts.default_backoff_base = base;
         self.opts.default_backoff_max = max;

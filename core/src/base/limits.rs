@@ -225,7 +225,7 @@ pub(crate) fn check_backoff(field: &str, d: Duration) -> Result<()> {
     Ok(())
 }
 
-/// A backoff given as a pair: each within 1 ms to 24 h, and `base` not above `max` (when only
+/// A backoff given as a pair: each within 1 ms to 7 days, and `base` not above `max` (when only
 /// one of them is given, the other is the default and a base above it raises the cap instead).
 pub(crate) fn check_backoff_pair(field: &str, base: Duration, max: Duration) -> Result<()> {
     check_backoff(&format!("{field} base"), base)?;

@@ -120,7 +120,7 @@ impl Message {
     }
 
     /// Retry backoff: `base` doubled at each failed attempt, capped at `max`, with jitter
-    /// (default 1 s and 1 h).
+    /// (default 1 s and 1 h). Each is 1 ms to 7 days, and `base` may not be above `max`.
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
         self.backoff_base = Some(base);
         self.backoff_max = Some(max);
