@@ -23,7 +23,7 @@ async fn bad_messages_are_refused_whole_and_named() {
         (Message::new(b"x".to_vec()).max_attempts(0), &["max_attempts", "1 to 1000"]),
         (Message::new(b"x".to_vec()).max_attempts(1001), &["max_attempts", "1 to 1000"]),
         (Message::new(b"x".to_vec()).ttr(Duration::from_millis(99)), &["ttr", "100 ms"]),
-        (Message::new(b"x".to_vec()).ttr(Duration::from_secs(86401)), &["ttr", "86400000 ms"]),
+        (Message::new(b"x".to_vec()).ttr(Duration::from_secs(86401)), &["ttr", "100 ms to 24 h, got 86401000 ms"]),
         (Message::new(b"x".to_vec()).backoff(Duration::ZERO, Duration::from_secs(1)), &["backoff base", "1 ms"]),
         (
             Message::new(b"x".to_vec()).backoff(Duration::from_secs(60), Duration::from_secs(10)),

@@ -135,10 +135,38 @@ pub(crate) fn check_headers<'a>(headers: impl Iterator<Item = (&'a str, &'a str)
 pub(crate) fn check_delay(field: &str, d: Duration) -> Result<()> {
     if d > MAX_DELAY {
         return Err(Error::invalid(format!(
-            "{field}: {} ms is more than the limit of {} ms ({} days)",
+            "{field}: {} ms is more than the limit of {}",
             d.as_millis(),
-            MAX_DELAY.as_millis(),
-            MAX_DELAY.as_secs() / 86400
+            span(MAX_DELAY)
+        )));
+    }
+    Ok(())
+}
+
+/// A limit as people read it, in its largest whole unit: `100 ms`, `30 s`, `1 min`, `24 h`,
+/// `7 days` (days from 2 on; a value that is no whole number of a larger unit stays in ms).
+pub(crate) fn span(d: Duration) -> String {
+    let ms = d.as_millis();
+    let (n, unit) = match ms {
+        0 => return "0".to_string(),
+        _ if ms % 86_400_000 == 0 && ms >= 2 * 86_400_000 => (ms / 86_400_000, "days"),
+        _ if ms % 3_600_000 == 0 => (ms / 3_600_000, "h"),
+        _ if ms % 60_000 == 0 => (ms / 60_000, "min"),
+        _ if ms % 1000 == 0 => (ms / 1000, "s"),
+        _ => (ms, "ms"),
+    };
+    format!("{n} {unit}")
+}
+
+/// A duration within `min` to `max`; the error names the field, the range as people read it
+/// and the value given in ms (`ttr: must be 100 ms to 24 h, got 50 ms`).
+pub(crate) fn check_span(field: &str, d: Duration, min: Duration, max: Duration) -> Result<()> {
+    if d < min || d > max {
+        return Err(Error::invalid(format!(
+            "{field}: must be {} to {}, got {} ms",
+            span(min),
+            span(max),
+            d.as_millis()
         )));
     }
     Ok(())
@@ -203,26 +231,11 @@ pub(crate) fn check_max_attempts(field: &str, n: u32) -> Result<()> {
 }
 
 pub(crate) fn check_ttr(field: &str, d: Duration) -> Result<()> {
-    if d < MIN_TTR || d > MAX_TTR {
-        return Err(Error::invalid(format!(
-            "{field}: must be {} ms to {} ms, got {} ms",
-            MIN_TTR.as_millis(),
-            MAX_TTR.as_millis(),
-            d.as_millis()
-        )));
-    }
-    Ok(())
+    check_span(field, d, MIN_TTR, MAX_TTR)
 }
 
 pub(crate) fn check_backoff(field: &str, d: Duration) -> Result<()> {
-    if d.is_zero() || d > MAX_BACKOFF {
-        return Err(Error::invalid(format!(
-            "{field}: must be 1 ms to {} ms, got {} ms",
-            MAX_BACKOFF.as_millis(),
-            d.as_millis()
-        )));
-    }
-    Ok(())
+    check_span(field, d, Duration::from_millis(1), MAX_BACKOFF)
 }
 
 /// A backoff given as a pair: each within 1 ms to 7 days, and `base` not above `max` (when only
@@ -281,4 +294,40 @@ pub(crate) fn check_id_any(id: &str) -> Result<()> {
         return Err(Error::invalid(format!("id: must be 1 to {MAX_ID_BYTES} bytes, got {}", id.len())));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_reads_in_its_largest_whole_unit() {
+        let table = [
+            (0, "0"),
+            (1, "1 ms"),
+            (100, "100 ms"),
+            (1500, "1500 ms"),
+            (30_000, "30 s"),
+            (90_000, "90 s"),
+            (60_000, "1 min"),
+            (3_600_000, "1 h"),
+            (86_400_000, "24 h"),
+            (604_800_000, "7 days"),
+            (315_360_000_000, "3650 days"),
+        ];
+        for (ms, want) in table {
+            assert_eq!(span(Duration::from_millis(ms)), want, "{ms} ms");
+        }
+    }
+
+    #[test]
+    fn a_duration_out_of_range_names_the_field_the_range_and_the_value() {
+        let e = check_ttr("ttr", Duration::from_millis(50)).unwrap_err();
+        assert_eq!(e.message(), "ttr: must be 100 ms to 24 h, got 50 ms");
+        let e = check_backoff("backoff max", Duration::from_secs(8 * 86400)).unwrap_err();
+        assert_eq!(e.message(), "backoff max: must be 1 ms to 7 days, got 691200000 ms");
+        let e = check_delay("delay", MAX_DELAY + Duration::from_millis(1)).unwrap_err();
+        assert_eq!(e.message(), "delay: 315360000001 ms is more than the limit of 3650 days");
+        assert!(check_span("x", Duration::ZERO, Duration::ZERO, Duration::from_secs(1)).is_ok());
+    }
 }

@@ -209,20 +209,13 @@ impl ClientOptions {
         limits::check_ttr("default_ttr", self.default_ttr)?;
         limits::check_backoff_pair("default_backoff", self.default_backoff_base, self.default_backoff_max)?;
         for (field, d) in [("connect_timeout", self.connect_timeout), ("response_timeout", self.response_timeout)] {
-            if d.is_zero() || d > Duration::from_secs(3600) {
-                return Err(Error::invalid(format!("{field}: must be 1 ms to 3600000 ms, got {} ms", d.as_millis())));
-            }
+            limits::check_span(field, d, Duration::from_millis(1), Duration::from_secs(3600))?;
         }
         if let Some((n, t)) = self.wait_for_replicas {
             if n == 0 || n > 100 {
                 return Err(Error::invalid(format!("wait_for_replicas replicas: must be 1 to 100, got {n}")));
             }
-            if t.is_zero() || t > Duration::from_secs(60) {
-                return Err(Error::invalid(format!(
-                    "wait_for_replicas timeout: must be 1 ms to 60000 ms, got {} ms",
-                    t.as_millis()
-                )));
-            }
+            limits::check_span("wait_for_replicas timeout", t, Duration::from_millis(1), Duration::from_secs(60))?;
         }
         Ok(())
     }
@@ -284,18 +277,8 @@ impl SubscribeOptions {
         if let Some(t) = self.ttr {
             limits::check_ttr("ttr", t)?;
         }
-        if self.drain_timeout > Duration::from_secs(24 * 3600) {
-            return Err(Error::invalid(format!(
-                "drain_timeout: must be 0 to 86400000 ms, got {} ms",
-                self.drain_timeout.as_millis()
-            )));
-        }
-        if self.max_idle < Duration::from_millis(10) || self.max_idle > Duration::from_secs(60) {
-            return Err(Error::invalid(format!(
-                "max_idle: must be 10 ms to 60000 ms, got {} ms",
-                self.max_idle.as_millis()
-            )));
-        }
+        limits::check_span("drain_timeout", self.drain_timeout, Duration::ZERO, Duration::from_secs(24 * 3600))?;
+        limits::check_span("max_idle", self.max_idle, Duration::from_millis(10), Duration::from_secs(60))?;
         Ok(())
     }
 }

@@ -936,13 +936,7 @@ impl Queue {
         if buckets == 0 || buckets > 1000 {
             return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
         }
-        if width < Duration::from_millis(1) || width > limits::MAX_DELAY {
-            return Err(Error::invalid(format!(
-                "width: must be 1 ms to {} ms, got {} ms",
-                limits::MAX_DELAY.as_millis(),
-                width.as_millis()
-            )));
-        }
+        limits::check_span("width", width, Duration::from_millis(1), limits::MAX_DELAY)?;
         let start = time_to_ms(from).max(0);
         let w = width.as_millis() as i64;
         let a = vec![start.to_string().into_bytes(), w.to_string().into_bytes(), buckets.to_string().into_bytes()];
