@@ -33,18 +33,15 @@ class RetryLater extends Error {
 
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
-// The core's errors decoding a wire form (redelay::wire), which name the field the wire's way.
-const DECODE = /^(message \d+: )?[\w.]+: (invalid type|invalid value|unknown field|missing field|unknown value)/
 
 /**
  * The native layer's errors carry `code` and `kind` (src/errors.rs); they become RedelayErrors.
- * Argument errors (the wire form's types) name the field as JavaScript spells it.
+ * The core names fields in them as JavaScript spells them (`maxAttempts`, `ttrMs`).
  */
 function toRedelayError(e) {
   if (e instanceof Error && !(e instanceof RedelayError)) {
     if (typeof e.kind === 'string' && e.code in KINDS) Object.setPrototypeOf(e, RedelayError.prototype)
-    else if (NAPI_ARG.test(e.code)) return new RedelayError(ErrorCodes.InvalidArgument, jsNames(e.message))
-    if (e.code === ErrorCodes.InvalidArgument && DECODE.test(e.message)) e.message = jsNames(e.message)
+    else if (NAPI_ARG.test(e.code)) return new RedelayError(ErrorCodes.InvalidArgument, e.message)
   }
   return e
 }
@@ -101,10 +98,6 @@ const camel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
 const isTime = (k) => k.endsWith('_ms') && TIME.test(k.slice(0, -3))
 /** A wire field as JavaScript spells it: `ttr_ms` -> `ttrMs`, `at_ms` -> `at`. */
 const jsName = (k) => camel(isTime(k) ? k.slice(0, -3) : k)
-const jsNames = (msg) =>
-  msg
-    .replace(/^(message \d+: )?([\w.]+)(?=: )/, (_, pre, path) => (pre ?? '') + path.split('.').map(jsName).join('.'))
-    .replace(/`(\w+)`/g, (_, k) => `\`${jsName(k)}\``)
 
 function epochMs(k, t) {
   if (!(t instanceof Date)) return t

@@ -57,7 +57,8 @@ macro_rules! call {
 }
 
 // Errors: one class per `ErrorKind` (Kotlin `RedelayException.InvalidArgument` ...), the
-// message the core's; Errors.kt adds `kind` and `code`.
+// message the core's with the field it names spelled as in Kotlin (`maxAttempts`); Errors.kt
+// adds `kind` and `code`.
 macro_rules! errors {
     ($($kind:ident),*) => {
         /// Every error redelay raises, one subclass per kind of the core.
@@ -77,6 +78,7 @@ macro_rules! errors {
 
         impl From<redelay::Error> for RedelayError {
             fn from(e: redelay::Error) -> Self {
+                let e = e.spelled(redelay::Spelling::Camel);
                 match e.kind() {
                     $(ErrorKind::$kind => Self::$kind(e.message().into())),*
                 }
@@ -368,11 +370,11 @@ impl ClientOptions {
     fn into_core(self) -> Res<redelay::ClientOptions> {
         let d = redelay::ClientOptions::default();
         let (base, max) = match self.default_backoff {
-            Some(b) => (dur("default_backoff_base", b.base)?, dur("default_backoff_max", b.max)?),
+            Some(b) => (dur("defaultBackoff.base", b.base)?, dur("defaultBackoff.max", b.max)?),
             None => (d.default_backoff_base, d.default_backoff_max),
         };
         let replicas = self.wait_for_replicas.map(|w| -> Res<_> {
-            Ok((count("wait_for_replicas replicas", w.replicas)?, dur("wait_for_replicas timeout", w.timeout)?))
+            Ok((count("waitForReplicas.replicas", w.replicas)?, dur("waitForReplicas.timeout", w.timeout)?))
         });
         Ok(redelay::ClientOptions {
             prefix: self.prefix.unwrap_or(d.prefix),
@@ -469,8 +471,8 @@ impl Message {
             headers: self.headers.into_iter().collect(),
             max_attempts: opt_count("max_attempts", self.max_attempts)?,
             ttr: opt_dur("ttr", self.ttr)?,
-            backoff_base: self.backoff.as_ref().map(|b| dur("backoff base", b.base)).transpose()?,
-            backoff_max: self.backoff.as_ref().map(|b| dur("backoff max", b.max)).transpose()?,
+            backoff_base: self.backoff.as_ref().map(|b| dur("backoff.base", b.base)).transpose()?,
+            backoff_max: self.backoff.as_ref().map(|b| dur("backoff.max", b.max)).transpose()?,
             replace: self.replace,
             expires_in: opt_dur("expires_in", self.expires_in)?,
             expires_at: self.expires_at,

@@ -2,7 +2,8 @@
 //! `ErrorKind::code()` (`ERR_REDELAY_INVALID_ARGUMENT` …) and whose `kind` is `ErrorKind::name()`
 //! (`InvalidArgument` …); `redelay.js` gives it the `RedelayError` prototype. Errors of the
 //! conversions in this crate are napi `InvalidArg` errors, which `redelay.js` reads as
-//! InvalidArgument too.
+//! InvalidArgument too. Every message names its field as JavaScript spells it
+//! (`redelay::Spelling::CamelMs`: `maxAttempts`, `ttrMs`, `at`).
 
 use std::future::Future;
 
@@ -11,6 +12,7 @@ use napi_derive::napi;
 
 /// A core error as a JS error object with `code` and `kind` (on the JS thread).
 pub(crate) fn js(env: &Env, e: redelay::Error) -> napi::Error {
+    let e = e.spelled(SPELLING);
     let build = || -> Result<napi::Error> {
         let mut o = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
         o.set("code", e.kind().code())?;
@@ -19,6 +21,9 @@ pub(crate) fn js(env: &Env, e: redelay::Error) -> napi::Error {
     };
     build().unwrap_or_else(|x| x)
 }
+
+/// How JavaScript spells the fields an error names.
+pub(crate) const SPELLING: redelay::Spelling = redelay::Spelling::CamelMs;
 
 /// A failed conversion of an argument: refused before anything reaches the core.
 pub(crate) fn invalid(msg: impl std::fmt::Display) -> napi::Error {

@@ -18,14 +18,14 @@ mod subscription;
 
 use errors::{invalid, spawn, sync, JsPromise};
 
-/// An argument in the core's wire form, decoded by the core. An error names the field (a napi
-/// `InvalidArg` error, whose field names `redelay.js` spells the JavaScript way).
+/// An argument in the core's wire form, decoded by the core. An error (a napi `InvalidArg` error)
+/// names the field as JavaScript spells it.
 pub struct Wire<T>(T);
 
 impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
     unsafe fn from_napi_value(env: napi::sys::napi_env, v: napi::sys::napi_value) -> Result<Self> {
         let v = Value::from_napi_value(env, v)?;
-        wire::from_json(v).map(Wire).map_err(|e| invalid(e.message()))
+        wire::from_json(v).map(Wire).map_err(|e| invalid(e.spelled(errors::SPELLING).message()))
     }
 }
 

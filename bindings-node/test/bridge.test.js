@@ -14,10 +14,10 @@ test('delayMs and at together are refused by the core, in publish, publishBatch 
   t.after(() => c.close())
   const q = c.queue('q')
   const both = { delayMs: 10, at: new Date(Date.now() + 1000) }
-  await assert.rejects(q.publish('x', both), isInvalid(/^delay\/at: give one of them, not both$/))
-  await assert.rejects(q.publishBatch([{ body: 'ok' }, { body: 'x', ...both }]), isInvalid(/^message 1: delay\/at/))
+  await assert.rejects(q.publish('x', both), isInvalid(/^delayMs\/at: give one of them, not both$/))
+  await assert.rejects(q.publishBatch([{ body: 'ok' }, { body: 'x', ...both }]), isInvalid(/^message 1: delayMs\/at/))
   const { id } = await q.publish('x', { delayMs: 60000 })
-  await assert.rejects(q.reschedule(id, both), isInvalid(/^delay\/at/))
+  await assert.rejects(q.reschedule(id, both), isInvalid(/^delayMs\/at/))
   assert.equal((await q.stats()).total, 1, 'nothing else was written')
 })
 
@@ -137,7 +137,7 @@ test('expiry options map onto the core: expiresInMs, expiresAt (a Date), dropOnE
   const q = c.queue('q')
   await assert.rejects(
     q.publish('x', { expiresInMs: 1000, expiresAt: new Date() }),
-    isInvalid(/^expires_in\/expires_at: give one of them, not both$/),
+    isInvalid(/^expiresInMs\/expiresAt: give one of them, not both$/),
   )
   await assert.rejects(q.publish('x', { expiresAt: 'soon' }), isInvalid(/expiresAt/))
   const { id } = await q.publish('x', { expiresAt: new Date(Date.now() + 60000), dropOnExpiry: true })

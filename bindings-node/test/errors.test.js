@@ -47,9 +47,11 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
     [() => q.publish('x', { id: '' }), /id: must be 1 to 256 bytes/],
     [() => q.publish('x', { delayMs: -1 }), /delayMs/],
     [() => q.publish('x', { delayMs: 1e15 }), /delay/],
-    [() => q.publish('x', { maxAttempts: 0 }), /max_attempts: must be 1 to 1000/],
+    [() => q.publish('x', { maxAttempts: 0 }), /^maxAttempts: must be 1 to 1000, got 0$/],
     [() => q.publish('x', { maxAttempts: 1.5 }), /maxAttempts/],
-    [() => q.publish('x', { ttrMs: 10 }), /ttr: must be 100 ms/],
+    [() => q.publish('x', { ttrMs: 10 }), /^ttrMs: must be 100 ms to 24 h, got 10 ms$/],
+    [() => q.publish('x', { delayMs: 1, at: new Date() }), /^delayMs\/at: give one of them, not both$/],
+    [() => q.nack('x', 'tok', { retryInMs: 1e12 }), /^retryInMs: /],
     [() => q.publish('x', { headers: { '': 'v' } }), /header name is empty/],
     [() => q.publish('x', { headers: { k: 1 } }), /headers/],
     [() => q.publish('x', { delayMs: 'soon' }), /delayMs/],
@@ -72,7 +74,7 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
     [() => q.extend('x', 'tok', 1), /ttr/],
     [() => Client.connect('http://localhost'), /url: unknown scheme/],
     [() => Client.connect(REDIS_URL, { prefix: 'bad prefix' }), /prefix/],
-    [() => Client.connect(REDIS_URL, { maxBodyBytes: 0 }), /max_body_bytes/],
+    [() => Client.connect(REDIS_URL, { maxBodyBytes: 0 }), /^maxBodyBytes: /],
   ]
   for (const [p, pattern] of bad) await assert.rejects(p(), isRedelay('ERR_REDELAY_INVALID_ARGUMENT', pattern))
   const small = await connect('small', { maxBodyBytes: 10 })
@@ -156,7 +158,7 @@ test('waitForReplicas: a publish no replica confirms rejects, naming the count',
   assert.equal((await q.stats()).total, 2)
   await assert.rejects(
     connect('durable', { waitForReplicas: { replicas: 1, timeoutMs: 120000 } }),
-    isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /wait_for_replicas timeout/),
+    isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /^waitForReplicas\.timeoutMs: must be 1 ms to 1 min, got 120000 ms$/),
   )
   await assert.rejects(
     connect('durable', { waitForReplicas: { replicas: -1, timeoutMs: 100 } }),

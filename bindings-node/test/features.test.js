@@ -253,7 +253,10 @@ test('bulk: cancel, reschedule, deliver now, respawn and purge, by ids or by a s
   await (await q.fetch(1, { waitMs: 1000 }))[0].nack()
   assert.equal((await q.bulk({ action: 'purge', search: { idPrefix: 'b2' } })).done, 1)
   assert.equal((await q.stats()).dead, 0)
-  await assert.rejects(q.bulk({ action: 'reschedule', ids: ['a2'] }), isInvalid(/^delay\/at: reschedule needs/))
+  await assert.rejects(
+    q.bulk({ action: 'reschedule', ids: ['a2'] }),
+    isInvalid(/^delayMs\/at: reschedule needs a new due time \(`delayMs` or `at`\)$/),
+  )
   await assert.rejects(q.bulk({ action: 'cancel' }), isInvalid(/^ids\/search/))
   await assert.rejects(q.bulk({ action: 'explode', ids: ['a2'] }), isInvalid(/^action: unknown value/))
 })

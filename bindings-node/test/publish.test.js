@@ -90,7 +90,7 @@ test('publishBatch stores all or nothing', async (t) => {
   // One bad message refuses the batch, naming it, and nothing is written.
   await assert.rejects(
     q.publishBatch([{ body: 'ok' }, { body: 'bad', maxAttempts: 0 }]),
-    (e) => e.code === 'ERR_REDELAY_INVALID_ARGUMENT' && /message 1: max_attempts/.test(e.message),
+    (e) => e.code === 'ERR_REDELAY_INVALID_ARGUMENT' && /message 1: maxAttempts/.test(e.message),
   )
   await assert.rejects(q.publishBatch([{ body: 'ok' }, { nobody: 1 }]), { code: 'ERR_REDELAY_INVALID_ARGUMENT' })
   s = await q.stats()
@@ -158,7 +158,7 @@ test('respawn with a fresh expiry', async (t) => {
   assert.ok(at >= before + 59_000 && at <= after + 61_000, `${at} not 60 s after ${before}..${after}`)
   await assert.rejects(q.respawn('all', { expiresInMs: 0 }), {
     code: 'ERR_REDELAY_INVALID_ARGUMENT',
-    message: /expires_in/,
+    message: /^expiresInMs: /,
   })
   // Dead again: a respawn may clear the expiry, and a bulk respawn takes the same choices.
   assert.equal(await (await q.fetch(1, { waitMs: 2000 }))[0].nack({ reason: 'boom' }), true)

@@ -111,6 +111,16 @@ impl Error {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// The same error with the field it names spelled the way of a binding's language
+    /// ([`Spelling`](crate::Spelling): `maxAttempts` for `max_attempts`); only bad input names
+    /// fields, so other kinds are unchanged.
+    pub fn spelled(self, spelling: crate::Spelling) -> Self {
+        match self.kind {
+            ErrorKind::InvalidArgument => Error { message: crate::spelling::respell(&self.message, spelling), ..self },
+            _ => self,
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -195,7 +195,7 @@ pub(crate) fn check_expiry(
     use crate::base::message::Due;
     let Some(exp) = expires else {
         if drop_on_expiry {
-            return Err(Error::invalid("drop_on_expiry: needs an expiry (expires_in or expires_at)"));
+            return Err(Error::invalid("drop_on_expiry: needs an expiry (`expires_in` or `expires_at`)"));
         }
         return Ok(());
     };

@@ -27,7 +27,7 @@ impl Due {
     /// given, since giving neither would silently mean "now".
     pub fn required(delay: Option<Duration>, at: Option<SystemTime>) -> crate::Result<Due> {
         if delay.is_none() && at.is_none() {
-            return Err(crate::Error::invalid("delay/at: reschedule needs a new due time (delay or at)"));
+            return Err(crate::Error::invalid("delay/at: reschedule needs a new due time (`delay` or `at`)"));
         }
         Self::from_parts(delay, at)
     }

@@ -1,4 +1,4 @@
-//! Base layer: errors, limits, keys, the record codec, options, time, wire forms. Touches no connection.
+//! Base layer: errors, limits, keys, the record codec, options, time, wire forms, spellings. Touches no connection.
 
 pub(crate) mod error;
 pub(crate) mod keys;
@@ -7,6 +7,7 @@ pub(crate) mod message;
 pub(crate) mod options;
 pub(crate) mod record;
 pub(crate) mod reply;
+pub mod spelling;
 pub(crate) mod time;
 pub(crate) mod url;
 pub mod wire;

@@ -213,9 +213,9 @@ impl ClientOptions {
         }
         if let Some((n, t)) = self.wait_for_replicas {
             if n == 0 || n > 100 {
-                return Err(Error::invalid(format!("wait_for_replicas replicas: must be 1 to 100, got {n}")));
+                return Err(Error::invalid(format!("wait_for_replicas.replicas: must be 1 to 100, got {n}")));
             }
-            limits::check_span("wait_for_replicas timeout", t, Duration::from_millis(1), Duration::from_secs(60))?;
+            limits::check_span("wait_for_replicas.timeout", t, Duration::from_millis(1), Duration::from_secs(60))?;
         }
         Ok(())
     }
@@ -352,7 +352,7 @@ mod tests {
             assert!(o.validate().unwrap_err().message().starts_with(word));
         }
         let c = ClientOptions { wait_for_replicas: Some((1, Duration::ZERO)), ..Default::default() };
-        assert!(c.validate().unwrap_err().message().starts_with("wait_for_replicas timeout"));
+        assert!(c.validate().unwrap_err().message().starts_with("wait_for_replicas.timeout"));
         assert!(DeadLetterQuery { offset: 0, limit: 0 }.validate().unwrap_err().message().starts_with("limit"));
     }
 }

@@ -42,7 +42,11 @@ class ErrorsTest {
             bad("id") { q.publish("x".encodeToByteArray(), id = "12345") }
             bad("delay") { q.publish("x".encodeToByteArray(), delay = (-5).milliseconds) }
             bad("delay") { q.publish("x".encodeToByteArray(), delay = (3651 * 24 * 3600).seconds) }
-            bad("max_attempts") { q.publish("x".encodeToByteArray(), maxAttempts = 0) }
+            bad("maxAttempts: must be 1 to 1000, got 0") { q.publish("x".encodeToByteArray(), maxAttempts = 0) }
+            bad("expiresIn/expiresAt: give one of them") {
+                q.publish("x".encodeToByteArray(), expiresIn = 1.seconds, expiresAt = java.time.Instant.now())
+            }
+            bad("retryIn: ") { q.nack("x", "tok", retryIn = (3651 * 24 * 3600).seconds) }
             bad("ttr") { q.publish("x".encodeToByteArray(), ttr = 10.milliseconds) }
             bad("max") { q.fetch(0) }
             // The core's rule: delay and at exclude each other (publish and reschedule alike).
@@ -130,14 +134,14 @@ class ErrorsTest {
                 runBlocking { testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(1, 120.seconds))) }
             },
             ErrorKind.InvalidArgument,
-            "wait_for_replicas timeout",
+            "waitForReplicas.timeout: must be 1 ms to 1 min",
         )
         check(
             assertThrows<RedelayException.InvalidArgument> {
                 runBlocking { testClient("durable", ClientOptions(waitForReplicas = WaitForReplicas(-1, 1.seconds))) }
             },
             ErrorKind.InvalidArgument,
-            "wait_for_replicas replicas",
+            "waitForReplicas.replicas: must not be negative",
         )
     }
 

@@ -112,7 +112,7 @@ class FailureTest {
                 "$at not 60 s after $before..$after",
             )
             val e = assertFailsWith<RedelayException.InvalidArgument> { q.respawn(Select.All, expiresIn = 0.seconds) }
-            assertTrue(e.message!!.contains("expires_in"), e.message)
+            assertTrue(e.message!!.contains("expiresIn"), e.message)
             // Dead again: a respawn may clear the expiry, and a bulk respawn takes the same choices.
             assertTrue(q.fetch(1, 2.seconds).single().nack(null, "boom"))
             assertEquals(1, q.respawn(Select.Ids(listOf("e")), clearExpiry = true))
@@ -123,7 +123,7 @@ class FailureTest {
             val both = assertFailsWith<RedelayException.InvalidArgument> {
                 q.respawn(Select.All, expiresIn = 60.seconds, clearExpiry = true)
             }
-            assertTrue(both.message!!.contains("clear_expiry"), both.message)
+            assertTrue(both.message!!.contains("expiresIn/clearExpiry"), both.message)
         }
     }
 

@@ -45,11 +45,11 @@ class FeaturesTest {
             assertNull(q.peek("drops"))
 
             // The core refuses bad combinations, naming the field.
-            bad("expires_in") { q.publish("x".encodeToByteArray(), delay = 1.hours, expiresIn = 1.minutes) }
-            bad("expires_in/expires_at") {
+            bad("expiresIn") { q.publish("x".encodeToByteArray(), delay = 1.hours, expiresIn = 1.minutes) }
+            bad("expiresIn/expiresAt") {
                 q.publish("x".encodeToByteArray(), expiresIn = 1.hours, expiresAt = at)
             }
-            bad("expires_in") { q.publish("x".encodeToByteArray(), expiresIn = (-1).milliseconds) }
+            bad("expiresIn") { q.publish("x".encodeToByteArray(), expiresIn = (-1).milliseconds) }
         }
     }
 

@@ -1,0 +1,258 @@
+//! Field names as each language spells them. The core's messages name a field the core's way, in
+//! snake_case: an option by its name (`max_attempts: must be 1 to 1000, got 0`, `ttr`,
+//! `delay/at`) or a decoded wire field with its unit (`ttr_ms: invalid type …`, `at_ms`). A
+//! binding whose users write fields otherwise shows each message with their spelling
+//! ([`Error::spelled`](crate::Error::spelled)), so that an error names the field as it was given:
+//! `maxAttempts` in Kotlin and Node, `ttrMs` in Node.
+//!
+//! What is respelled: the field path that starts a message (after a batch's `message 3: `), made
+//! of snake_case names joined by `.` (nested), `/` (alternatives) or `[n]` (list items), and every
+//! name in backquotes (serde's "expected one of `delay_ms`, `at_ms`", the core's "needs an expiry
+//! (`expires_in` or `expires_at`)"). A head of several words ("queue name", "backoff base")
+//! describes rather than names a field, and is left as it is; so are names in plain words.
+
+/// How a language spells the fields of its API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// snake_case, the core's own (Python, the CLI, the HTTP gateway): messages are unchanged.
+    Snake,
+    /// camelCase without units (Kotlin): `max_attempts` is `maxAttempts`; a duration is a
+    /// `Duration` and a time an `Instant`, so `ttr` stays `ttr` and `at_ms` is `at`.
+    Camel,
+    /// camelCase with units (Node): a duration in milliseconds carries `Ms` (`ttr` and `ttr_ms`
+    /// are `ttrMs`), a time none (`at` and `at_ms` are `at`: a `Date` or ms since the epoch).
+    CamelMs,
+}
+
+/// Options the core names without their unit that are durations in milliseconds on the wire
+/// (`ttr` is `ttr_ms`): in [`Spelling::CamelMs`] they carry `Ms`.
+pub const DURATION_FIELDS: &[&str] = &[
+    "delay",
+    "ttr",
+    "retry_in",
+    "expires_in",
+    "wait",
+    "width",
+    "timeout",
+    "connect_timeout",
+    "response_timeout",
+    "default_ttr",
+    "drain_timeout",
+    "max_idle",
+];
+
+/// Words that make a wire field `<word>_ms` or `<name>_<word>_ms` a time (ms since the epoch)
+/// rather than a duration.
+const TIME_WORDS: &[&str] = &["at", "now", "due", "deadline", "since", "until", "from"];
+
+fn is_time(stem: &str) -> bool {
+    TIME_WORDS.iter().any(|w| stem == *w || stem.strip_suffix(w).is_some_and(|s| s.ends_with('_')))
+}
+
+fn camel(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut upper = false;
+    for c in s.chars() {
+        if c == '_' && !out.is_empty() {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One snake_case field name in `spelling`.
+pub fn field(name: &str, spelling: Spelling) -> String {
+    match spelling {
+        Spelling::Snake => name.to_string(),
+        Spelling::Camel => camel(name.strip_suffix("_ms").unwrap_or(name)),
+        Spelling::CamelMs => match name.strip_suffix("_ms") {
+            Some(stem) if is_time(stem) => camel(stem),
+            Some(_) => camel(name),
+            None if DURATION_FIELDS.contains(&name) => camel(name) + "Ms",
+            None => camel(name),
+        },
+    }
+}
+
+/// A name of the wire, or one given for it (an unknown field): it has its unit already, if any
+/// (`ttr_ms`), so none is added (an unknown `delay` stays `delay`).
+fn given(name: &str, spelling: Spelling) -> String {
+    match spelling {
+        Spelling::CamelMs if !name.ends_with("_ms") => camel(name),
+        _ => field(name, spelling),
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_lowercase())
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// A field path (`wait_for_replicas.timeout_ms`, `delay/at`, `ids[2]`) with each name spelled
+/// by `spell`, or None when `head` is not one (several words, quotes ...).
+fn path(head: &str, spell: impl Fn(&str) -> String) -> Option<String> {
+    let mut out = String::with_capacity(head.len() + 4);
+    let mut start = 0;
+    for (end, sep) in head.match_indices(['.', '/']).chain([(head.len(), "")]) {
+        let part = &head[start..end];
+        let (name, index) = part.split_at(part.find('[').unwrap_or(part.len()));
+        let digits = index.strip_prefix('[').and_then(|i| i.strip_suffix(']'));
+        if !is_name(name)
+            || !(index.is_empty() || digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+        {
+            return None;
+        }
+        out.push_str(&spell(name));
+        out.push_str(index);
+        out.push_str(sep);
+        start = end + sep.len();
+    }
+    Some(out)
+}
+
+/// `message` with its leading field path and its backquoted names in `spelling`.
+pub fn respell(message: &str, spelling: Spelling) -> String {
+    if spelling == Spelling::Snake {
+        return message.to_string();
+    }
+    // "message 3: " of a batch stays; the path after it ends at the first ": ".
+    let skip = message
+        .strip_prefix("message ")
+        .and_then(|r| r.find(": ").filter(|&n| n > 0 && r[..n].bytes().all(|b| b.is_ascii_digit())))
+        .map_or(0, |n| "message ".len() + n + 2);
+    let (pre, rest) = message.split_at(skip);
+    let mut out = String::from(pre);
+    // The head of "unknown field" names a field as given; any other names one of the core's.
+    let head = |n: usize| match rest[n..].starts_with(": unknown field") {
+        true => path(&rest[..n], |f| given(f, spelling)),
+        false => path(&rest[..n], |f| field(f, spelling)),
+    };
+    let rest = match rest.find(": ").and_then(|n| head(n).map(|p| (p, n))) {
+        Some((p, n)) => {
+            out.push_str(&p);
+            &rest[n..]
+        }
+        None => rest,
+    };
+    // `name` anywhere after the path.
+    let mut parts = rest.split('`');
+    out.push_str(parts.next().unwrap_or(""));
+    for (i, part) in parts.enumerate() {
+        out.push('`');
+        if i % 2 == 0 && is_name(part) {
+            // serde's "unknown field `x`" names a field as given; other names are the core's.
+            let unknown = out.ends_with("unknown field `");
+            out.push_str(&if unknown { given(part, spelling) } else { field(part, spelling) });
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_in_each_spelling() {
+        // (core's name, Kotlin, Node)
+        let table = [
+            ("max_attempts", "maxAttempts", "maxAttempts"),
+            ("ttr", "ttr", "ttrMs"),
+            ("ttr_ms", "ttr", "ttrMs"),
+            ("at_ms", "at", "at"),
+            ("expires_at_ms", "expiresAt", "expiresAt"),
+            ("expires_in", "expiresIn", "expiresInMs"),
+            ("default_ttr", "defaultTtr", "defaultTtrMs"),
+            ("default_max_attempts", "defaultMaxAttempts", "defaultMaxAttempts"),
+            ("since_ms", "since", "since"),
+            ("width_ms", "width", "widthMs"),
+            ("drop_on_expiry", "dropOnExpiry", "dropOnExpiry"),
+            ("id", "id", "id"),
+        ];
+        for (core, kotlin, node) in table {
+            assert_eq!(field(core, Spelling::Snake), core);
+            assert_eq!(field(core, Spelling::Camel), kotlin, "{core} in Kotlin");
+            assert_eq!(field(core, Spelling::CamelMs), node, "{core} in Node");
+        }
+    }
+
+    #[test]
+    fn only_bad_input_is_respelled() {
+        use crate::{Error, ErrorKind};
+        let e = Error::invalid("max_attempts: must be 1 to 1000, got 0").spelled(Spelling::CamelMs);
+        assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidArgument, "maxAttempts: must be 1 to 1000, got 0"));
+        let lost = "no_such: a message of another kind keeps its words";
+        for kind in ErrorKind::ALL.into_iter().filter(|k| *k != ErrorKind::InvalidArgument) {
+            assert_eq!(Error::new(kind, lost).spelled(Spelling::Camel).message(), lost, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn messages_in_each_spelling() {
+        // (core's message, Kotlin, Node)
+        let table = [
+            (
+                "max_attempts: must be 1 to 1000, got 0",
+                "maxAttempts: must be 1 to 1000, got 0",
+                "maxAttempts: must be 1 to 1000, got 0",
+            ),
+            (
+                "ttr: must be 100 ms to 24 h, got 50 ms",
+                "ttr: must be 100 ms to 24 h, got 50 ms",
+                "ttrMs: must be 100 ms to 24 h, got 50 ms",
+            ),
+            (
+                "delay/at: give one of them, not both",
+                "delay/at: give one of them, not both",
+                "delayMs/at: give one of them, not both",
+            ),
+            ("message 3: retry_in: too long", "message 3: retryIn: too long", "message 3: retryInMs: too long"),
+            (
+                "wait_for_replicas.timeout_ms: invalid type: string \"x\", expected milliseconds",
+                "waitForReplicas.timeout: invalid type: string \"x\", expected milliseconds",
+                "waitForReplicas.timeoutMs: invalid type: string \"x\", expected milliseconds",
+            ),
+            ("ids[2]: invalid type", "ids[2]: invalid type", "ids[2]: invalid type"),
+            (
+                "delay: unknown field `delay`, expected one of `id`, `delay_ms`, `at_ms`, `max_attempts`",
+                "delay: unknown field `delay`, expected one of `id`, `delay`, `at`, `maxAttempts`",
+                "delay: unknown field `delay`, expected one of `id`, `delayMs`, `at`, `maxAttempts`",
+            ),
+            (
+                "unknown field `delay`, expected one of `id`, `delay_ms`, `at_ms`, `max_attempts`",
+                "unknown field `delay`, expected one of `id`, `delay`, `at`, `maxAttempts`",
+                "unknown field `delay`, expected one of `id`, `delayMs`, `at`, `maxAttempts`",
+            ),
+            (
+                "drop_on_expiry: needs an expiry (`expires_in` or `expires_at`)",
+                "dropOnExpiry: needs an expiry (`expiresIn` or `expiresAt`)",
+                "dropOnExpiry: needs an expiry (`expiresInMs` or `expiresAt`)",
+            ),
+            // Descriptions, not field names: as they are.
+            (
+                "queue name: must be 1 to 128 bytes",
+                "queue name: must be 1 to 128 bytes",
+                "queue name: must be 1 to 128 bytes",
+            ),
+            (
+                "weight of queue \"b_c\": must be 1 to 1000",
+                "weight of queue \"b_c\": must be 1 to 1000",
+                "weight of queue \"b_c\": must be 1 to 1000",
+            ),
+            ("no message with id \"x_y\"", "no message with id \"x_y\"", "no message with id \"x_y\""),
+            ("message 12", "message 12", "message 12"),
+        ];
+        for (core, kotlin, node) in table {
+            assert_eq!(respell(core, Spelling::Snake), core);
+            assert_eq!(respell(core, Spelling::Camel), kotlin);
+            assert_eq!(respell(core, Spelling::CamelMs), node);
+        }
+    }
+}
