@@ -45,13 +45,16 @@ pub fn human(d: Duration) -> String {
 /// A span as people read it: `850ms`, `3.20s`, `29m59.98s`, `2h05m`, `3d04h`.
 pub fn span(d: Duration) -> String {
     let ms = d.as_millis();
-    let s = d.as_secs();
+    // Rounded to hundredths of a second once, before it is split into units: 299.999 s is
+    // `5m00.00s`, not `4m60.00s`.
+    let cs = (d.as_micros() + 5_000) / 10_000;
+    let s = cs / 100;
     if ms < 1000 {
         format!("{ms}ms")
     } else if s < 60 {
-        format!("{:.2}s", d.as_secs_f64())
+        format!("{s}.{:02}s", cs % 100)
     } else if s < 3600 {
-        format!("{}m{:05.2}s", s / 60, d.as_secs_f64() % 60.0)
+        format!("{}m{:02}.{:02}s", s / 60, s % 60, cs % 100)
     } else if s < 86400 {
         format!("{}h{:02}m", s / 3600, s % 3600 / 60)
     } else {
@@ -176,6 +179,12 @@ mod tests {
         assert_eq!(span(Duration::from_millis(1_799_980)), "29m59.98s");
         assert_eq!(span(Duration::from_millis(850)), "850ms");
         assert_eq!(span(Duration::from_secs(7500)), "2h05m");
+        // Rounding carries into the next unit instead of showing 60 of a unit.
+        assert_eq!(span(Duration::from_micros(299_999_000)), "5m00.00s");
+        assert_eq!(span(Duration::from_micros(59_999_000)), "1m00.00s");
+        assert_eq!(span(Duration::from_micros(3_199_994)), "3.20s");
+        assert_eq!(span(Duration::from_micros(3_599_999_000)), "1h00m");
+        assert_eq!(span(Duration::from_secs(61)), "1m01.00s");
     }
 
     #[test]
