@@ -82,7 +82,7 @@ export type PublishOptions = PublishFields & When
 export type BatchMessage = PublishOptions & { body: Body }
 
 export interface Published {
-  /** The message id (generated, all digits, when none was given). */
+  /** The message id (generated when none was given: all digits on a plain queue, `<ms>-<random>` in hex on a sharded one). */
   id: string
   status: 'stored' | 'duplicate' | 'replaced'
 }

@@ -441,7 +441,8 @@ options!(
     /// `PublishOptions`; null keeps the client's default. `delay`: due this long after Redis
     /// receives the publish; `at`: due at this time (Redis clock), give one of them. `id`: your own
     /// id, unique within the queue (a publish of an existing id is reported as `DUPLICATE` and
-    /// changes nothing, unless `replace`); without one redelay generates an id (all digits).
+    /// changes nothing, unless `replace`); without one redelay generates an id (all digits on a
+    /// plain queue, `<ms>-<random>` in hex on a sharded one).
     /// `maxAttempts`: deliveries allowed before the dead letters; `ttr`: lease length.
     /// `expiresIn` (from the publish) or `expiresAt`: a message not delivered by then never is;
     /// it becomes a dead letter "expired", or is deleted with `dropOnExpiry`.

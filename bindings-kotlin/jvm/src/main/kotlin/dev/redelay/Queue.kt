@@ -28,7 +28,8 @@ class Queue internal constructor(
      * not as an error. `null` keeps the client's default. [delay]: due this long after Redis
      * receives the publish; [at]: due at this time (Redis clock); give one of them, or neither
      * for now. [id]: your own id, unique within the queue (a publish of an existing id changes
-     * nothing, unless [replace]); without one redelay generates an id (all digits). [headers]
+     * nothing, unless [replace]); without one redelay generates an id (all digits on a plain
+     * queue, `<ms>-<random>` in hex on a sharded one). [headers]
      * are carried along. [maxAttempts]: deliveries allowed before the dead letters; [ttr]: lease
      * length; [backoff]: retry delays. [expiresIn] (from the publish) or [expiresAt]: a message
      * not delivered by then never is; it becomes a dead letter "expired", or is deleted with
