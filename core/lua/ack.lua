@@ -2,12 +2,15 @@
 -- KEYS: the queue's keys (lib.lua); on Redis Cluster KEYS[9], the caller's replay hash
 -- ARGV: (on Redis Cluster: lib.lua's replay_begin arguments, then) pairs of id, lease token
 --   (8 bytes)
--- Reply: one byte per pair: '1' acknowledged, '0' lease lost (the token is not the current lease;
--- nothing changed for that id); a call sent again after it ran gets its first reply
+-- Reply: one byte per pair: '1' acknowledged, '0' lease lost (the token is not the current lease,
+-- or that lease ran out: nothing changed for that id); a call sent again after it ran gets its
+-- first reply
 -- Batched: one HMGET for the records, then one ZREM / HDEL / HDEL for all that match.
 check_layout(false)
 local first, ran = replay_begin()
 if ran then return ran end
+local now = clock()
+local lapsed = lease_lapsed(now)
 local ids, out, ok, members, big, seen = {}, {}, {}, {}, {}, {}
 local n, nbig = (#ARGV - first + 1) / 2, 0 -- pairs; ids whose blob is in BODY
 for i = 1, n do ids[i] = ARGV[first + 2 * i - 2] end
@@ -16,11 +19,12 @@ local nok = 0
 for i = 1, n do
   local id, rec = ids[i], recs[i]
   -- a fetch never issues the zero token, so a match means "leased by this holder"
-  if rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[first + 2 * i - 1] then
+  local m = rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[first + 2 * i - 1] and string.sub(rec, 19, 24) .. id
+  if m and not lapsed(m) then
     seen[id] = true
     nok = nok + 1
     ok[nok] = id
-    members[nok] = string.sub(rec, 19, 24) .. id
+    members[nok] = m
     if bit.band(string.byte(rec, 2), F_INLINE) == 0 then
       nbig = nbig + 1
       big[nbig] = id
@@ -31,7 +35,7 @@ for i = 1, n do
   end
 end
 if #ok > 0 then
-  hist({ a = #ok }, clock())
+  hist({ a = #ok }, now)
   redis.call('ZREM', SCHED, unpack(members))
   redis.call('HDEL', MSG, unpack(ok))
   if #big > 0 then redis.call('HDEL', BODY, unpack(big)) end

@@ -46,12 +46,13 @@ local function add(id, rec, inline)
   if not inline then out[#out + 1] = redis.call('HGET', BODY, id) or '' end
 end
 
--- 0. a retry of a fetch whose reply was lost: the same leases again
+-- 0. a retry of a fetch whose reply was lost: the same leases again, those still running
 local replay = redis.call('GET', REPLAY)
 if replay then
+  local lapsed = lease_lapsed(now)
   for id in string.gmatch(replay, '[^\n]+') do
     local rec = redis.call('HGET', MSG, id)
-    if rec and #rec >= HDR_LEN and string.sub(rec, 43, 48) == fid then
+    if rec and #rec >= HDR_LEN and string.sub(rec, 43, 48) == fid and not lapsed(string.sub(rec, 19, 24) .. id) then
       add(id, rec, has(string.byte(rec, 2), F_INLINE))
     end
   end

@@ -110,6 +110,24 @@ local function encode(r, rec)
 end
 
 local function member(seq, id) return struct.pack('>I6', seq) .. id end
+
+-- A settle's check that a lease still runs: true for a SCHED member whose lease deadline is at
+-- or before `now` (ms) although no fetch reclaimed it yet. Such a lease is lost like a
+-- reclaimed one: a settle of it is refused and changes nothing, and the next fetch counts it as
+-- a failed attempt. One range read finds the few lapsed leases of a queue (usually none); with
+-- many, each settle reads its own score.
+local function lease_lapsed(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', SCHED, LEASED, LEASED + now, 'LIMIT', 0, 64)
+  if #lapsed < 64 then
+    local set = {}
+    for _, m in ipairs(lapsed) do set[m] = true end
+    return function(m) return set[m] == true end
+  end
+  return function(m)
+    local s = redis.call('ZSCORE', SCHED, m)
+    return s == false or tonumber(s) <= LEASED + now
+  end
+end
 local function member_id(m) return string.sub(m, 7) end
 
 -- Due time of the earliest waiting message, or nil.

@@ -7,13 +7,15 @@
 --   mode 'r': release unprocessed (no attempt counted, due again at its due time)
 --   mode 'x': dead letter now, whatever the attempts (the client could not read the record or
 --             the handler's runtime failed)
--- Reply: one byte per group: '1' scheduled for retry, '2' moved to DIED, '0' lease lost
--- (unchanged); a call sent again after it ran gets its first reply
+-- Reply: one byte per group: '1' scheduled for retry, '2' moved to DIED, '0' lease lost (the
+-- token is not the current lease, or that lease ran out: unchanged); a call sent again after it
+-- ran gets its first reply
 local now = clock()
 check_layout(false)
 local first, ran = replay_begin()
 if ran then return ran end
 local before = first_waiting()
+local lapsed = lease_lapsed(now)
 local new_min = nil
 local out, ids, seen = {}, {}, {}
 local retried, dead = 0, 0
@@ -24,7 +26,7 @@ for k, id in ipairs(ids) do
   local tok, mode = ARGV[i + 1], ARGV[i + 2]
   local rec = recs[k]
   local r = decode(rec)
-  if seen[id] or not r or r.tok ~= tok or not is_leased(r) then
+  if seen[id] or not r or r.tok ~= tok or not is_leased(r) or lapsed(member(r.seq, id)) then
     out[#out + 1] = '0'
   else
     seen[id] = true
