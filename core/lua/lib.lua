@@ -110,6 +110,7 @@ local function encode(r, rec)
 end
 
 local function member(seq, id) return struct.pack('>I6', seq) .. id end
+local function member_id(m) return string.sub(m, 7) end
 
 -- A settle's check that a lease still runs: true for a SCHED member whose lease deadline is at
 -- or before `now` (ms) although no fetch reclaimed it yet. Such a lease is lost like a
@@ -128,7 +129,6 @@ local function lease_lapsed(now)
     return s == false or tonumber(s) <= LEASED + now
   end
 end
-local function member_id(m) return string.sub(m, 7) end
 
 -- Due time of the earliest waiting message, or nil.
 local function first_waiting()

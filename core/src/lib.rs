@@ -42,7 +42,7 @@ pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{
     batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, RespawnExpiry, SubscribeOptions,
 };
-pub use base::spelling::{self, Spelling};
+pub use base::spelling::Spelling;
 pub use base::url::redact;
 pub use base::wire;
 pub use call::{batch_from_wire, Bucket, Reply};

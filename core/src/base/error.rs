@@ -117,7 +117,9 @@ impl Error {
     /// fields, so other kinds are unchanged.
     pub fn spelled(self, spelling: crate::Spelling) -> Self {
         match self.kind {
-            ErrorKind::InvalidArgument => Error { message: crate::spelling::respell(&self.message, spelling), ..self },
+            ErrorKind::InvalidArgument => {
+                Error { message: crate::base::spelling::respell(&self.message, spelling), ..self }
+            }
             _ => self,
         }
     }

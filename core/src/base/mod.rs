@@ -7,7 +7,7 @@ pub(crate) mod message;
 pub(crate) mod options;
 pub(crate) mod record;
 pub(crate) mod reply;
-pub mod spelling;
+pub(crate) mod spelling;
 pub(crate) mod time;
 pub(crate) mod url;
 pub mod wire;

@@ -26,7 +26,7 @@ pub enum Spelling {
 
 /// Options the core names without their unit that are durations in milliseconds on the wire
 /// (`ttr` is `ttr_ms`): in [`Spelling::CamelMs`] they carry `Ms`.
-pub const DURATION_FIELDS: &[&str] = &[
+pub(crate) const DURATION_FIELDS: &[&str] = &[
     "delay",
     "ttr",
     "retry_in",
@@ -66,7 +66,7 @@ fn camel(s: &str) -> String {
 }
 
 /// One snake_case field name in `spelling`.
-pub fn field(name: &str, spelling: Spelling) -> String {
+pub(crate) fn field(name: &str, spelling: Spelling) -> String {
     match spelling {
         Spelling::Snake => name.to_string(),
         Spelling::Camel => camel(name.strip_suffix("_ms").unwrap_or(name)),
@@ -116,7 +116,7 @@ fn path(head: &str, spell: impl Fn(&str) -> String) -> Option<String> {
 }
 
 /// `message` with its leading field path and its backquoted names in `spelling`.
-pub fn respell(message: &str, spelling: Spelling) -> String {
+pub(crate) fn respell(message: &str, spelling: Spelling) -> String {
     if spelling == Spelling::Snake {
         return message.to_string();
     }
