@@ -9,6 +9,12 @@ cd "$root"
 if [ -z "${REDIS_URL:-}" ]; then
   exec tests/with-redis.sh bash "$0" "$@"
 fi
+# A full run builds the workspace several ways (tests, each binding, release artifacts, agents).
+# Incremental caches and full debug info are most of target/ (about 14 GB per clone with them) and
+# buy nothing in a one-shot run; a run on a nearly full disk fails with ENOSPC in every suite.
+# Line tables keep file:line in panics and backtraces. Set either variable to override.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
 logs="$root/target/test-logs"
 mkdir -p "$logs"
 passed=0; failed=0; broken=()
