@@ -6,9 +6,11 @@
 --   budget (leasing stops once the leased records and blobs pass it; always at least one),
 --   ARGV[5] reclaim limit
 -- Reply: { now_ms, now_us_remainder, next_due_ms (-1 none), next_lease_deadline_ms (-1 none),
---          more (1 when more is leasable now), corrupt_ids, expired_count,
+--          more (1 when more is leasable now), corrupt_ids, expired_count, replayed_deadlines,
 --          then per leased message: id, record (with its token), and the blob when the record
---          is not flagged INLINE }; each lease runs until now + (ARGV[2] or the record's ttr)
+--          is not flagged INLINE }; each lease runs until now + (ARGV[2] or the record's ttr),
+--          except on a replay: then replayed_deadlines holds each message's lease deadline (ms),
+--          in reply order (it is empty otherwise)
 -- A fetch whose reply was lost is retried with the same fetch id: its replay key then hands
 -- back the leases it made that are still held, instead of leasing more.
 -- An expired lease is a failed attempt: due again at its lease deadline, or dead when it has no
@@ -21,7 +23,8 @@ if #KEYS > 9 then redis.call('UNLINK', unpack(KEYS, 10)) end
 local max, ttr_over, fid = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local budget, reclaim = tonumber(ARGV[4]), tonumber(ARGV[5])
 local corrupt = {}
-local out = { now, now_us, -1, -1, 0, corrupt, 0 }
+local replayed = {}
+local out = { now, now_us, -1, -1, 0, corrupt, 0, replayed }
 local more = false
 
 local paused = redis.call('HGET', META, 'paused') == '1'
@@ -46,14 +49,18 @@ local function add(id, rec, inline)
   if not inline then out[#out + 1] = redis.call('HGET', BODY, id) or '' end
 end
 
--- 0. a retry of a fetch whose reply was lost: the same leases again, those still running
+-- 0. a retry of a fetch whose reply was lost: the same leases again, those still running,
+-- each with the deadline it got then (a lease that ran out meanwhile is lost, as any lapsed one)
 local replay = redis.call('GET', REPLAY)
 if replay then
-  local lapsed = lease_lapsed(now)
   for id in string.gmatch(replay, '[^\n]+') do
     local rec = redis.call('HGET', MSG, id)
-    if rec and #rec >= HDR_LEN and string.sub(rec, 43, 48) == fid and not lapsed(string.sub(rec, 19, 24) .. id) then
-      add(id, rec, has(string.byte(rec, 2), F_INLINE))
+    if rec and #rec >= HDR_LEN and string.sub(rec, 43, 48) == fid then
+      local s = tonumber(redis.call('ZSCORE', SCHED, string.sub(rec, 19, 24) .. id) or 0)
+      if s > LEASED + now then
+        replayed[#replayed + 1] = s - LEASED
+        add(id, rec, has(string.byte(rec, 2), F_INLINE))
+      end
     end
   end
   more = true

@@ -103,6 +103,9 @@ async fn big_bodies_are_written_once_and_fetch_replies_are_capped_in_bytes() {
 async fn a_lost_fetch_reply_is_retried_and_gets_the_same_lease_back() {
     let (proxy, client, _) = common::through_proxy("lost").await;
     let q = client.queue("q").unwrap();
+    // The fetch script cached in Redis first: the lost reply must be one of a call that ran,
+    // not of a NOSCRIPT refusal that ran nothing.
+    assert!(q.fetch(1, Duration::ZERO).await.unwrap().is_empty());
     q.publish(Message::new(b"once".to_vec()).id("only-try").max_attempts(1).ttr(Duration::from_secs(2))).await.unwrap();
     // The next script call is the fetch: lose its reply.
     proxy.lose_next_reply_of(b"EVALSHA");
@@ -117,6 +120,44 @@ async fn a_lost_fetch_reply_is_retried_and_gets_the_same_lease_back() {
     tokio::time::sleep(Duration::from_millis(2200)).await;
     assert!(q.fetch(1, ms(10)).await.unwrap().is_empty());
     assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}
+
+/// The retry of a fetch whose reply was lost hands back only the leases that still run: one
+/// that ran out meanwhile is lost like any lapsed lease (a failed attempt, counted by the next
+/// fetch), not handed out again with its deadline already past.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_fetch_leaves_out_a_lease_that_ran_out_before_the_retry() {
+    let (proxy, client, _) = common::through_proxy("lapsed-replay").await;
+    let q = client.queue("q").unwrap();
+    // The fetch script cached in Redis first: the lost reply must be one of a call that ran,
+    // not of a NOSCRIPT refusal that ran nothing.
+    assert!(q.fetch(1, Duration::ZERO).await.unwrap().is_empty());
+    // Both due now, leased by one fetch call with each message's own ttr.
+    q.publish(Message::new(b"short".to_vec()).id("short").ttr(ms(100))).await.unwrap();
+    q.publish(Message::new(b"long".to_vec()).id("long").ttr(Duration::from_secs(60))).await.unwrap();
+    // The proxy cuts the connection 200 ms after Redis ran the fetch, and the client retries
+    // after that: the 100 ms lease has run out by then, the 60 s one has not (the replay key
+    // lives as long as the longest lease of the call).
+    proxy.lose_next_reply_of(b"EVALSHA");
+    let got = q.fetch(2, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the fault was injected");
+    let ids: Vec<&str> = got.iter().map(|d| d.id()).collect();
+    assert_eq!(ids, ["long"], "only the lease that still runs comes back");
+    // With the times of the call that leased it, not of the retry, which came at least 200 ms
+    // later: the lease runs out 60 s after the first run, as the record in Redis says.
+    let (deadline, leased_at) = (got[0].lease_deadline(), got[0].delivered_at());
+    assert_eq!(deadline, leased_at + Duration::from_secs(60));
+    let info = q.peek("long").await.unwrap().unwrap();
+    assert_eq!(info.lease_deadline, Some(deadline), "as Redis has it");
+    common::reconnected(&client).await;
+    got[0].ack().await.unwrap();
+    // The lapsed one is a failed attempt: delivered again as attempt 2.
+    let again = q.fetch(1, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].id(), again[0].attempt()), ("short", 2));
+    assert!(again[0].last_error().is_some_and(|e| e.starts_with("lease expired")), "{:?}", again[0].last_error());
+    again[0].ack().await.unwrap();
     common::assert_verified(&q).await;
 }
 

@@ -606,7 +606,7 @@ impl Queue {
 
     fn read_fetched(&self, reply: Value, local: Instant, ttr: Option<Duration>) -> Result<Fetched> {
         let v = array(reply)?;
-        if v.len() < 7 {
+        if v.len() < 8 {
             return Err(bad("fetch"));
         }
         let now_ms = int(&v[0])?;
@@ -621,9 +621,14 @@ impl Queue {
             .into_iter()
             .map(|id| string(id).map(|id| record::corrupt(&id)))
             .collect::<Result<_>>()?;
-        let _ = it.next(); // expired count
+        // The expired count; then a replayed fetch's (its first reply was lost) lease deadlines.
+        let _ = it.next();
+        let replayed: Vec<i64> =
+            array(it.next().ok_or_else(|| bad("fetch"))?)?.iter().map(int).collect::<Result<_>>()?;
         let mut deliveries = Vec::new();
+        let mut nth = 0;
         while let (Some(id), Some(rec)) = (it.next(), it.next()) {
+            nth += 1;
             let id = string(id)?;
             let rec = bytes(rec)?;
             let blob = if record::is_inline(&rec) {
@@ -643,6 +648,11 @@ impl Queue {
                 }
             };
             let lease_ms = ttr.map(|t| t.as_millis() as i64).unwrap_or(record.ttr_ms as i64);
+            // A replayed lease keeps the times of the call that made it.
+            let (delivered_at_us, deadline_ms) = match replayed.get(nth - 1) {
+                Some(&d) => ((d - lease_ms) * 1000, d),
+                None => (now_us, now_ms + lease_ms),
+            };
             deliveries.push(Delivery {
                 inner: Arc::new(delivery::Inner {
                     id,
@@ -650,8 +660,8 @@ impl Queue {
                     token: record.token,
                     token_hex: record.token.to_string(),
                     record,
-                    delivered_at_us: now_us,
-                    lease_deadline_ms: AtomicI64::new(now_ms + lease_ms),
+                    delivered_at_us,
+                    lease_deadline_ms: AtomicI64::new(deadline_ms),
                     settled: AtomicBool::new(false),
                     settler: self.inner.settler.clone(),
                 }),
