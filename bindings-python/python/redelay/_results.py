@@ -97,8 +97,8 @@ class Counters:
     """Counts kept by a subscription since it started."""
 
     delivered: int  #: messages leased by this subscription
-    acked: int  #: acknowledged after the handler returned (or by the handler itself)
-    nacked: int  #: nacked after the handler failed (retries and dead letters)
+    acked: int  #: acknowledged after the handler returned (not the handler's own ``ack()`` calls)
+    nacked: int  #: nacked after the handler raised (retries and dead letters; not its own ``nack()``)
     lease_lost: int  #: settles refused because the lease had been lost
     errors: int  #: fetch or settle calls that failed (the subscription retries)
 

@@ -158,7 +158,8 @@ fn pump(shared: &Arc<Shared>) {
     let Some(handler) = shared.batch_handler() else { return };
     let batch: Vec<(u64, Delivery)> = {
         let mut st = shared.batch.lock().unwrap();
-        if st.closed {
+        // Once close began nothing more starts: what waits is released by `close`.
+        if st.closed || shared.is_closing() {
             return;
         }
         let n = st.free.min(st.waiting.len());

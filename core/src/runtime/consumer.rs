@@ -408,10 +408,16 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
             continue;
         };
         let need = if saturated { (per_call / 2).max(1) } else { 1 };
+        // Closing wins over a slot that frees at the same moment: nothing is fetched once close
+        // began (what a fetch already under way brings is released, not handed to the handler).
         let mut permit = tokio::select! {
-            p = inflight.clone().acquire_many_owned(need as u32) => match p { Ok(p) => p, Err(_) => break },
+            biased;
             _ = shared.closed() => break,
+            p = inflight.clone().acquire_many_owned(need as u32) => match p { Ok(p) => p, Err(_) => break },
         };
+        if shared.is_closing() {
+            break;
+        }
         while permit.num_permits() < per_call {
             match inflight.clone().try_acquire_owned() {
                 Ok(p) => permit.merge(p),

@@ -83,9 +83,10 @@ pub struct Counters {
     pub delivered: u64,
     /// Handler runs that finished (returned, failed or panicked).
     pub handled: u64,
-    /// Acknowledged after the handler returned Ok (or by the handler itself).
+    /// Acknowledged by the subscription after the handler returned Ok. A handler that settles
+    /// a delivery itself (`Delivery::ack`/`nack`) is counted in neither `acked` nor `nacked`.
     pub acked: u64,
-    /// Nacked after the handler failed (retries and dead letters).
+    /// Nacked by the subscription after the handler failed or panicked (retries and dead letters).
     pub nacked: u64,
     /// Settles refused because the lease had been lost.
     pub lease_lost: u64,
