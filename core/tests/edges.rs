@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use redelay::{
     BatchHandler, Client, Completer, Delivery, ErrorKind, Failure, Handler, HandlerFuture, Message, PublishStatus,
-    Select, State, SubscribeOptions,
+    Queue, Select, State, SubscribeOptions,
 };
 
 fn ms(n: u64) -> Duration {
@@ -159,6 +159,28 @@ async fn a_retried_fetch_leaves_out_a_lease_that_ran_out_before_the_retry() {
     assert!(again[0].last_error().is_some_and(|e| e.starts_with("lease expired")), "{:?}", again[0].last_error());
     again[0].ack().await.unwrap();
     common::assert_verified(&q).await;
+}
+
+/// `fetch_first_until` ends its wait, with nothing leased, once `stop` completes (the gateway's
+/// long-poll whose client left: server/tests/v1.rs checks that nothing is leased for it later).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_stops_waiting_when_told_to() {
+    let (c, q) = common::queue("stop-wait").await;
+    let (tell, told) = tokio::sync::oneshot::channel::<()>();
+    let queues = [q.clone()];
+    let fetch = Queue::fetch_first_until(&queues, 1, Duration::from_secs(600), None, async {
+        let _ = told.await;
+    });
+    let stopper = async {
+        tokio::time::sleep(ms(200)).await;
+        let _ = tell.send(());
+    };
+    let (got, ()) = tokio::time::timeout(Duration::from_secs(60), futures_util::future::join(fetch, stopper))
+        .await
+        .expect("the fetch ends when stopped, not after its 600 s wait");
+    assert!(got.unwrap().is_empty());
+    q.destroy().await.unwrap();
+    c.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -127,8 +127,9 @@ impl AppState {
     }
 
     /// `Queue::fetch_first` in a task of its own: a client that goes away during a long-poll
-    /// drops the request, not the fetch; what the fetch leased after the client left is
-    /// released (back at its due time, no attempt counted) instead of waiting out its lease.
+    /// drops the request, not the fetch. The fetch stops waiting then (`fetch_first_until`),
+    /// and what a fetch call under way leased is released (back at its due time, no attempt
+    /// counted) instead of waiting out its lease.
     pub async fn fetch(
         &self,
         queues: Vec<Queue>,
@@ -137,9 +138,9 @@ impl AppState {
         ttr: Option<std::time::Duration>,
         style: Style,
     ) -> Result<Vec<redelay::Delivery>, ApiError> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (mut tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            let r = Queue::fetch_first(&queues, max, wait, ttr).await;
+            let r = Queue::fetch_first_until(&queues, max, wait, ttr, tx.closed()).await;
             if let Err(Ok(got)) = tx.send(r) {
                 for d in got {
                     let _ = d.release().await;

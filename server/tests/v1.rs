@@ -397,6 +397,28 @@ async fn a_long_poll_whose_client_left_gives_its_message_back() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_whose_client_left_stops_waiting() {
+    let s = common::start().await;
+    let gone = s
+        .http
+        .post(s.url("/v1/queues/ghost/fetch"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"wait_ms": 30000}))
+        .timeout(Duration::from_millis(300))
+        .send()
+        .await;
+    assert!(gone.is_err());
+    // A message due in 1 s: a fetch still waiting for the client that left would lease it then
+    // (and give it back). Nobody else fetches, so nothing may be delivered.
+    let (st, _) = call(&s, "POST", "/v1/queues/ghost/messages", Some(json!({"body": "x", "delay_ms": 1000}))).await;
+    assert_eq!(st, 201);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let q = s.client.queue("ghost").unwrap();
+    assert_eq!(q.history_totals().await.unwrap().delivered, 0, "the abandoned long-poll stopped waiting");
+    assert_eq!(q.stats().await.unwrap().ready, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_when_enabled_need_no_token() {
     let s = common::start_with(|c| c.metrics = true).await;
     assert_eq!(call(&s, "GET", "/v1/queues", None).await.0, 200);

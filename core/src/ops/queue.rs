@@ -697,7 +697,21 @@ impl Queue {
         wait: Duration,
         ttr: Option<Duration>,
     ) -> Result<Vec<Delivery>> {
+        Queue::fetch_first_until(queues, max, wait, ttr, std::future::pending()).await
+    }
+
+    /// [`fetch_first`](Queue::fetch_first) that also ends its wait, with nothing leased, once
+    /// `stop` completes (say, the caller of a long-poll went away). `stop` is looked at only
+    /// while waiting, never in the middle of a fetch call, so no lease is left behind unseen.
+    pub async fn fetch_first_until(
+        queues: &[Queue],
+        max: usize,
+        wait: Duration,
+        ttr: Option<Duration>,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<Vec<Delivery>> {
         const MAX_IDLE: Duration = Duration::from_secs(1);
+        tokio::pin!(stop);
         limits::check_queue_list(queues.iter().map(Queue::name))?;
         limits::check_fetch_max(max)?;
         limits::check_delay("wait", wait)?;
@@ -739,9 +753,13 @@ impl Queue {
                 _ = sleep_precise(until) => {}
                 (_, i, _) = woken => {
                     if let Some(due) = slots[i].take() {
-                        sleep_precise(seen[i].local_instant(due).min(cap)).await;
+                        tokio::select! {
+                            _ = sleep_precise(seen[i].local_instant(due).min(cap)) => {}
+                            _ = &mut stop => return Ok(Vec::new()),
+                        }
                     }
                 }
+                _ = &mut stop => return Ok(Vec::new()),
             }
         }
     }
