@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use redelay::{
     BatchHandler, Client, Completer, Delivery, ErrorKind, Failure, Handler, HandlerFuture, Message, PublishStatus,
-    Queue, Select, State, SubscribeOptions,
+    Select, State, SubscribeOptions,
 };
 
 fn ms(n: u64) -> Duration {
@@ -161,26 +161,37 @@ async fn a_retried_fetch_leaves_out_a_lease_that_ran_out_before_the_retry() {
     common::assert_verified(&q).await;
 }
 
-/// `fetch_first_until` ends its wait, with nothing leased, once `stop` completes (the gateway's
-/// long-poll whose client left: server/tests/v1.rs checks that nothing is leased for it later).
+/// A pull fetch is cancel-safe: a caller that drops it while its fetch call is under way (a
+/// timeout, a `select!`, a cancelled task) does not leave the message leased to nobody until
+/// its ttr runs out (then counted as a failed attempt): the call's leases are released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fetch_stops_waiting_when_told_to() {
-    let (c, q) = common::queue("stop-wait").await;
-    let (tell, told) = tokio::sync::oneshot::channel::<()>();
-    let queues = [q.clone()];
-    let fetch = Queue::fetch_first_until(&queues, 1, Duration::from_secs(600), None, async {
-        let _ = told.await;
-    });
-    let stopper = async {
-        tokio::time::sleep(ms(200)).await;
-        let _ = tell.send(());
-    };
-    let (got, ()) = tokio::time::timeout(Duration::from_secs(60), futures_util::future::join(fetch, stopper))
-        .await
-        .expect("the fetch ends when stopped, not after its 600 s wait");
-    assert!(got.unwrap().is_empty());
-    q.destroy().await.unwrap();
-    c.close().await;
+async fn a_fetch_dropped_during_its_call_releases_what_the_call_leased() {
+    let (proxy, client, _) = common::through_proxy("dropped-fetch").await;
+    let q = client.queue("q").unwrap();
+    // The fetch script cached first, so that the delayed request below is the one that leases.
+    assert!(q.fetch(1, Duration::ZERO).await.unwrap().is_empty());
+    q.publish(Message::new(b"m".to_vec()).id("m").ttr(Duration::from_secs(60))).await.unwrap();
+    // Script calls reach Redis 500 ms late; the caller gives up after 100 ms, before Redis ran
+    // the fetch.
+    proxy.delay_requests_with(b"EVALSHA", ms(500));
+    let gave_up = tokio::time::timeout(ms(100), q.fetch(1, Duration::from_secs(5))).await;
+    assert!(gave_up.is_err(), "the caller gave up while the call was held back");
+    proxy.delay_requests_with(b"EVALSHA", Duration::ZERO);
+    // The call ran anyway and leased the message; its lease is released, not held for 60 s.
+    eventually("the held-back call ran", Duration::from_secs(30), || async {
+        q.history_totals().await.unwrap().delivered == 1
+    })
+    .await;
+    eventually("the message is back, due now", Duration::from_secs(30), || async {
+        let info = q.peek("m").await.unwrap().unwrap();
+        assert_eq!(info.attempts, 0, "no attempt counted");
+        info.state == State::Ready
+    })
+    .await;
+    let got = q.fetch(1, Duration::ZERO).await.unwrap();
+    assert_eq!((got[0].id(), got[0].attempt()), ("m", 1));
+    got[0].ack().await.unwrap();
+    common::assert_verified(&q).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -126,10 +126,10 @@ impl AppState {
         known.remove(&auth::hash(token_or_hash));
     }
 
-    /// `Queue::fetch_first` in a task of its own: a client that goes away during a long-poll
-    /// drops the request, not the fetch. The fetch stops waiting then (`fetch_first_until`),
-    /// and what a fetch call under way leased is released (back at its due time, no attempt
-    /// counted) instead of waiting out its lease.
+    /// `Queue::fetch_first`. A client that goes away during a long-poll drops the request and
+    /// with it the fetch, which is cancel-safe: the wait ends, and what a fetch call under way
+    /// leased is released (back at its due time, no attempt counted) instead of waiting out
+    /// its lease.
     pub async fn fetch(
         &self,
         queues: Vec<Queue>,
@@ -138,20 +138,7 @@ impl AppState {
         ttr: Option<std::time::Duration>,
         style: Style,
     ) -> Result<Vec<redelay::Delivery>, ApiError> {
-        let (mut tx, rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            let r = Queue::fetch_first_until(&queues, max, wait, ttr, tx.closed()).await;
-            if let Err(Ok(got)) = tx.send(r) {
-                for d in got {
-                    let _ = d.release().await;
-                }
-            }
-        });
-        rx.await
-            .map_err(|_| {
-                ApiError::core(redelay::Error::new(redelay::ErrorKind::Connection, "fetch: task ended"), style)
-            })?
-            .api(style)
+        Queue::fetch_first(&queues, max, wait, ttr).await.api(style)
     }
 
     pub fn client_max_body(&self) -> usize {

@@ -156,6 +156,9 @@ fn is_refused_chunk(reply: &Value) -> bool {
 
 /// The ARGV of one script call.
 type CallArgs = Vec<redis::Arg<Vec<u8>>>;
+/// One look of a pull fetch at a queue: the deliveries, whether more is due now, and each
+/// shard's fetch reply (without its deliveries).
+type Round = (Vec<Delivery>, bool, Vec<Fetched>);
 
 /// A batch's publish calls ([`Queue::ordered_calls`]).
 struct PublishCalls {
@@ -672,6 +675,12 @@ impl Queue {
 
     /// Pulls up to `max` (1 to 1000) due messages, waiting up to `wait` for the first one. Each
     /// is leased for its ttr: ack, nack or extend it before then, or it is delivered again.
+    ///
+    /// Cancel-safe: dropping the future (a `select!`, a timeout, a cancelled task or a caller
+    /// that went away) ends the wait, and what a fetch call already under way leases is
+    /// released — due again at once, no attempt counted — instead of held until its lease runs
+    /// out. The same holds for [`fetch_leasing`](Queue::fetch_leasing) and
+    /// [`fetch_first`](Queue::fetch_first).
     pub async fn fetch(&self, max: usize, wait: Duration) -> Result<Vec<Delivery>> {
         self.fetch_leasing(max, wait, None).await
     }
@@ -697,21 +706,7 @@ impl Queue {
         wait: Duration,
         ttr: Option<Duration>,
     ) -> Result<Vec<Delivery>> {
-        Queue::fetch_first_until(queues, max, wait, ttr, std::future::pending()).await
-    }
-
-    /// [`fetch_first`](Queue::fetch_first) that also ends its wait, with nothing leased, once
-    /// `stop` completes (say, the caller of a long-poll went away). `stop` is looked at only
-    /// while waiting, never in the middle of a fetch call, so no lease is left behind unseen.
-    pub async fn fetch_first_until(
-        queues: &[Queue],
-        max: usize,
-        wait: Duration,
-        ttr: Option<Duration>,
-        stop: impl std::future::Future<Output = ()>,
-    ) -> Result<Vec<Delivery>> {
         const MAX_IDLE: Duration = Duration::from_secs(1);
-        tokio::pin!(stop);
         limits::check_queue_list(queues.iter().map(Queue::name))?;
         limits::check_fetch_max(max)?;
         limits::check_delay("wait", wait)?;
@@ -728,7 +723,7 @@ impl Queue {
         'round: loop {
             let mut seen = Vec::with_capacity(parts.len());
             for q in queues {
-                let (got, more, fetched) = q.fetch_round(max, ttr).await?;
+                let (got, more, fetched) = q.fetch_round_detached(max, ttr).await?;
                 if !got.is_empty() {
                     return Ok(got);
                 }
@@ -753,15 +748,27 @@ impl Queue {
                 _ = sleep_precise(until) => {}
                 (_, i, _) = woken => {
                     if let Some(due) = slots[i].take() {
-                        tokio::select! {
-                            _ = sleep_precise(seen[i].local_instant(due).min(cap)) => {}
-                            _ = &mut stop => return Ok(Vec::new()),
-                        }
+                        sleep_precise(seen[i].local_instant(due).min(cap)).await;
                     }
                 }
-                _ = &mut stop => return Ok(Vec::new()),
             }
         }
+    }
+
+    /// [`fetch_round`](Queue::fetch_round) in a task of its own, so that the fetch is
+    /// cancel-safe: when the caller drops its future while a call is under way, the task lets
+    /// the call finish and releases what it leased (no attempt counted).
+    async fn fetch_round_detached(&self, max: usize, ttr: Option<Duration>) -> Result<Round> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let q = self.clone();
+        tokio::spawn(async move {
+            if let Err(Ok((got, _, _))) = tx.send(q.fetch_round(max, ttr).await) {
+                for d in got {
+                    let _ = d.release().await;
+                }
+            }
+        });
+        rx.await.map_err(|_| Error::new(ErrorKind::Connection, "fetch: its task ended"))?
     }
 
     /// One look of [`fetch_first`](Queue::fetch_first) at this queue: up to `max` deliveries,
@@ -769,7 +776,7 @@ impl Queue {
     /// queue is one fetch call. A sharded one asks every shard (concurrently, leasing nothing)
     /// for its earliest due time, then leases from the shards with something due, the soonest
     /// due first, until it has `max`.
-    async fn fetch_round(&self, max: usize, ttr: Option<Duration>) -> Result<(Vec<Delivery>, bool, Vec<Fetched>)> {
+    async fn fetch_round(&self, max: usize, ttr: Option<Duration>) -> Result<Round> {
         if !self.is_sharded() {
             let mut f = self.fetch_once(max, ttr).await?;
             let got = std::mem::take(&mut f.deliveries);
