@@ -398,6 +398,11 @@ export declare class Message {
   ack(): Promise<void>
   /** Resolves to true when the message went to the dead letters. Same rule as ack() in handlers. */
   nack(opts?: NackOptions): Promise<boolean>
+  /**
+   * Hands the message back unprocessed, due now, without counting an attempt (work that cannot
+   * start, e.g. while shutting down). Same rule as ack() in handlers.
+   */
+  release(): Promise<void>
   /** Extends the lease to ttrMs from now. */
   extend(ttrMs: number): Promise<void>
 }

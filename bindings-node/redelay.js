@@ -476,6 +476,10 @@ class Message {
     return this.#call('nack', opts, fromWire)
   }
 
+  release() {
+    return this.#call('release', {}, VOID)
+  }
+
   extend(ttrMs) {
     return this.#call('extend', { ttrMs }, VOID)
   }

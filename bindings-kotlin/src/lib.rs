@@ -523,7 +523,7 @@ fn in_delivery(d: &redelay::Delivery, lease: Option<Arc<NativeLease>>, key: u64)
     }
 }
 
-/// The lease of one delivery: ack, nack, extend.
+/// The lease of one delivery: ack, nack, release, extend.
 #[derive(uniffi::Object)]
 pub struct NativeLease(redelay::Delivery);
 
@@ -536,6 +536,10 @@ impl NativeLease {
     /// True when the message went to the dead letters.
     pub async fn nack(&self, retry_in: Option<Ms>, reason: String) -> Res<bool> {
         call!(self, |d| d.nack(opt_dur("retry_in", retry_in)?, &reason).await?)
+    }
+
+    pub async fn release(&self) -> Res<()> {
+        call!(self, |d| d.release().await?)
     }
 
     pub async fn extend(&self, ttr: Ms) -> Res<()> {

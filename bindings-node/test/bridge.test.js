@@ -59,6 +59,21 @@ test('MessageInfo: leaseDeadline while leased, diedAt once dead, null otherwise'
   assert.ok(!('stateSinceOrUntil' in dead))
 })
 
+test('release hands a pulled message back, due now, without counting an attempt', async (t) => {
+  const c = await connect('release')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const { id } = await q.publish('x', { maxAttempts: 1, ttrMs: 60000 })
+  const [m] = await q.fetch(1)
+  await m.release()
+  assert.equal(m.settled, true)
+  await assert.rejects(m.release(), (e) => e instanceof RedelayError && e.code === 'ERR_REDELAY_LEASE_LOST')
+  const [again] = await q.fetch(1)
+  assert.deepEqual([again.id, again.attempt], [id, 1])
+  await again.ack()
+  assert.equal((await q.stats()).total, 0)
+})
+
 test('client options map onto the core: defaultBackoffBaseMs is the client-wide backoff', async (t) => {
   const c = await connect('backoff', { defaultBackoffBaseMs: 60000, defaultBackoffMaxMs: 60000 })
   t.after(() => c.close())

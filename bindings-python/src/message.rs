@@ -91,6 +91,11 @@ methods! {
         let (d, retry_in) = (self.d.clone(), dur(retry_in, "retry_in")?);
         run(py, self.blocking, async move { d.nack(retry_in, &reason).await })
     }
+    /// Hand the message back unprocessed, due now, without counting an attempt.
+    fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let d = self.d.clone();
+        run(py, self.blocking, async move { d.release().await })
+    }
     /// Extend the lease to `ttr` (seconds or timedelta) from now.
     fn extend<'py>(&self, py: Python<'py>, ttr: Secs) -> PyResult<Bound<'py, PyAny>> {
         let (d, ttr) = (self.d.clone(), dur(Some(ttr), "ttr")?.unwrap_or_default());

@@ -146,6 +146,9 @@ def test_async_fetch_ack_nack_and_lease_lost(url: str, prefix: str) -> None:
         assert await msgs[1].nack(retry_in=0, reason="later") is False
         again = await q.fetch(1, wait=2)
         assert again[0].attempt == 2 and again[0].last_error == "later"
+        await again[0].release()
+        again = await q.fetch(1, wait=2)
+        assert again[0].attempt == 2, "a release counts no attempt"
         await q.ack(again[0].id, again[0].token)
         assert (await q.stats()).total == 0
         assert (await q.verify()).ok

@@ -109,6 +109,21 @@ def test_nack_retry_and_dead_letters(client: redelay.Client) -> None:
         q.respawn()
 
 
+def test_release_gives_the_message_back_without_an_attempt(client: redelay.Client) -> None:
+    q = client.queue("release")
+    q.publish(b"x", id="r-1", max_attempts=1, ttr=60)
+    m = q.fetch(1, wait=1)[0]
+    m.release()
+    assert m.settled
+    with pytest.raises(redelay.LeaseLostError):
+        m.release()
+    again = q.fetch(1, wait=1)[0]
+    # Due now again, and with max_attempts 1 still deliverable: no attempt was counted.
+    assert (again.id, again.attempt) == ("r-1", 1)
+    again.ack()
+    assert q.stats().total == 0
+
+
 def test_respawn_with_a_fresh_expiry(client: redelay.Client) -> None:
     q = client.queue("respawn-expiry")
     q.publish(b"x", id="e-1", max_attempts=1, expires_in=3600)

@@ -212,13 +212,14 @@ impl Queue {
 }
 
 impl Delivery {
-    /// Runs `ack`, `nack` (`retry_in_ms`, `reason`) or `extend` (`ttr_ms`) of this delivery
-    /// with its arguments `v` in wire form (an object, or null for none).
+    /// Runs `ack`, `nack` (`retry_in_ms`, `reason`), `release` or `extend` (`ttr_ms`) of this
+    /// delivery with its arguments `v` in wire form (an object, or null for none).
     pub async fn call(&self, op: &str, v: Value) -> Result<Reply> {
         let a: Args = wire::from_json(obj(v))?;
         Ok(match op {
             "ack" => self.ack().await.map(|_| Reply::None)?,
             "nack" => Reply::Bool(self.nack(a.retry_in_ms, &a.reason).await?),
+            "release" => self.release().await.map(|_| Reply::None)?,
             "extend" => self.extend(a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
             _ => return Err(unknown(op)),
         })

@@ -20,7 +20,7 @@ _Seconds = Union[int, float, timedelta]
 
 class BaseMessage:
     """One delivery of a message: its fields. :class:`Message` and :class:`SyncMessage` add
-    ``ack``/``nack``/``extend``."""
+    ``ack``/``nack``/``release``/``extend``."""
 
     id: Final[str]  #: The message id.
     queue: Final[str]  #: The queue it came from.
@@ -38,7 +38,7 @@ class BaseMessage:
     settled: Final[bool]  #: True once ack or nack was called.
 
 class Message(BaseMessage):
-    """A delivered message of the asyncio API: ``ack``/``nack``/``extend`` are awaitables."""
+    """A delivered message of the asyncio API: ``ack``/``nack``/``release``/``extend`` are awaitables."""
 
     def ack(self) -> Awaitable[None]:
         """Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran
@@ -46,12 +46,15 @@ class Message(BaseMessage):
     def nack(self, retry_in: Optional[_Seconds] = None, reason: str = "") -> Awaitable[bool]:
         """Give the message back for another attempt, after ``retry_in`` or its backoff; at
         max_attempts it goes to the dead letters with ``reason``. True when it died."""
+    def release(self) -> Awaitable[None]:
+        """Hand the message back unprocessed, due now, without counting an attempt (work that
+        cannot start, e.g. while shutting down). Raises LeaseLostError like ``ack``."""
     def extend(self, ttr: _Seconds) -> Awaitable[None]:
         """Extend the lease to ``ttr`` from now."""
 
 class SyncMessage(BaseMessage):
     """A delivered message of the blocking API (and of plain ``def`` handlers):
-    ``ack``/``nack``/``extend`` block."""
+    ``ack``/``nack``/``release``/``extend`` block."""
 
     def ack(self) -> None:
         """Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran
@@ -59,6 +62,9 @@ class SyncMessage(BaseMessage):
     def nack(self, retry_in: Optional[_Seconds] = None, reason: str = "") -> bool:
         """Give the message back for another attempt, after ``retry_in`` or its backoff; at
         max_attempts it goes to the dead letters with ``reason``. True when it died."""
+    def release(self) -> None:
+        """Hand the message back unprocessed, due now, without counting an attempt (work that
+        cannot start, e.g. while shutting down). Raises LeaseLostError like ``ack``."""
     def extend(self, ttr: _Seconds) -> None:
         """Extend the lease to ``ttr`` from now."""
 

@@ -117,7 +117,7 @@ class Queue internal constructor(
 /**
      * The queue's messages as a cold [Flow], pulled [batch] at a time with [fetch]. Settle every
      * message you collect ([Delivery.ack] / [Delivery.nack]). When collection stops early, the
-     * fetched messages not yet emitted are nacked (retry now), which counts an attempt.
+     * fetched messages not yet emitted are released: due now, no attempt counted.
      */
     fun messages(batch: Int = 1, wait: Duration = 1.seconds, ttr: Duration? = null): Flow<Delivery> = flow {
         while (true) {
@@ -127,7 +127,7 @@ class Queue internal constructor(
                 while (i < got.size) emit(got[i++])
             } finally {
                 withContext(NonCancellable) {
-                    for (d in got.drop(i)) runCatching { d.nack(Duration.ZERO, "not consumed: the flow stopped") }
+                    for (d in got.drop(i)) runCatching { d.release() }
                 }
             }
         }

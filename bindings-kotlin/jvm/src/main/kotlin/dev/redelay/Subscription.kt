@@ -167,6 +167,12 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     /** Retry after [retryIn] (or the message's backoff); at max attempts it goes to the dead letters (returns true). */
     suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean = lease().nack(retryIn, reason)
 
+    /**
+     * Hand the message back unprocessed, due now, without counting an attempt (work that cannot
+     * start, e.g. while shutting down). [RedelayException.LeaseLost] if the lease was lost.
+     */
+    suspend fun release() = lease().release()
+
     /** Extend the lease to [ttr] from now (Redis clock). */
     suspend fun extend(ttr: Duration) = lease().extend(ttr)
 

@@ -96,6 +96,8 @@ class PullTest {
                 rest.size >= 2
             }
             assertEquals(setOf("fl4", "fl5"), rest.map { it.id }.toSet())
+            // Released, not nacked: the attempt it was never shown is not counted.
+            assertEquals(listOf(1, 1), rest.map { it.attempt })
             rest.forEach { it.ack() }
             assertEquals(0, q.stats().total)
         }
