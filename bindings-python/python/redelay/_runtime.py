@@ -57,9 +57,22 @@ def failure(exc: BaseException, msg: Any) -> Tuple[str, Optional[float]]:
 
 
 def settle(fut: asyncio.Future[Any], value: Any, exc: Optional[BaseException]) -> None:
-    """Sets the outcome of a native call's future, on its loop (unless it was cancelled)."""
+    """Sets the outcome of a native call's future, on its loop. A fetch whose caller was
+    cancelled after Redis leased its messages gives them back (no attempt counted), as the core
+    does for a fetch dropped during its call, instead of leaving them leased to nobody."""
     if not fut.done():
         fut.set_result(value) if exc is None else fut.set_exception(exc)
+    elif exc is None and isinstance(value, list):
+        for m in value:
+            if isinstance(m, _native.Message):
+                fut.get_loop().create_task(_release(m))
+
+
+async def _release(m: _native.Message) -> None:
+    try:
+        await m.release()
+    except Exception:  # pragma: no cover - the lease was lost meanwhile: nothing to give back
+        pass
 
 
 _LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG, 5: 5}
