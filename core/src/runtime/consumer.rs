@@ -484,10 +484,11 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
         }
         saturated = f.more && got == n;
         src.more = f.more;
-        src.due_ms = match (f.next_due_ms, f.next_lease_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        // The shard's rank among its queue's shards: its earliest waiting message. A lease
+        // deadline only stands in when nothing waits: the earliest lease is most often one this
+        // subscription holds and keeps alive (or has settled since), which would rank the
+        // shard by a due time it does not have.
+        src.due_ms = f.next_due_ms.or(f.next_lease_ms);
         let now = Instant::now();
         src.next = Some(f.next_wake().unwrap_or(now + opts.max_idle).min(now + opts.max_idle));
         if got == 0 && !f.more && src.next.is_some_and(|t| t <= now) {
