@@ -1,6 +1,7 @@
 //! Bulk actions: cancel, reschedule, deliver now, respawn or purge many messages at once, named
-//! by a list of ids or by a search. Each Redis call stays bounded (one script per message, sent
-//! 64 at a time on the shared connection; a search in steps of ~500 records), so a bulk action
+//! by a list of ids or by a search. Each Redis call stays bounded (cancel, reschedule and deliver
+//! now: one script per message, sent 64 at a time on the shared connection; respawn and purge:
+//! one call per 1,000 ids and shard; a search in steps of ~500 records), so a bulk action
 //! over a million messages never stalls Redis — and is not atomic: messages published or
 //! changed meanwhile may or may not be included.
 
@@ -29,9 +30,11 @@ const IN_FLIGHT: usize = 64;
 pub enum BulkAction {
     /// Delete it, wherever it is (as `Queue::cancel`).
     Cancel,
-    /// Give a waiting message the new due time `delay` / `at` (leased and dead ones are skipped).
+    /// Give a waiting message the new due time `delay` / `at` (leased and dead ones are skipped,
+    /// and so is one that would be due at or after its expiry, as `Queue::reschedule` refuses).
     Reschedule,
-    /// Make a waiting message due now (leased and dead ones are skipped).
+    /// Make a waiting message due now (leased and dead ones are skipped, and so is one whose
+    /// expiry has passed: the next fetch dead-letters or drops it).
     DeliverNow,
     /// Bring a dead letter back (others are skipped).
     Respawn,
@@ -129,7 +132,7 @@ impl BulkOptions {
 pub struct BulkReport {
     /// Messages named (ids given, or search matches).
     pub matched: u64,
-    /// Messages the action was applied to.
+    /// Messages the action was applied to (an id named twice is acted on, and counted, once).
     pub done: u64,
     /// Records a search looked at (0 for a list of ids).
     pub scanned: u64,
@@ -148,7 +151,10 @@ impl Queue {
         let mut report = BulkReport::default();
         if let Some(ids) = &opts.ids {
             report.matched = ids.len() as u64;
-            report.done = self.apply(opts, due, ids.clone()).await?;
+            // Once per message: a reschedule named twice would run twice, at once.
+            let mut seen = std::collections::HashSet::new();
+            let ids = ids.iter().filter(|id| seen.insert(id.as_str())).cloned().collect();
+            report.done = self.apply(opts, due, ids).await?;
             return Ok(report);
         }
         let search = opts.search.as_ref().expect("validated: ids or search");
