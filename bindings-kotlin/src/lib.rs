@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, SystemTime};
 
 use redelay::{BulkAction, ErrorKind, Failure, PublishStatus, Published, State, Step};
@@ -523,6 +523,19 @@ fn in_delivery(d: &redelay::Delivery, lease: Option<Arc<NativeLease>>, key: u64)
     }
 }
 
+/// What a fetch leased, until Kotlin takes it. A coroutine cancelled after the fetch finished
+/// never takes it: UniFFI drops it unread, and the core's handover releases the deliveries.
+#[derive(uniffi::Object)]
+pub struct NativeFetched(Mutex<redelay::Handover>);
+
+#[uniffi::export]
+impl NativeFetched {
+    pub fn take(&self) -> Vec<InDelivery> {
+        let got = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        got.into_iter().map(|d| in_delivery(&d, Some(Arc::new(NativeLease(d.clone()))), 0)).collect()
+    }
+}
+
 /// The lease of one delivery: ack, nack, release, extend.
 #[derive(uniffi::Object)]
 pub struct NativeLease(redelay::Delivery);
@@ -709,11 +722,12 @@ impl NativeQueue {
         call!(self, |q| q.publish_batch(items.collect::<Res<_>>()?).await?)
     }
 
-    /// The deliveries behind Kotlin's `fetch`: up to `max` due messages, waiting up to `wait`.
-    pub async fn fetch_raw(&self, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Vec<InDelivery>> {
+    /// The deliveries behind Kotlin's `fetch`: up to `max` due messages, waiting up to `wait`,
+    /// handed over in a `NativeFetched` that Kotlin takes them from at once.
+    pub async fn fetch_raw(&self, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
         let (max, wait, ttr) = (count("max", max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
-        let lease = |d: redelay::Delivery| in_delivery(&d, Some(Arc::new(NativeLease(d.clone()))), 0);
-        call!(self, |q| q.fetch_leasing(max, wait, ttr).await?.into_iter().map(lease).collect())
+        let handover = |got| Arc::new(NativeFetched(Mutex::new(redelay::Handover::new(got))));
+        call!(self, |q| handover(q.fetch_leasing(max, wait, ttr).await?))
     }
 
     /// Acknowledges a leased message by id and lease token.

@@ -49,6 +49,7 @@ pub use call::{batch_from_wire, Bucket, Reply};
 pub use client::{Client, ClientBuilder};
 pub use ops::bulk::{BulkAction, BulkOptions, BulkReport, MAX_BULK_IDS};
 pub use ops::delivery::Delivery;
+pub use ops::handover::Handover;
 pub use ops::info::{
     HistoryPoint, ListPage, MessageInfo, RespawnOptions, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
     LATENESS_BUCKETS_MS,

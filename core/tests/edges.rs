@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use redelay::{
-    BatchHandler, Client, Completer, Delivery, ErrorKind, Failure, Handler, HandlerFuture, Message, PublishStatus,
-    Select, State, SubscribeOptions,
+    BatchHandler, Client, Completer, Delivery, ErrorKind, Failure, Handler, HandlerFuture, Handover, Message,
+    PublishStatus, Select, State, SubscribeOptions,
 };
 
 fn ms(n: u64) -> Duration {
@@ -191,6 +191,36 @@ async fn a_fetch_dropped_during_its_call_releases_what_the_call_leased() {
     let got = q.fetch(1, Duration::ZERO).await.unwrap();
     assert_eq!((got[0].id(), got[0].attempt()), ("m", 1));
     got[0].ack().await.unwrap();
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handover_dropped_untaken_releases_its_deliveries_and_a_taken_one_keeps_its_lease() {
+    let (_client, q) = common::queue("handover").await;
+    let long = |id: &str| Message::new(id.as_bytes().to_vec()).id(id).ttr(Duration::from_secs(60));
+    q.publish_batch(vec![long("kept"), long("dropped")]).await.unwrap();
+    let mut got = q.fetch(2, Duration::ZERO).await.unwrap();
+    assert_eq!(got.iter().map(Delivery::id).collect::<Vec<_>>(), ["kept", "dropped"]);
+    let dropped = got.pop().unwrap();
+    let mut handed = Handover::new(got);
+    assert_eq!(handed.len(), 1);
+    let kept = handed.take();
+    assert!(handed.is_empty());
+    drop(handed);
+    // A caller that never took its deliveries: they are released, not held for 60 s.
+    drop(Handover::new(vec![dropped]));
+    eventually("the untaken delivery is back, due now", Duration::from_secs(30), || async {
+        let info = q.peek("dropped").await.unwrap().unwrap();
+        assert_eq!(info.attempts, 0, "no attempt counted");
+        info.state == State::Ready
+    })
+    .await;
+    // The taken one still holds its lease.
+    assert_eq!(q.peek("kept").await.unwrap().unwrap().state, State::Leased);
+    kept[0].ack().await.unwrap();
+    let again = q.fetch(1, Duration::ZERO).await.unwrap();
+    assert_eq!((again[0].id(), again[0].attempt()), ("dropped", 1));
+    again[0].ack().await.unwrap();
     common::assert_verified(&q).await;
 }
 

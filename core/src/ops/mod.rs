@@ -2,6 +2,7 @@
 
 pub(crate) mod bulk;
 pub(crate) mod delivery;
+pub(crate) mod handover;
 pub(crate) mod info;
 pub(crate) mod queue;
 pub(crate) mod settings;

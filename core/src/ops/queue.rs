@@ -15,6 +15,7 @@ use crate::base::record::{self, encode_blob, hex, Spec, Token, When};
 use crate::base::reply::{array, bad, bytes, int, string};
 use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
 use crate::ops::delivery::{self, Delivery};
+use crate::ops::handover::Handover;
 use crate::ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
 };
@@ -762,13 +763,13 @@ impl Queue {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let q = self.clone();
         tokio::spawn(async move {
-            if let Err(Ok((got, _, _))) = tx.send(q.fetch_round(max, ttr).await) {
-                for d in got {
-                    let _ = d.release().await;
-                }
-            }
+            let round = q.fetch_round(max, ttr).await;
+            // A caller that is gone drops the handover unread, which releases the deliveries.
+            let _ = tx.send(round.map(|(got, more, seen)| (Handover::new(got), more, seen)));
         });
-        rx.await.map_err(|_| Error::new(ErrorKind::Connection, "fetch: its task ended"))?
+        let (mut got, more, seen) =
+            rx.await.map_err(|_| Error::new(ErrorKind::Connection, "fetch: its task ended"))??;
+        Ok((got.take(), more, seen))
     }
 
     /// One look of [`fetch_first`](Queue::fetch_first) at this queue: up to `max` deliveries,

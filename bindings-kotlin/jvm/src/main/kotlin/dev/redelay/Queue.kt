@@ -112,7 +112,7 @@ class Queue internal constructor(
      * leased for its ttr (or [ttr]): ack, nack or extend it before then, or it is delivered again.
      */
     suspend fun fetch(max: Int = 1, wait: Duration = Duration.ZERO, ttr: Duration? = null): List<Delivery> =
-        fetchRaw(max, wait, ttr).map { Delivery(it, null) }
+        fetchRaw(max, wait, ttr).use { it.take() }.map { Delivery(it, null) }
 
 /**
      * The queue's messages as a cold [Flow], pulled [batch] at a time with [fetch]. Settle every

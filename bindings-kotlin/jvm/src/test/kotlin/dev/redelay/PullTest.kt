@@ -1,10 +1,15 @@
 package dev.redelay
 
+import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.flow.take
 import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executors
 import kotlin.test.assertEquals
 import kotlin.test.assertFalse
 import kotlin.test.assertTrue
@@ -100,6 +105,33 @@ class PullTest {
             assertEquals(listOf(1, 1), rest.map { it.attempt })
             rest.forEach { it.ack() }
             assertEquals(0, q.stats().total)
+        }
+    }
+
+    @Test
+    fun `a fetch whose coroutine is cancelled after its call finished releases what it leased`() = runBlocking<Unit> {
+        testClient("fetch-cancelled").use { client ->
+            val q = client.queue(uniqueName("fetch-cancelled"))
+            q.publish("m".encodeToByteArray(), id = "m", ttr = 60.seconds)
+            val executor = Executors.newSingleThreadExecutor()
+            try {
+                val fetching = launch(executor.asCoroutineDispatcher()) { q.fetch(1, wait = 5.seconds) }
+                // The fetch's one thread is held from now on, so its finished call cannot resume it.
+                val hold = CountDownLatch(1)
+                executor.execute { hold.await() }
+                eventually(what = "the fetch leased the message") { q.stats().leased == 1L }
+                delay(300) // the reply reaches the binding meanwhile and the call finishes
+                fetching.cancel()
+                hold.countDown()
+                fetching.join()
+                // Released, not held by nobody for the 60 s ttr.
+                eventually(what = "the message is back, due now") { q.stats().ready == 1L }
+                val again = q.fetch(1).single()
+                assertEquals(1, again.attempt, "no attempt counted")
+                again.ack()
+            } finally {
+                executor.shutdown()
+            }
         }
     }
 }
