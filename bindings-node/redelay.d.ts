@@ -159,14 +159,15 @@ export interface Stats extends Record<MessageState | 'total', number> {
 export interface HistoryPoint {
   /** Start of the minute or hour (totals: when they were read). */
   at: Date
+  /** Messages stored or replaced (a duplicate id counts nothing). */
   published: number
   delivered: number
   acked: number
   /** Failed attempts that will be tried again (nacks and expired leases). */
   retried: number
-  /** Messages that became dead letters. */
+  /** Messages that became dead letters out of attempts (an expired one counts under `expired`). */
   dead: number
-  /** Messages that expired before delivery. */
+  /** Messages that expired before delivery (dead-lettered or dropped). */
   expired: number
   /** Deliveries per lateness bucket: under 1 ms, 2, 4, … 16384 ms, and the rest (16 buckets). */
   lateness: number[]

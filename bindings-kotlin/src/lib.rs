@@ -212,7 +212,8 @@ mirror!(
 
 mirror!(
     /// One point of `Queue.history` (the minute or hour starting `at`, Redis clock): messages
-    /// published, delivered, acked, retried, dead-lettered and expired, and the lateness of the
+    /// published (stored or replaced), delivered, acked, retried, dead-lettered (out of
+    /// attempts) and expired (dead-lettered or dropped), and the lateness of the
     /// deliveries: `lateness[i]` counts those up to `LATENESS_BUCKETS_MS[i]` ms late (2^i ms,
     /// the last unbounded), `latenessSumMs` their sum.
     HistoryPoint from redelay::HistoryPoint {

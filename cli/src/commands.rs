@@ -169,12 +169,12 @@ type Counter = (&'static str, &'static str, fn(&redelay::HistoryPoint) -> u64);
 fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::HistoryPoint]) -> String {
     let mut out = String::new();
     let counters: [Counter; 6] = [
-        ("published", "Messages published.", |t| t.published),
+        ("published", "Messages stored or replaced.", |t| t.published),
         ("delivered", "Deliveries (leases handed to consumers).", |t| t.delivered),
         ("acked", "Messages acknowledged.", |t| t.acked),
         ("retried", "Failed attempts to be tried again.", |t| t.retried),
-        ("dead", "Messages that became dead letters.", |t| t.dead),
-        ("expired", "Messages that expired before delivery.", |t| t.expired),
+        ("dead", "Messages that became dead letters out of attempts.", |t| t.dead),
+        ("expired", "Messages that expired before delivery (dead-lettered or dropped).", |t| t.expired),
     ];
     for (name, help, get) in counters {
         out.push_str(&format!("# HELP redelay_{name}_total {help}\n# TYPE redelay_{name}_total counter\n"));

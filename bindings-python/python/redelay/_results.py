@@ -108,12 +108,12 @@ class HistoryPoint:
     """One minute or hour of a queue's history (or its totals since it began)."""
 
     at: datetime  #: start of the minute or hour (for totals: when they were read)
-    published: int
+    published: int  #: stored or replaced (a duplicate id counts nothing)
     delivered: int
     acked: int
     retried: int  #: failed attempts that will be tried again (nacks and expired leases)
-    dead: int  #: messages that became dead letters
-    expired: int  #: messages that expired before delivery
+    dead: int  #: messages that became dead letters out of attempts (an expired one: under expired)
+    expired: int  #: messages that expired before delivery (dead-lettered or dropped)
     lateness: List[int]  #: deliveries per lateness bucket: under 1 ms, 2, 4 ... 16384 ms, and above
     lateness_sum: timedelta  #: the sum of the deliveries' lateness
 

@@ -189,12 +189,14 @@ pub struct HistoryPoint {
     /// Start of the minute or hour (for totals: when they were read).
     #[serde(rename = "at_ms", with = "wire::time_ms")]
     pub at: SystemTime,
+    /// Messages stored or replaced (a duplicate id counts nothing).
     pub published: u64,
     pub delivered: u64,
     pub acked: u64,
     /// Failed attempts that will be tried again (nacks and expired leases).
     pub retried: u64,
-    /// Messages that became dead letters (out of attempts).
+    /// Messages that became dead letters out of attempts (an expired one counts under
+    /// `expired` only, though `Stats::dead` counts it while it is kept).
     pub dead: u64,
     /// Messages that expired before delivery (dead-lettered or dropped).
     pub expired: u64,
