@@ -112,13 +112,18 @@ class PullTest {
     fun `a fetch whose coroutine is cancelled after its call finished releases what it leased`() = runBlocking<Unit> {
         testClient("fetch-cancelled").use { client ->
             val q = client.queue(uniqueName("fetch-cancelled"))
-            q.publish("m".encodeToByteArray(), id = "m", ttr = 60.seconds)
             val executor = Executors.newSingleThreadExecutor()
             try {
-                val fetching = launch(executor.asCoroutineDispatcher()) { q.fetch(1, wait = 5.seconds) }
-                // The fetch's one thread is held from now on, so its finished call cannot resume it.
-                val hold = CountDownLatch(1)
-                executor.execute { hold.await() }
+                val fetching = launch(executor.asCoroutineDispatcher()) { q.fetch(1, wait = 10.seconds) }
+                // The fetch's one thread is held from now on (the fetch waits on an empty queue
+                // meanwhile), so the call, once it has leased, cannot resume the coroutine.
+                val (holding, hold) = CountDownLatch(1) to CountDownLatch(1)
+                executor.execute {
+                    holding.countDown()
+                    hold.await()
+                }
+                holding.await()
+                q.publish("m".encodeToByteArray(), id = "m", ttr = 60.seconds)
                 eventually(what = "the fetch leased the message") { q.stats().leased == 1L }
                 delay(300) // the reply reaches the binding meanwhile and the call finishes
                 fetching.cancel()
