@@ -313,6 +313,8 @@ export declare class Queue {
   ack(id: string, token: string): Promise<void>
   /** Resolves to true when the message went to the dead letters. */
   nack(id: string, token: string, opts?: NackOptions): Promise<boolean>
+  /** Hands a leased message back unprocessed: due now, no attempt counted. */
+  release(id: string, token: string): Promise<void>
   extend(id: string, token: string, ttrMs: number): Promise<void>
   /** Deletes a message wherever it is; false when there was none. */
   cancel(id: string): Promise<boolean>

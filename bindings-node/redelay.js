@@ -371,6 +371,7 @@ const select = (s) => (Array.isArray(s) ? { ids: s } : typeof s === 'number' ? {
 ops(Queue, {
   ack: [(id, token) => ({ id, token }), VOID],
   nack: [(id, token, o) => ({ id, token, ...toWire(o) })],
+  release: [(id, token) => ({ id, token }), VOID],
   extend: [(id, token, ttrMs) => ({ id, token, ttr_ms: ttrMs }), VOID],
   cancel: [(id) => ({ id })],
   reschedule: [(id, when) => ({ id, ...toWire(due(when), 'when') }), date],

@@ -742,6 +742,12 @@ impl NativeQueue {
         call!(self, |q| q.nack(&id, &token, opt_dur("retry_in", retry_in)?, &reason).await?)
     }
 
+    /// Hands a leased message back unprocessed by id and lease token: due now, no attempt
+    /// counted.
+    pub async fn release(&self, id: String, token: String) -> Res<()> {
+        call!(self, |q| q.release(&id, &token).await?)
+    }
+
     /// Extends a lease by id and lease token to `ttr` from now.
     pub async fn extend(&self, id: String, token: String, ttr: Ms) -> Res<()> {
         call!(self, |q| q.extend(&id, &token, dur("ttr", ttr)?).await?)

@@ -42,6 +42,7 @@ const ops = {
   fetch: async (a, q) => (await q.fetch(a.max, options(a, ['max']))).length,
   ack: (a, q) => q.ack(a.id, a.token).then(() => null),
   nack: (a, q) => q.nack(a.id, a.token, options(a, ['id', 'token'])),
+  release: (a, q) => q.release(a.id, a.token).then(() => null),
   extend: (a, q) => q.extend(a.id, a.token, a.ttr_ms).then(() => null),
   cancel: (a, q) => q.cancel(a.id),
   reschedule: async (a, q) => (await q.reschedule(a.id, options(a, ['id']))).getTime(),

@@ -42,6 +42,7 @@ export async function everything(url: string): Promise<void> {
   }
   await q.ack('id', 'token')
   await q.nack('id', 'token', { reason: 'x' })
+  await q.release('id', 'token')
   await q.extend('id', 'token', 1000)
   const ok: boolean = await q.cancel('id')
   const due: Date = await q.reschedule('id', new Date())

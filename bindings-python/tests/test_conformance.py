@@ -78,6 +78,8 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         return q.ack(a["id"], a["token"])
     if op == "nack":
         return q.nack(a["id"], a["token"], retry_in=ms(a, "retry_in_ms"), reason=a["reason"])
+    if op == "release":
+        return q.release(a["id"], a["token"])
     if op == "extend":
         return q.extend(a["id"], a["token"], ms(a, "ttr_ms") or 0)
     if op == "cancel":

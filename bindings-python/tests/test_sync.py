@@ -161,9 +161,14 @@ def test_settle_by_id_and_token(client: redelay.Client) -> None:
     q.extend(m.id, m.token, timedelta(seconds=20))
     info = q.peek(m.id)
     assert info is not None and info.state == "leased" and info.lease_deadline is not None
-    q.ack(m.id, m.token)
+    q.release(m.id, m.token)
     with pytest.raises(redelay.LeaseLostError):
-        q.ack(m.id, m.token)
+        q.release(m.id, m.token)
+    again = q.fetch(1, wait=1)[0]
+    assert (again.id, again.attempt) == (m.id, 1)  # released: no attempt counted
+    q.ack(again.id, again.token)
+    with pytest.raises(redelay.LeaseLostError):
+        q.ack(again.id, again.token)
 
 
 def test_sync_subscription_handles_and_survives_failures(client: redelay.Client) -> None:

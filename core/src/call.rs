@@ -136,7 +136,7 @@ impl Queue {
         self.fetch_leasing(a.max, a.wait_ms, a.ttr_ms).await
     }
 
-    /// Runs the queue operation `op` (`ack`, `nack`, `extend`, `cancel`, `reschedule`, `peek`,
+    /// Runs the queue operation `op` (`ack`, `nack`, `release`, `extend`, `cancel`, `reschedule`, `peek`,
     /// `stats`, `verify`, `destroy`, `dead_letters`, `respawn`, `purge_dead`, `bulk`, `pause`,
     /// `resume`, `set_history`, `history`, `history_totals`, `upcoming`, `list`, `search`) with
     /// its arguments `v` in wire form (an object, or null for none).
@@ -148,6 +148,7 @@ impl Queue {
         Ok(match op {
             "ack" => self.ack(id, token).await.map(|_| Reply::None)?,
             "nack" => Reply::Bool(self.nack(id, token, a.retry_in_ms, &a.reason).await?),
+            "release" => self.release(id, token).await.map(|_| Reply::None)?,
             "extend" => self.extend(id, token, a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
             "cancel" => Reply::Bool(self.cancel(id).await?),
             "reschedule" => Reply::Time(self.reschedule(id, Due::required(a.delay_ms, a.at_ms)?).await?),

@@ -66,6 +66,10 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             let retry_in = a["retry_in_ms"].as_u64().map(Duration::from_millis);
             json!(q.nack(s(a, "id"), s(a, "token"), retry_in, s(a, "reason")).await?)
         }
+        "release" => {
+            q.release(s(a, "id"), s(a, "token")).await?;
+            Value::Null
+        }
         "extend" => {
             q.extend(s(a, "id"), s(a, "token"), ms(a, "ttr_ms")).await?;
             Value::Null

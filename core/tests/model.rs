@@ -242,7 +242,7 @@ enum Settle {
     NackFar,
     /// After the message's backoff (1 ms: now; 1 h: far).
     NackBackoff,
-    /// Back at its due time, no attempt counted (handles only).
+    /// Back at its due time, no attempt counted.
     Release,
     /// Lease extended by 60 s.
     Extend,
@@ -1145,8 +1145,7 @@ async fn apply(q: &Queue, m: &mut Model, held: &mut Vec<Held>, op: &Op, step: us
             }
             let at = held.len() - 1 - pick % held.len();
             let h = &mut held[at];
-            // Release exists on handles only.
-            let by_id = *by_id && !matches!(how, Settle::Release);
+            let by_id = *by_id;
             let reason = format!("nack at step {step}");
             let retry = match how {
                 Settle::NackNow => Some(Duration::ZERO),
@@ -1159,7 +1158,8 @@ async fn apply(q: &Queue, m: &mut Model, held: &mut Vec<Held>, op: &Op, step: us
             let got: redelay::Result<bool> = match (how, by_id) {
                 (Settle::Ack, false) => h.d.ack().await.map(|_| false),
                 (Settle::Ack, true) => q.ack(&h.id, &h.token).await.map(|_| false),
-                (Settle::Release, _) => h.d.release().await.map(|_| false),
+                (Settle::Release, false) => h.d.release().await.map(|_| false),
+                (Settle::Release, true) => q.release(&h.id, &h.token).await.map(|_| false),
                 (Settle::Extend, false) => h.d.extend(TTR).await.map(|_| false),
                 (Settle::Extend, true) => q.extend(&h.id, &h.token, TTR).await.map(|_| false),
                 (Settle::ExtendShort, false) => h.d.extend(SHORT_TTR).await.map(|_| false),

@@ -42,6 +42,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/queues/{queue}/messages/{id}", get(peek).delete(cancel))
         .route("/v1/queues/{queue}/messages/{id}/ack", post(ack))
         .route("/v1/queues/{queue}/messages/{id}/nack", post(nack))
+        .route("/v1/queues/{queue}/messages/{id}/release", post(release))
         .route("/v1/queues/{queue}/messages/{id}/extend", post(extend))
         .route("/v1/queues/{queue}/messages/{id}/reschedule", post(reschedule))
         .route("/v1/queues/{queue}/fetch", post(fetch))
@@ -324,6 +325,14 @@ async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
     let s: Settle = parse(&body)?;
     let dead = r.queue.nack(&r.id, s.token()?, s.delay_ms.map(Duration::from_millis), &s.reason).await.api(S)?;
     ok(json!({ "dead": dead }))
+}
+
+/// `POST .../messages/{id}/release` `{token}`: handed back unprocessed, due now, no attempt
+/// counted (for a worker that cannot start the work, e.g. while shutting down).
+async fn release(r: Write, body: Bytes) -> ApiResult<Response> {
+    let s: Settle = parse(&body)?;
+    r.queue.release(&r.id, s.token()?).await.api(S)?;
+    ok(json!({ "released": true }))
 }
 
 /// `POST .../messages/{id}/extend` `{token, ttr_ms}`: the lease runs `ttr_ms` from now.

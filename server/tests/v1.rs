@@ -74,7 +74,13 @@ async fn publish_fetch_settle_and_inspect() {
     .await;
     assert_eq!((st, v), (200, json!({"dead": false})));
     // No token is a malformed request, for every settle; a stale one is 409 with the core's code.
-    for (op, body) in [("ack", json!({})), ("nack", json!({"token": ""})), ("extend", json!({"ttr_ms": 1000}))] {
+    let settles = [
+        ("ack", json!({})),
+        ("nack", json!({"token": ""})),
+        ("release", json!({})),
+        ("extend", json!({"ttr_ms": 1000})),
+    ];
+    for (op, body) in settles {
         let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/{op}"), Some(body)).await;
         assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{op}: {v}");
         assert!(v["error"]["message"].as_str().unwrap().starts_with("token: required"), "{op}: {v}");
@@ -85,6 +91,14 @@ async fn publish_fetch_settle_and_inspect() {
     let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 10000}))).await;
     let d = v["messages"][0].clone();
     assert_eq!((d["attempt"].as_u64(), d["last_error"].as_str()), (Some(2), Some("db down")));
+    // Released: due now, and the next delivery is the same attempt again.
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/release"), Some(json!({"token": d["token"]}))).await;
+    assert_eq!((st, v), (200, json!({"released": true})));
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/release"), Some(json!({"token": d["token"]}))).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (409, Some("ERR_REDELAY_LEASE_LOST")));
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 10000}))).await;
+    let d = v["messages"][0].clone();
+    assert_eq!(d["attempt"].as_u64(), Some(2), "a release counts no attempt: {d}");
     let (st, v) = call(&s, "POST", &format!("{q}/messages/order-42/ack"), Some(json!({"token": d["token"]}))).await;
     assert_eq!((st, v), (200, json!({"acked": true})));
     let (st, v) = call(&s, "GET", &format!("{q}/messages/order-42"), None).await;
@@ -174,7 +188,7 @@ async fn publish_fetch_settle_and_inspect() {
     assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
     let row = &v["queues"][0];
     assert_eq!((row["queue"].as_str(), row["stats"]["scheduled"].as_u64()), (Some("app:orders"), Some(2)));
-    assert_eq!((row["last_hour"]["delivered"].as_u64(), row["last_hour"]["published"].as_u64()), (Some(2), Some(4)));
+    assert_eq!((row["last_hour"]["delivered"].as_u64(), row["last_hour"]["published"].as_u64()), (Some(3), Some(4)));
     assert!(row["lateness_p99_below_ms"].is_number() || row["lateness_p99_below_ms"] == "inf", "{row}");
     let (st, _) = call(&s, "GET", "/v1/overview?limit=0", None).await;
     assert_eq!(st, 400);

@@ -207,6 +207,12 @@ class QueueOps:
         return self._call("nack", wire({"id": id, "token": token, "retry_in": retry_in, "reason": reason}))
 
     @op
+    def release(self, id: str, token: str) -> None:
+        """Hands a leased message back unprocessed by id and lease token: due now, no attempt
+        counted (see :meth:`Message.release`)."""
+        return self._call("release", {"id": id, "token": token})
+
+    @op
     def extend(self, id: str, token: str, ttr: Seconds) -> None:
         """Extends a lease by id and lease token to ``ttr`` from now."""
         return self._call("extend", wire({"id": id, "token": token, "ttr": ttr}))

@@ -831,6 +831,13 @@ impl Queue {
         Ok(self.inner.settler.settle(Op::Nack { id, token, mode, reason }).await? == Settled::Dead)
     }
 
+    /// The plain-queue case of [`Queue::release`], on this handle's own keys.
+    pub(crate) async fn release_here(&self, id: &str, token: &str) -> Result<()> {
+        let (id, token) = Self::op_id_token(id, token)?;
+        let op = Op::Nack { id, token, mode: NackMode::Release, reason: String::new() };
+        self.inner.settler.settle(op).await.map(|_| ())
+    }
+
     /// The plain-queue case of [`Queue::extend`], on this handle's own keys.
     pub(crate) async fn extend_here(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
         limits::check_ttr("ttr", ttr)?;

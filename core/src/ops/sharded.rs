@@ -178,6 +178,12 @@ impl Queue {
         self.part_for(id).await?.nack_here(id, token, retry_in, reason).await
     }
 
+    /// Hands a leased message back unprocessed by id and lease token: due now, no attempt
+    /// counted (see [`Delivery::release`](crate::Delivery::release)).
+    pub async fn release(&self, id: &str, token: &str) -> Result<()> {
+        self.part_for(id).await?.release_here(id, token).await
+    }
+
     /// Extends a lease by id and lease token to `ttr` from now.
     pub async fn extend(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
         self.part_for(id).await?.extend_here(id, token, ttr).await

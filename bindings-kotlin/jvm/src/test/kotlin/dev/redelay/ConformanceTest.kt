@@ -122,6 +122,8 @@ class ConformanceTest {
 
         "nack" -> q.nack(a.str("id")!!, a.str("token")!!, a.ms("retry_in_ms"), a.str("reason") ?: "")
 
+        "release" -> q.release(a.str("id")!!, a.str("token")!!)
+
         "extend" -> q.extend(a.str("id")!!, a.str("token")!!, a.ms("ttr_ms") ?: 0.milliseconds)
 
         "cancel" -> q.cancel(a.str("id")!!)

@@ -41,9 +41,12 @@ class PullTest {
             q.ack(got[2].id, got[2].token)
             assertThrows<RedelayException.LeaseLost> { runBlocking { q.ack(got[2].id, got[2].token) } }
 
+            val released = q.fetch(10, wait = 2.seconds).single()
+            q.release(released.id, released.token)
+            assertThrows<RedelayException.LeaseLost> { runBlocking { q.release(released.id, released.token) } }
             val again = q.fetch(10, wait = 2.seconds)
             assertEquals(listOf("f2"), again.map { it.id })
-            assertEquals(2, again[0].attempt)
+            assertEquals(2, again[0].attempt) // the release counted no attempt
             assertEquals("again", again[0].lastError)
             q.extend(again[0].id, again[0].token, 5.seconds)
             assertFalse(q.nack(again[0].id, again[0].token, retryIn = 1.seconds * 3600, reason = "later"))
