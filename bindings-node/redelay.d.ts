@@ -234,7 +234,13 @@ export interface VerifyReport {
   ok: boolean
 }
 
-export type Counters = Record<'delivered' | 'acked' | 'nacked' | 'leaseLost' | 'errors', number>
+/**
+ * Counts kept by a subscription: messages leased (`delivered`), handler runs that finished
+ * (`handled`), acked after the handler returned, nacked after it threw (a handler's own
+ * `ack()`/`nack()` counts in neither), settles refused because the lease was lost, and fetch or
+ * settle calls that failed (the loop retries).
+ */
+export type Counters = Record<'delivered' | 'handled' | 'acked' | 'nacked' | 'leaseLost' | 'errors', number>
 
 export type ErrorCode =
   `ERR_REDELAY_${'INVALID_ARGUMENT' | 'CONNECTION' | 'TIMEOUT' | 'LEASE_LOST' | 'NOT_FOUND' | 'REDIS' | 'HANDLER'}`

@@ -399,8 +399,8 @@ class Subscription extends Handle {
   }
 
   counters() {
-    const [delivered, acked, nacked, leaseLost, errors] = this[N].counters()
-    return { delivered, acked, nacked, leaseLost, errors }
+    const [delivered, handled, acked, nacked, leaseLost, errors] = this[N].counters()
+    return { delivered, handled, acked, nacked, leaseLost, errors }
   }
 }
 // close: stops fetching, lets running handlers finish, and lets the process exit. Idempotent.

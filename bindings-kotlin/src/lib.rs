@@ -190,8 +190,9 @@ mirror!(
 
 mirror!(
     /// Counts kept by a subscription: messages leased; handler runs finished; acked after the
-    /// handler returned (or by the handler); nacked after it failed; settles refused because
-    /// the lease was lost; fetch or settle calls that failed (the loop retries).
+    /// handler returned; nacked after it failed (a handler's own `ack()`/`nack()` counts in
+    /// neither); settles refused because the lease was lost; fetch or settle calls that failed
+    /// (the loop retries).
     Counters from redelay::Counters {
         delivered: i64, handled: i64, acked: i64, nacked: i64, lease_lost: i64, errors: i64,
     }

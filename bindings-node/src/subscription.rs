@@ -189,10 +189,10 @@ impl NativeSubscription {
         self.sub.is_closed()
     }
 
-    /// delivered, acked, nacked, leaseLost, errors.
+    /// delivered, handled, acked, nacked, leaseLost, errors.
     #[napi]
     pub fn counters(&self) -> Vec<f64> {
         let c = self.sub.counters();
-        [c.delivered, c.acked, c.nacked, c.lease_lost, c.errors].map(|n| n as f64).to_vec()
+        [c.delivered, c.handled, c.acked, c.nacked, c.lease_lost, c.errors].map(|n| n as f64).to_vec()
     }
 }

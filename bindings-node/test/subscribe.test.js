@@ -65,6 +65,7 @@ async function failingHandler(name, handler) {
     const k = sub.counters()
     assert.equal(k.nacked, 1)
     assert.equal(k.acked, 1)
+    assert.deepEqual([k.delivered, k.handled], [2, 2])
     return { q, c }
   } finally {
     await c.close()

@@ -90,10 +90,10 @@ impl NativeSubscription {
         crate::convert::close(py, blocking, timeout, async move { sub.close().await })
     }
 
-    /// (delivered, acked, nacked, lease_lost, errors).
-    fn counters(&self) -> (u64, u64, u64, u64, u64) {
+    /// (delivered, handled, acked, nacked, lease_lost, errors).
+    fn counters(&self) -> (u64, u64, u64, u64, u64, u64) {
         let c = self.sub.counters();
-        (c.delivered, c.acked, c.nacked, c.lease_lost, c.errors)
+        (c.delivered, c.handled, c.acked, c.nacked, c.lease_lost, c.errors)
     }
 
     #[getter]

@@ -63,6 +63,7 @@ def test_manual_settle_from_a_plain_def_handler(client: redelay.Client) -> None:
     assert out == ["ms-1"]
     c = sub.counters()
     assert c.acked == 0 and c.nacked == 0  # settled by the handler itself
+    assert (c.delivered, c.handled) == (1, 1)
     assert q.stats().total == 0
 
 

@@ -97,6 +97,7 @@ class Counters:
     """Counts kept by a subscription since it started."""
 
     delivered: int  #: messages leased by this subscription
+    handled: int  #: handler runs that finished (returned or raised)
     acked: int  #: acknowledged after the handler returned (not the handler's own ``ack()`` calls)
     nacked: int  #: nacked after the handler raised (retries and dead letters; not its own ``nack()``)
     lease_lost: int  #: settles refused because the lease had been lost
