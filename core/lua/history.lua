@@ -13,9 +13,13 @@ for u = 0, n - 1 do
   if kind ~= 't' then pre = kind .. fmt_int(first + u) .. ':' end
   for _, name in ipairs(HIST_NAMES) do fields[#fields + 1] = pre .. name end
 end
-local v = redis.call('HMGET', HIST, unpack(fields))
-local out = { now }
-for i = 1, #fields do out[#out + 1] = tonumber(v[i] or 0) end
+-- HMGET in slices of 100 units: Lua's unpack takes fewer than 8,000 values, and 1,440 units
+-- are 33,120 fields.
+local out, slice = { now }, 100 * #HIST_NAMES
+for s = 1, #fields, slice do
+  local v = redis.call('HMGET', HIST, unpack(fields, s, math.min(s + slice - 1, #fields)))
+  for i = 1, #v do out[#out + 1] = tonumber(v[i] or 0) end
+end
 -- The unfolded minute (lib.lua's hist) belongs to its hour and to the totals already.
 local unfolded = tonumber(PRUNED.hmin)
 if unfolded and kind ~= 'm' then

@@ -51,6 +51,15 @@ async fn the_scripts_count_what_happens_per_minute_hour_and_in_total() {
     assert!(e.message().starts_with("until"), "{e}");
     let e = q.history(t0 - Duration::from_secs(86400 * 2), t0, Step::Minute).await.unwrap_err();
     assert!(e.message().contains("1440"), "{e}");
+    // The longest span, 1,440 minutes (33,120 counters in one script call), is read whole.
+    let now = SystemTime::now();
+    let day = q.history(now - Duration::from_secs(1439 * 60), now, Step::Minute).await.unwrap();
+    assert_eq!(day.len(), 1440);
+    assert_eq!(day.iter().map(|p| p.published).sum::<u64>(), 12);
+    // The totals are read at the Redis time.
+    let redis_now = q.redis_now().await.unwrap();
+    let at = q.history_totals().await.unwrap().at;
+    assert!(at >= redis_now && at.duration_since(redis_now).unwrap() < Duration::from_secs(60), "{at:?}");
     q.destroy().await.unwrap();
     assert_eq!(q.history_totals().await.unwrap().published, 0, "destroy deletes the history too");
 }

@@ -934,7 +934,7 @@ impl Queue {
             return Err(Error::invalid(format!("since/until: at most 1440 points of the step, got {n}")));
         }
         let kind = if step == Step::Minute { "m" } else { "h" };
-        let v = self.history_call(kind, a, n).await?;
+        let (_, v) = self.history_call(kind, a, n).await?;
         Ok(v.chunks(23)
             .enumerate()
             .map(|(i, c)| HistoryPoint::from_counts(ms_to_time((a + i as i64) * unit), c))
@@ -948,19 +948,22 @@ impl Queue {
         Ok(ms_to_time(int(v.first().ok_or_else(|| bad("time"))?)?))
     }
 
-    /// The history counters' totals since the queue began (monotonic, for Prometheus).
+    /// The history counters' totals since the queue began (monotonic, for Prometheus), read at
+    /// the Redis time of the point's `at` (of a sharded queue: its latest shard's).
     pub async fn history_totals(&self) -> Result<HistoryPoint> {
-        let v = self.history_call("t", 0, 1).await?;
-        Ok(HistoryPoint::from_counts(SystemTime::now(), &v))
+        let (now, v) = self.history_call("t", 0, 1).await?;
+        Ok(HistoryPoint::from_counts(ms_to_time(now), &v))
     }
 
-    pub(crate) async fn history_call_here(&self, kind: &str, first: i64, n: usize) -> Result<Vec<u64>> {
+    /// The Redis time of the call (ms) and its 23 counters per unit.
+    pub(crate) async fn history_call_here(&self, kind: &str, first: i64, n: usize) -> Result<(i64, Vec<u64>)> {
         let a = vec![kind.as_bytes().to_vec(), first.to_string().into_bytes(), n.to_string().into_bytes()];
         let v = array(self.run(&scripts::HISTORY, args(a)).await?)?;
         if v.len() != 1 + 23 * n {
             return Err(bad("history"));
         }
-        v[1..].iter().map(|x| int(x).map(|i| i.max(0) as u64)).collect()
+        let counts = v[1..].iter().map(|x| int(x).map(|i| i.max(0) as u64)).collect::<Result<_>>()?;
+        Ok((int(&v[0])?, counts))
     }
 
     /// Resumes a paused queue; idle consumers are woken at once. Returns false when it was not

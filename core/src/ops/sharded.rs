@@ -216,19 +216,20 @@ impl Queue {
     }
 
     /// History counters, summed over the shards.
-    pub(crate) async fn history_call(&self, kind: &str, first: i64, n: usize) -> Result<Vec<u64>> {
+    pub(crate) async fn history_call(&self, kind: &str, first: i64, n: usize) -> Result<(i64, Vec<u64>)> {
         if !self.is_sharded() {
             return self.history_call_here(kind, first, n).await;
         }
         self.check_shards().await?;
         let r = join_all(self.parts().iter().map(|q| q.history_call_here(kind, first, n))).await;
-        let mut sum: Vec<u64> = Vec::new();
+        let (mut now, mut sum) = (i64::MIN, Vec::<u64>::new());
         for v in r {
-            let v = v?;
+            let (at, v) = v?;
+            now = now.max(at);
             sum.resize(v.len().max(sum.len()), 0);
             sum.iter_mut().zip(v).for_each(|(a, b)| *a += b);
         }
-        Ok(sum)
+        Ok((now, sum))
     }
 
     /// Counts of the queue (of a sharded queue: summed; `paused` when any shard is).
