@@ -1,12 +1,21 @@
 //! The inspection and change subcommands.
 
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
 use redelay::{Client, Due, Message, MessageInfo, Queue, QueueOptions, Result, Select, Stats};
 
 use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
+
+/// A refusal of the core's (`buckets: must be 1 to 1000, got 6000`) prefixed with the flags the
+/// argument came from; other errors as they are.
+fn from_flags(flags: String) -> impl FnOnce(redelay::Error) -> redelay::Error {
+    move |e| match e.kind() {
+        redelay::ErrorKind::InvalidArgument => redelay::Error::invalid(format!("{flags}: {}", e.message())),
+        _ => e,
+    }
+}
 
 pub async fn connect(url: &str, prefix: &str) -> Result<Client> {
     Client::builder(url).prefix(prefix).connect_timeout(Duration::from_secs(3)).connect().await
@@ -317,6 +326,7 @@ pub enum DeadCmd {
     /// List dead letters, oldest death first
     List {
         queue: String,
+        /// Dead letters per page, 1 to 1000 (the CLI's default is 20; the library's is 100)
         #[arg(long, default_value_t = 20)]
         limit: usize,
         #[arg(long, default_value_t = 0)]
@@ -443,7 +453,8 @@ pub async fn verify(client: &Conn, queue: &str) -> Result<ExitCode> {
 #[derive(Args)]
 pub struct UpcomingArgs {
     pub queue: String,
-    /// How far ahead to look: 1h, 2d ...
+    /// How far ahead to look, from now by the Redis clock: 1h, 2d ... (--next / --every is the
+    /// number of buckets, 1 to 1000)
     #[arg(long, default_value = "1h", value_parser = parse_duration)]
     pub next: Duration,
     /// Bucket width: 1m, 1h ...
@@ -455,9 +466,9 @@ pub struct UpcomingArgs {
 
 /// How many messages fall due per bucket, as a bar chart.
 pub async fn upcoming(client: &Conn, a: UpcomingArgs) -> Result<ExitCode> {
-    let n = (a.next.as_millis() / a.every.as_millis().max(1)).clamp(1, 1000) as usize;
-    let now = SystemTime::now();
-    let b = client.queue(&a.queue).await?.upcoming(now, a.every, n).await?;
+    let n = (a.next.as_millis() / a.every.as_millis().max(1)).max(1) as usize;
+    let q = client.queue(&a.queue).await?;
+    let b = q.upcoming(q.redis_now().await?, a.every, n).await.map_err(from_flags("--next / --every".into()))?;
     if a.json {
         let v: Vec<_> = b.iter().map(|(t, c)| serde_json::json!({ "from_ms": epoch_ms(*t), "count": c })).collect();
         println!("{}", serde_json::Value::Array(v));
@@ -479,6 +490,7 @@ pub struct ListArgs {
     pub state: String,
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
+    /// Messages per page, 1 to 1000 (the CLI's default is 20; the library's is 100)
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
     #[arg(long)]
@@ -585,10 +597,12 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
 #[derive(Args)]
 pub struct HistoryArgs {
     pub queue: String,
-    /// How far back: 30m, 1h, 2d ...
+    /// How far back from now by the Redis clock: 30m, 1h, 2d ... (at most 1440 points of the
+    /// step: minutes are kept 2 days, hours 90 days)
     #[arg(long, default_value = "1h", value_parser = parse_duration)]
     pub last: Duration,
-    /// minute or hour (default: minute up to 1 day back, else hour)
+    /// minute or hour (default: minute when --last is at most 23h59m, whose minutes always fit
+    /// in 1440 points; else hour)
     #[arg(long, value_parser = ["minute", "hour"])]
     pub step: Option<String>,
     #[arg(long)]
@@ -597,14 +611,18 @@ pub struct HistoryArgs {
 
 /// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
 pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
+    // A span of m minutes touches at most m + 1 minute points: 1439 minutes is the longest that
+    // always fits in the core's 1440.
     let hourly = match a.step.as_deref() {
-        Some("hour") => true,
-        Some(_) => false,
-        None => a.last > Duration::from_secs(86_400),
+        Some(s) => s == "hour",
+        None => a.last > Duration::from_secs(1439 * 60),
     };
     let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
-    let now = SystemTime::now();
-    let pts = client.queue(&a.queue).await?.history(now - a.last, now, step).await?;
+    let q = client.queue(&a.queue).await?;
+    let now = q.redis_now().await?;
+    let since = now.checked_sub(a.last).unwrap_or(UNIX_EPOCH);
+    let flags = format!("--last at --step {}", if hourly { "hour" } else { "minute" });
+    let pts = q.history(since, now, step).await.map_err(from_flags(flags))?;
     if a.json {
         let v: Vec<_> = pts
             .iter()

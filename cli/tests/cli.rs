@@ -202,6 +202,59 @@ fn history_as_a_table_json_and_prometheus_counters() {
     }
 }
 
+/// The `from`/`at_ms` of each point or bucket of a JSON answer, and the gaps between them.
+fn gaps(o: &Output, key: &str) -> (usize, Vec<i64>) {
+    assert!(o.status.success(), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let at: Vec<i64> = v.as_array().unwrap().iter().map(|p| p[key].as_i64().unwrap()).collect();
+    (at.len(), at.windows(2).map(|w| w[1] - w[0]).collect())
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
+    let prefix = format!("clihiststep{}", std::process::id());
+    // A day is 1441 minute points: hours are picked (25 points).
+    for last in ["1d", "24h"] {
+        let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "at_ms");
+        assert_eq!(n, 25, "{last}");
+        assert!(gaps.iter().all(|&g| g == 3_600_000), "{last}: {gaps:?}");
+        assert!(redelay(&prefix, &["history", "h", "--last", last]).status.success(), "{last}");
+    }
+    let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", "10m", "--json"]), "at_ms");
+    assert_eq!(n, 11);
+    assert!(gaps.iter().all(|&g| g == 60_000), "{gaps:?}");
+    // Minutes forced over too long a span: the core's refusal, naming the flags and the limit.
+    for last in ["1d", "2d"] {
+        let o = redelay(&prefix, &["history", "h", "--last", last, "--step", "minute"]);
+        assert_eq!(o.status.code(), Some(64), "{o:?}");
+        let err = stderr(&o);
+        assert!(err.contains("--last at --step minute: ") && err.contains("at most 1440 points"), "{err}");
+    }
+    let help = text(&redelay(&prefix, &["history", "--help"]));
+    assert!(help.contains("minute when --last is at most 23h59m"), "{help}");
+}
+
+#[test]
+fn upcoming_refuses_more_than_1000_buckets_and_list_help_states_its_default() {
+    let prefix = format!("clibuckets{}", std::process::id());
+    let (n, gaps) = gaps(&redelay(&prefix, &["upcoming", "q", "--next", "1000m", "--json"]), "from_ms");
+    assert_eq!(n, 1000);
+    assert!(gaps.iter().all(|&g| g == 60_000), "{gaps:?}");
+    let o = redelay(&prefix, &["upcoming", "q", "--next", "2h", "--every", "1s"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    let err = stderr(&o);
+    assert!(err.contains("--next / --every: buckets: must be 1 to 1000, got 7200"), "{err}");
+    // The CLI's pages are smaller than the library's, and say so.
+    for cmd in [&["list", "--help"][..], &["dead", "list", "--help"]] {
+        let help = text(&redelay(&prefix, cmd));
+        assert!(help.contains("the CLI's default is 20") && help.contains("[default: 20]"), "{help}");
+    }
+}
+
 /// One HTTP/1.1 request over a plain socket: (status, body).
 fn http(port: u16, method: &str, path: &str, token: &str, body: &str) -> Option<(u16, String)> {
     use std::io::{Read, Write};
