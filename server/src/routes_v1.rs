@@ -180,7 +180,7 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// `GET /v1/overview?offset=&limit=`: a page (default 100, at most 1000) of the queues the
 /// token may see, each with its stats and its last hour: counts, deliveries in the last
 /// minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview shows,
-/// in one request.
+/// in one request. The hour ends now by the Redis clock (of each queue's node).
 async fn overview(a: Auth) -> ApiResult<Response> {
     a.query(&["offset", "limit"])?;
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
@@ -195,7 +195,7 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     let rows = futures_util::future::try_join_all(page.into_iter().map(|n| async move {
         let q = a.open(n, false).await?;
         let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
-            let now = std::time::SystemTime::now();
+            let now = q.redis_now().await.api(S)?;
             q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
         })?;
         let last_minute = hour.last().map_or(0, |p| p.delivered);
@@ -297,7 +297,12 @@ async fn fetch_many(a: Auth, body: Bytes) -> ApiResult<Response> {
 #[serde(deny_unknown_fields)]
 struct Settle {
     token: Option<String>,
-    delay_ms: Option<u64>,
+    /// The nack's delay, as in the core's wire form (fractions of a ms allowed).
+    #[serde(default, with = "redelay::wire::opt_ms")]
+    retry_in_ms: Option<Duration>,
+    /// The old name of `retry_in_ms`, still accepted.
+    #[serde(default, with = "redelay::wire::opt_ms")]
+    delay_ms: Option<Duration>,
     #[serde(default)]
     reason: String,
     ttr_ms: Option<u64>,
@@ -319,11 +324,21 @@ async fn ack(r: Write, body: Bytes) -> ApiResult<Response> {
     ok(json!({ "acked": true }))
 }
 
-/// `POST .../messages/{id}/nack` `{token, delay_ms?, reason?}`: retried after `delay_ms` (or the
-/// message's backoff), or dead at its last attempt: `{"dead": bool}`.
+/// `POST .../messages/{id}/nack` `{token, retry_in_ms?, reason?}`: retried after `retry_in_ms`
+/// (or the message's backoff), or dead at its last attempt: `{"dead": bool}`. `delay_ms` is
+/// the old name of `retry_in_ms`.
 async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
     let s: Settle = parse(&body)?;
-    let dead = r.queue.nack(&r.id, s.token()?, s.delay_ms.map(Duration::from_millis), &s.reason).await.api(S)?;
+    let retry_in = match (s.retry_in_ms, s.delay_ms) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid(
+                "retry_in_ms/delay_ms: give one of them, not both (delay_ms is the old name)",
+                S,
+            ))
+        }
+        (r, d) => r.or(d),
+    };
+    let dead = r.queue.nack(&r.id, s.token()?, retry_in, &s.reason).await.api(S)?;
     ok(json!({ "dead": dead }))
 }
 
@@ -415,15 +430,18 @@ async fn resume(r: Write) -> ApiResult<Response> {
     ok(json!({ "changed": r.queue.resume().await.api(S)? }))
 }
 
-/// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute).
+/// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute,
+/// until now by the Redis clock).
 async fn history(r: Read) -> ApiResult<Response> {
     let step = match r.a.query(&["since_ms", "until_ms", "step"])?.get("step").map_or("minute", String::as_str) {
         "minute" => Step::Minute,
         "hour" => Step::Hour,
         s => return Err(ApiError::invalid(format!("step: minute or hour, got {s:?}"), S)),
     };
-    let now = wire::ms(std::time::SystemTime::now());
-    let until = r.a.num::<i64>("until_ms")?.unwrap_or(now);
+    let until = match r.a.num::<i64>("until_ms")? {
+        Some(t) => t,
+        None => wire::ms(r.queue.redis_now().await.api(S)?),
+    };
     let since = r.a.num::<i64>("since_ms")?.unwrap_or(until - 3_600_000);
     let pts = r.queue.history(wire::time(since), wire::time(until), step).await.api(S)?;
     ok(json!({ "points": pts.iter().map(point).collect::<Vec<_>>() }))
@@ -433,10 +451,14 @@ async fn history_totals(r: Read) -> ApiResult<Response> {
     ok(point(&r.queue.history_totals().await.api(S)?))
 }
 
-/// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute).
+/// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute, from now
+/// by the Redis clock).
 async fn upcoming(r: Read) -> ApiResult<Response> {
     r.a.query(&["from_ms", "width_ms", "buckets"])?;
-    let from = r.a.num::<i64>("from_ms")?.unwrap_or_else(|| wire::ms(std::time::SystemTime::now()));
+    let from = match r.a.num::<i64>("from_ms")? {
+        Some(t) => t,
+        None => wire::ms(r.queue.redis_now().await.api(S)?),
+    };
     let width = r.a.num::<u64>("width_ms")?.unwrap_or(60_000);
     let n = r.a.num::<usize>("buckets")?.unwrap_or(60);
     let b = r.queue.upcoming(wire::time(from), Duration::from_millis(width), n).await.api(S)?;

@@ -1,7 +1,7 @@
 //! Push delivery: a queue with a webhook (`PUT /v1/queues/{queue}/webhook {"url": ...}`, kept
 //! in the Redis hash `<prefix>:webhooks`) has its due messages POSTed by the server to the URL
-//! as JSON (`id`, `queue`, `body` (text, when UTF-8), `body_base64`, `headers`, `attempt`,
-//! `max_attempts`, `published_at_ms`, `due_at_ms`): a 2xx answer acks the message, anything
+//! as JSON (the fields of a fetched delivery, [`wire::delivery`], but the lease's `token` and
+//! `lease_deadline_ms`: the server settles it): a 2xx answer acks the message, anything
 //! else (or no answer within its lease) nacks it, so it is retried after the message's backoff
 //! and ends in the dead letters at its last attempt. Every server with the same prefix runs the
 //! webhooks it finds there (re-read every few seconds); each message goes to one of them.
@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use redelay::{Delivery, Queue};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::config::ServerConfig;
 use crate::error::{ApiError, CoreExt, Style};
@@ -150,17 +149,12 @@ async fn worker(http: reqwest::Client, queue: Queue, url: String, stop: Arc<Atom
 }
 
 async fn push(http: &reqwest::Client, url: &str, d: &Delivery) {
-    let mut v = json!({
-        "id": d.id(),
-        "queue": d.queue(),
-        "headers": d.headers(),
-        "attempt": d.attempt(),
-        "max_attempts": d.max_attempts(),
-        "published_at_ms": wire::ms(d.published_at()),
-        "due_at_ms": wire::ms(d.due_at()),
-    });
-    v["body"] = std::str::from_utf8(d.body()).map_or(serde_json::Value::Null, |s| json!(s));
-    v["body_base64"] = json!(wire::b64(d.body()));
+    // What a fetch shows, but the lease: the server settles push deliveries itself.
+    let mut v = wire::delivery(d);
+    if let Some(m) = v.as_object_mut() {
+        m.remove("token");
+        m.remove("lease_deadline_ms");
+    }
     // Answer before the lease runs out, so that a slow receiver is a nack, not a redelivery.
     let left = d.lease_deadline().duration_since(std::time::SystemTime::now()).unwrap_or_default();
     let timeout = left.saturating_sub(Duration::from_millis(50)).max(Duration::from_millis(50));

@@ -645,3 +645,74 @@ async fn respawn_keeps_clears_or_renews_the_expiry() {
         assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{body}: {v}");
     }
 }
+
+/// The Redis clock, in ms since the epoch, read with a raw connection.
+async fn redis_ms() -> i64 {
+    let mut c = redis::Client::open(common::url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut c).await.unwrap();
+    s * 1000 + us / 1000
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_upcoming_and_overview_default_to_the_redis_clock() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:clock";
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "delay_ms": 90_000}))).await.0, 201);
+    let before = redis_ms().await;
+    let (st, h) = call(&s, "GET", &format!("{q}/history"), None).await;
+    let (st2, u) = call(&s, "GET", &format!("{q}/upcoming"), None).await;
+    let after = redis_ms().await;
+    assert_eq!((st, st2), (200, 200), "{h} {u}");
+    // By minute, until now: the last point is the minute holding the Redis time, the first an
+    // hour before it.
+    let pts = h["points"].as_array().unwrap();
+    let (first, last) = (pts[0]["at_ms"].as_i64().unwrap(), pts.last().unwrap()["at_ms"].as_i64().unwrap());
+    assert!(last > before - 60_000 - 1000 && last <= after, "last point {last}, Redis {before}..{after}");
+    assert_eq!(last - first, 3_600_000, "{} points", pts.len());
+    // From now: the first bucket starts at the Redis time; the message falls due in the second.
+    let b = u["buckets"].as_array().unwrap();
+    let from = b[0]["at_ms"].as_i64().unwrap();
+    assert!(from >= before - 1000 && from <= after + 1000, "first bucket {from}, Redis {before}..{after}");
+    assert_eq!((b.len(), b[1]["count"].as_u64()), (60, Some(1)), "{u}");
+    let (st, v) = call(&s, "GET", "/v1/overview", None).await;
+    assert_eq!((st, v["queues"][0]["queue"].as_str()), (200, Some("app:clock")), "{v}");
+    assert_eq!(v["queues"][0]["last_hour"]["published"].as_u64(), Some(1), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nack_takes_retry_in_ms_or_its_old_name_delay_ms_not_both() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:nacks";
+    let m = json!({"body": "x", "id": "n1", "max_attempts": 10, "backoff_base_ms": 1, "backoff_max_ms": 1});
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(m)).await.0, 201);
+    let lease = || async {
+        let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 10000}))).await;
+        v["messages"][0]["token"].as_str().unwrap().to_string()
+    };
+    // Each name is honoured (the backoff alone would be 1 ms), fractions too; then due now again.
+    for field in ["retry_in_ms", "delay_ms"] {
+        let token = lease().await;
+        let before = redis_ms().await;
+        let body = json!({"token": token, field: 60_000.5, "reason": field});
+        let (st, v) = call(&s, "POST", &format!("{q}/messages/n1/nack"), Some(body)).await;
+        assert_eq!((st, v), (200, json!({"dead": false})), "{field}");
+        let (_, m) = call(&s, "GET", &format!("{q}/messages/n1"), None).await;
+        let due = m["due_at_ms"].as_i64().unwrap();
+        assert!(due >= before + 60_000 && due <= redis_ms().await + 60_001, "{field}: due {due}, nacked {before}");
+        assert_eq!(m["last_error"].as_str(), Some(field));
+        let (st, _) = call(&s, "POST", &format!("{q}/messages/n1/reschedule"), Some(json!({"delay_ms": 0}))).await;
+        assert_eq!(st, 200);
+    }
+    // Both: refused, naming both, and the lease is still held.
+    let token = lease().await;
+    let both = json!({"token": token, "retry_in_ms": 10, "delay_ms": 10});
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/n1/nack"), Some(both)).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("retry_in_ms/delay_ms: "), "{v}");
+    let (st, v) =
+        call(&s, "POST", &format!("{q}/messages/n1/nack"), Some(json!({"token": token, "retry_in_ms": -1}))).await;
+    assert_eq!(st, 400);
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("retry_in_ms: "), "{v}");
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/n1/ack"), Some(json!({"token": token}))).await;
+    assert_eq!((st, v), (200, json!({"acked": true})));
+}

@@ -78,6 +78,16 @@ async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
         (Some("p1"), Some(1), Some("push me"))
     );
     assert_eq!((g[1]["attempt"].as_u64(), g[1]["headers"]["h"].as_str()), (Some(2), Some("v")));
+    // The fields of a fetched delivery, but the lease (the server settles it): the retry carries
+    // the first failure's reason.
+    let reason = format!("webhook: HTTP 500 from {hook}");
+    assert_eq!((&g[0]["last_error"], g[1]["last_error"].as_str()), (&Value::Null, Some(reason.as_str())));
+    for p in &g {
+        let (due, at) = (p["due_at_ms"].as_i64().unwrap(), p["delivered_at_ms"].as_i64());
+        assert!(at.is_some_and(|at| at >= due), "{p}");
+        assert!(p["lateness_ms"].is_u64() && p["expires_at_ms"].is_null(), "{p}");
+        assert!(p.get("token").is_none() && p.get("lease_deadline_ms").is_none(), "no lease: {p}");
+    }
     let h = q.history_totals().await.unwrap();
     assert_eq!((h.delivered, h.retried, h.acked), (2, 1, 1));
 
