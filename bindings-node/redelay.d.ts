@@ -387,6 +387,8 @@ export declare class Message {
   readonly deliveredAt: Date
   /** deliveredAt - dueAt, by the Redis clock. */
   readonly latenessMs: number
+  /** When the message expires (it is not delivered again after that), or null. */
+  readonly expiresAt: Date | null
   /** The lease token, for queue.ack(id, token) and friends. */
   readonly token: string
   /** The reason given by the previous failed attempt. */

@@ -425,7 +425,7 @@ class Message {
     this.#h = b.handles == null ? null : b.handles[i]
     this.#sub = sub
     this.#slot = b.slots[i]
-    const k = i * 8
+    const k = i * 9
     const nums = b.nums
     this.id = b.ids[i]
     this.queue = b.queues[nums[k + 7]]
@@ -437,6 +437,7 @@ class Message {
     this.dueAt = new Date(nums[k + 3])
     this.deliveredAt = new Date(nums[k + 4])
     this.latenessMs = nums[k + 5]
+    this.expiresAt = nums[k + 8] === 0 ? null : new Date(nums[k + 8])
     this.#deadline = nums[k + 6]
     this.token = b.tokens[i]
     this.lastError = b.lastErrors == null ? null : (b.lastErrors[i] ?? null)

@@ -502,6 +502,7 @@ pub struct InDelivery {
     pub published_at: SystemTime,
     pub due_at: SystemTime,
     pub delivered_at: SystemTime,
+    pub expires_at: Option<SystemTime>,
     pub lateness_us: i64,
     pub token: String,
 }
@@ -520,6 +521,7 @@ fn in_delivery(d: &redelay::Delivery, lease: Option<Arc<NativeLease>>, key: u64)
         published_at: d.published_at(),
         due_at: d.due_at(),
         delivered_at: d.delivered_at(),
+        expires_at: d.expires_at(),
         lateness_us: d.lateness().as_micros() as i64,
         token: d.token().to_string(),
     }

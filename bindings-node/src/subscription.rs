@@ -30,8 +30,9 @@ pub struct RawBatch {
     /// Every body, one after the other; body `i` ends at `ends[i]`.
     pub bodies: Buffer,
     pub ends: Uint32Array,
-    /// 8 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
-    /// the epoch), latenessMs, leaseDeadline (ms since the epoch), queue (index in `queues`).
+    /// 9 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
+    /// the epoch), latenessMs, leaseDeadline (ms since the epoch), queue (index in `queues`),
+    /// expiresAt (ms since the epoch; 0: none).
     pub nums: Float64Array,
     /// Each delivery's headers; absent when none in the batch has any.
     pub headers: Option<Vec<BTreeMap<String, String>>>,
@@ -42,7 +43,7 @@ pub struct RawBatch {
 }
 
 pub(crate) fn columns(batch: Vec<(u64, Delivery)>, handles: bool) -> RawBatch {
-    let (mut queues, mut nums, mut end) = (Vec::<String>::new(), Vec::with_capacity(batch.len() * 8), 0);
+    let (mut queues, mut nums, mut end) = (Vec::<String>::new(), Vec::with_capacity(batch.len() * 9), 0);
     for (_, d) in &batch {
         let q = queues.iter().position(|q| q == d.queue()).unwrap_or_else(|| {
             queues.push(d.queue().to_string());
@@ -52,7 +53,9 @@ pub(crate) fn columns(batch: Vec<(u64, Delivery)>, handles: bool) -> RawBatch {
             (wire::epoch_ms(d.published_at()), wire::epoch_ms(d.due_at()), wire::epoch_ms(d.delivered_at()));
         let lateness = d.lateness().as_secs_f64() * 1000.0;
         let (attempt, max) = (d.attempt() as f64, d.max_attempts() as f64);
-        nums.extend([attempt, max, published, due, delivered, lateness, wire::epoch_ms(d.lease_deadline()), q as f64]);
+        let expires = d.expires_at().map_or(0.0, wire::epoch_ms);
+        let deadline = wire::epoch_ms(d.lease_deadline());
+        nums.extend([attempt, max, published, due, delivered, lateness, deadline, q as f64, expires]);
     }
     let all = |f: fn(&Delivery) -> bool| batch.iter().any(|(_, d)| f(d));
     RawBatch {

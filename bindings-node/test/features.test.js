@@ -16,6 +16,18 @@ test('expiry: a message not delivered in time becomes a dead letter "expired", o
   await q.publish('gone', { delayMs: 10, expiresInMs: 30, dropOnExpiry: true })
   await sleep(100)
   assert.deepEqual(await q.fetch(10), [], 'an expired message is never handed out')
+  // A delivery knows its expiry too (null without one).
+  await q.publish('soon', { id: 'soon', expiresAt: at })
+  await q.publish('forever', { id: 'forever' })
+  const got = await q.fetch(2, { waitMs: 2000 })
+  assert.deepEqual(
+    got.map((m) => [m.id, m.expiresAt?.getTime() ?? null]),
+    [
+      ['soon', at.getTime()],
+      ['forever', null],
+    ],
+  )
+  await Promise.all(got.map((m) => m.ack()))
   const dead = await q.deadLetters()
   assert.deepEqual(
     dead.map((m) => m.id),

@@ -66,6 +66,8 @@ methods! {
     due_at -> SystemTime = |d, _py| d.due_at();
     /// When this delivery was leased (Redis clock).
     delivered_at -> SystemTime = |d, _py| d.delivered_at();
+    /// When the message expires (it is not delivered again after that), or None.
+    expires_at -> Option<SystemTime> = |d, _py| d.expires_at();
     /// `delivered_at - due_at` as a timedelta (by the Redis clock).
     lateness -> std::time::Duration = |d, _py| d.lateness();
     /// When the current lease runs out unless extended.

@@ -34,7 +34,11 @@ def test_a_message_past_its_expiry_is_never_delivered(client: redelay.Client) ->
     info = q.peek(q.publish(b"ok", expires_at=at).id)
     assert info is not None and info.expires_at is not None and abs(info.expires_at - at) < timedelta(seconds=1)
     time.sleep(0.2)
-    assert [m.body for m in q.fetch(10)] == [b"ok"]
+    got = q.fetch(10)
+    assert [m.body for m in got] == [b"ok"]
+    assert got[0].expires_at == info.expires_at  # a delivery knows its expiry too
+    q.publish(b"forever", id="no-expiry")
+    assert q.fetch(1, wait=2)[0].expires_at is None
     dead = q.dead_letters()
     assert [d.id for d in dead] == [kept] and "expired" in (dead[0].last_error or "")
     assert q.peek(dropped) is None

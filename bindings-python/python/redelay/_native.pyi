@@ -32,6 +32,7 @@ class BaseMessage:
     published_at: Final[datetime]  #: When Redis stored the message (aware UTC, Redis clock).
     due_at: Final[datetime]  #: When the message became due (for a retry: when the retry became due).
     delivered_at: Final[datetime]  #: When this delivery was leased (Redis clock, microsecond precision).
+    expires_at: Final[Optional[datetime]]  #: When it expires (not delivered again after that), or None.
     lateness: Final[timedelta]  #: ``delivered_at - due_at`` (Redis clock).
     lease_deadline: Final[datetime]  #: When the current lease runs out unless extended.
     token: Final[str]  #: The lease token, for settling by id with ``queue.ack(id, token)``.

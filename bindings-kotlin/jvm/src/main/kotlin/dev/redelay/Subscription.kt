@@ -149,6 +149,9 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     /** `deliveredAt - dueAt`, by the Redis clock. */
     val lateness: Duration get() = d.latenessUs.microseconds
 
+    /** When the message expires (it is not delivered again after that), or null. */
+    val expiresAt: Instant? get() = d.expiresAt
+
     /** The lease token (for [Queue.ack] and friends, when settling by id). */
     val token: String get() = d.token
 

@@ -15,6 +15,7 @@ import kotlin.test.assertTrue
 import kotlin.time.Duration.Companion.hours
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.minutes
+import kotlin.time.Duration.Companion.seconds
 
 /** Issue 15 in Kotlin: expiry, pause, several queues, history, upcoming, list, search. */
 class FeaturesTest {
@@ -38,7 +39,11 @@ class FeaturesTest {
             )
             assertEquals(at.plusSeconds(1).toEpochMilli(), q.peek("opts")!!.expiresAt!!.toEpochMilli())
             delay(500) // past both expiries (by any clock)
-            assertEquals(listOf("later"), q.fetch(10, 500.milliseconds).map { it.id }) // "opts" is not due
+            val later = q.fetch(10, 500.milliseconds)
+            assertEquals(listOf("later"), later.map { it.id }) // "opts" is not due
+            assertEquals(at.toEpochMilli(), later.single().expiresAt!!.toEpochMilli()) // a delivery knows its expiry
+            q.publish("w".encodeToByteArray(), id = "forever")
+            assertNull(q.fetch(1, 2.seconds).single().expiresAt)
             val dead = q.deadLetters()
             assertEquals(listOf("dies"), dead.map { it.id })
             assertContains(dead.single().lastError!!, "expired")
