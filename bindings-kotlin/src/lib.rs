@@ -669,8 +669,8 @@ impl NativeSubscription {
     }
 
     pub fn complete(&self, outcomes: Vec<Outcome>) {
-        let retry_in = |ms: Option<Ms>| ms.map(|ms| Duration::from_millis(ms.0.max(0) as u64));
-        let failure = |o: Outcome| o.failure.map_or(Ok(()), |r| Err(Failure::with_retry(r, retry_in(o.retry_in))));
+        let retry_in = |ms: Option<Ms>| ms.map(|ms| ms.0 as f64);
+        let failure = |o: Outcome| o.failure.map_or(Ok(()), |r| Err(Failure::with_retry_ms(r, retry_in(o.retry_in))));
         self.0.complete(outcomes.into_iter().map(|o| (o.key, failure(o))).collect());
     }
 

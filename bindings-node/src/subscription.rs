@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -162,7 +161,7 @@ impl NativeSubscription {
     /// Unknown slots are ignored.
     #[napi]
     pub fn complete(&self, slots: Vec<f64>, reasons: Vec<Option<String>>, retry_in_ms: Vec<f64>) {
-        let failure = |reason, r: f64| Failure::with_retry(reason, Duration::try_from_secs_f64(r / 1000.0).ok());
+        let failure = |reason, r: f64| Failure::with_retry_ms(reason, Some(r));
         let out = slots.iter().zip(reasons).zip(&retry_in_ms);
         self.sub.complete(
             out.map(|((&k, reason), &r)| (k as u64, reason.map_or(Ok(()), |s| Err(failure(s, r))))).collect(),

@@ -147,6 +147,21 @@ test('RetryLater chooses the retry delay', async (t) => {
   assert.ok(times[1] - times[0] >= 350, `retried after ${times[1] - times[0]} ms`)
 })
 
+test('RetryLater with a negative delay retries now, not after the backoff', async (t) => {
+  const c = await connect('retrynegative')
+  t.after(() => c.close())
+  const q = c.queue('retrynegative')
+  const attempts = []
+  const sub = await q.subscribe((m) => {
+    attempts.push(m.attempt)
+    if (m.attempt === 1) throw new RetryLater('deadline passed', -5)
+  })
+  await q.publish('x', { backoffBaseMs: 3_600_000, backoffMaxMs: 3_600_000 })
+  await until(() => attempts.length === 2, 10_000, 'retried now')
+  await sub.close()
+  assert.deepEqual(attempts, [1, 2])
+})
+
 test('the handler may settle the message itself', async (t) => {
   const c = await connect('manual')
   t.after(() => c.close())

@@ -76,9 +76,7 @@ impl NativeSubscription {
 
     /// Reports outcomes: None acks, (reason, retry_in seconds or None) nacks.
     fn complete(&self, outcomes: Vec<(u64, Outcome)>) {
-        let f = |(r, s): (String, Option<f64>)| {
-            redelay::Failure::with_retry(r, s.and_then(|s| Duration::try_from_secs_f64(s).ok()))
-        };
+        let f = |(r, s): (String, Option<f64>)| redelay::Failure::with_retry_ms(r, s.map(|s| s * 1000.0));
         self.sub.complete(outcomes.into_iter().map(|(k, o)| (k, o.map_or(Ok(()), |o| Err(f(o))))).collect());
     }
 

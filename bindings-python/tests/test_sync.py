@@ -217,6 +217,23 @@ def test_retry_later_sets_the_delay(client: redelay.Client) -> None:
     assert 0.25 < calls[1] - calls[0] < 1.5  # default backoff would be about 1 s or more
 
 
+def test_retry_later_with_a_negative_delay_retries_now(client: redelay.Client) -> None:
+    q = client.queue("retry-negative")
+    attempts: list[int] = []
+
+    def handler(msg: redelay.SyncMessage) -> None:
+        attempts.append(msg.attempt)
+        if msg.attempt == 1:
+            raise redelay.RetryLater(-5, "deadline passed")
+
+    q.publish(b"x", backoff=(3600, 3600))
+    with q.subscribe(handler):
+        deadline = time.monotonic() + 10
+        while len(attempts) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert attempts == [1, 2]  # at once, not after its hour of backoff
+
+
 def test_sync_calls_release_the_gil(client: redelay.Client) -> None:
     q = client.queue("gil")
     ticks = 0

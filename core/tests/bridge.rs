@@ -34,8 +34,9 @@ impl Wake for Loop {
     }
 }
 
-/// Starts the loop thread; `sub` is filled in once subscribed. Every message whose body is
-/// "fail" is reported failed, the rest acked.
+/// Starts the loop thread; `sub` is filled in once subscribed. A message whose body is "fail"
+/// is reported failed (retry now), "neg" failed with a negative delay in ms and "far" with an
+/// infinite one (as a binding passes them), the rest acked.
 /// Where the loop finds its subscription once it exists.
 type SubSlot = Arc<Mutex<Option<Arc<Subscription>>>>;
 
@@ -51,13 +52,40 @@ fn event_loop(seen: Arc<Mutex<Vec<(String, u32)>>>) -> (Arc<Loop>, SubSlot) {
             let mut out = Vec::new();
             for (key, d) in batch {
                 seen.lock().unwrap().push((d.id().to_string(), d.attempt()));
-                let r = if d.body() == b"fail" { Err(Failure::retry_in("planned", Duration::ZERO)) } else { Ok(()) };
+                let r = match d.body() {
+                    b"fail" => Err(Failure::retry_in("planned", Duration::ZERO)),
+                    b"neg" => Err(Failure::with_retry_ms("planned", Some(-5.0))),
+                    b"far" => Err(Failure::with_retry_ms("planned", Some(f64::INFINITY))),
+                    _ => Ok(()),
+                };
                 out.push((key, r));
             }
             sub.complete(out);
         }
     });
     (lp, sub)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_retry_delay_that_is_negative_is_now_and_an_infinite_one_the_longest() {
+    let (_c, q) = common::queue("foreign-retry").await;
+    let hour = Duration::from_secs(3600);
+    q.publish(Message::new(b"neg".to_vec()).id("neg").max_attempts(2).backoff(hour, hour)).await.unwrap();
+    q.publish(Message::new(b"far".to_vec()).id("far").max_attempts(5)).await.unwrap();
+    let seen: Arc<Mutex<Vec<(String, u32)>>> = Default::default();
+    let (lp, slot) = event_loop(seen.clone());
+    let sub = Arc::new(q.subscribe_foreign(lp.clone(), SubscribeOptions::concurrency(5)).await.unwrap());
+    *slot.lock().unwrap() = Some(sub.clone());
+    let _ = lp.wake();
+    // Retried at once (not after its hour of backoff), then dead at its second attempt.
+    eventually("neg retried now, then dead", Duration::from_secs(20), || sub.counters().nacked == 3).await;
+    assert!(seen.lock().unwrap().contains(&("neg".to_string(), 2)));
+    assert_eq!(q.peek("neg").await.unwrap().unwrap().state, State::Dead);
+    // Nacked, not refused: due after the longest delay, with the handler's reason.
+    let far = q.peek("far").await.unwrap().unwrap();
+    assert_eq!((far.state, far.attempts, far.last_error.as_deref()), (State::Scheduled, 1, Some("planned")));
+    assert!(far.due_at > far.published_at + Duration::from_secs(3649 * 86_400), "{:?}", far.due_at);
+    sub.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

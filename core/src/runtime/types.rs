@@ -12,12 +12,15 @@ use std::time::{Duration, Instant};
 use tokio::sync::{watch, Semaphore};
 
 use crate::base::error::{Error, Result};
+use crate::base::limits;
 use crate::base::options::SubscribeOptions;
 use crate::ops::delivery::Delivery;
 use crate::ops::queue::Queue;
 
 /// A failed handler outcome: the message is nacked with `reason`, and retried after
 /// `retry_in` or the message's backoff. Any `std::error::Error` converts into it, so `?` works.
+/// A handler's outcome has no caller to refuse a delay to, so one beyond the longest
+/// ([`MAX_DELAY`](limits::MAX_DELAY), 3650 days) is cut to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     reason: String,
@@ -38,13 +41,22 @@ impl Failure {
     pub fn with_retry(reason: impl Into<String>, retry_in: Option<Duration>) -> Self {
         Failure { reason: reason.into(), retry_in }
     }
+    /// A foreign handler's outcome with its retry delay in milliseconds, as every binding
+    /// reads it: none or NaN is the message's backoff, a negative delay is now, an infinite
+    /// one the longest.
+    pub fn with_retry_ms(reason: impl Into<String>, retry_in_ms: Option<f64>) -> Self {
+        let delay = retry_in_ms
+            .filter(|ms| !ms.is_nan())
+            .map(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).unwrap_or(limits::MAX_DELAY));
+        Failure::with_retry(reason, delay)
+    }
     /// The reason stored with the message.
     pub fn reason(&self) -> &str {
         &self.reason
     }
-    /// The explicit retry delay, if any.
+    /// The explicit retry delay, if any (at most [`MAX_DELAY`](limits::MAX_DELAY)).
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_in
+        self.retry_in.map(|d| d.min(limits::MAX_DELAY))
     }
 }
 
@@ -270,4 +282,28 @@ pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
     format!("handler panicked: {what}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_foreign_retry_delay_means_the_same_in_every_binding() {
+        let after = |ms: Option<f64>| Failure::with_retry_ms("r", ms).retry_after();
+        let table = [
+            (None, None),
+            (Some(f64::NAN), None),
+            (Some(-5.0), Some(Duration::ZERO)),
+            (Some(0.0), Some(Duration::ZERO)),
+            (Some(1500.5), Some(Duration::from_micros(1_500_500))),
+            (Some(f64::INFINITY), Some(limits::MAX_DELAY)),
+            (Some(1e300), Some(limits::MAX_DELAY)),
+        ];
+        for (ms, want) in table {
+            assert_eq!(after(ms), want, "{ms:?}");
+        }
+        let long = Failure::retry_in("r", limits::MAX_DELAY * 2);
+        assert_eq!(long.retry_after(), Some(limits::MAX_DELAY), "cut to the longest delay");
+    }
 }

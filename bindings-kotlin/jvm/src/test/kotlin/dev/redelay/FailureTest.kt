@@ -71,6 +71,24 @@ class FailureTest {
     }
 
     @Test
+    fun `RetryLater with a negative delay retries now, not after the backoff`() = runBlocking<Unit> {
+        testClient(
+            "later-neg",
+            ClientOptions(defaultBackoff = Backoff(1.seconds * 3600, 1.seconds * 3600)),
+        ).use { client ->
+            val q = client.queue(uniqueName("later-neg"))
+            val got = Channel<Int>(4)
+            q.subscribe { msg ->
+                got.send(msg.attempt)
+                if (msg.attempt == 1) throw RetryLater((-5).seconds, "deadline passed")
+            }
+            q.publish("x".encodeToByteArray())
+            val attempts = List(2) { withTimeout(10.seconds) { got.receive() } }
+            assertEquals(listOf(1, 2), attempts)
+        }
+    }
+
+    @Test
     fun `out of attempts goes to the dead letters, which respawn and purge`() = runBlocking<Unit> {
         testClient("dead").use { client ->
             val q = client.queue(uniqueName("dead"))
