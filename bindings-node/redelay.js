@@ -251,10 +251,14 @@ function subscribe(native, queues, shards, handler, opts) {
   })
 }
 
+// A thrown error's reason is "Name: message" (its name alone when the message is empty), as in
+// Python ("ExcType: text") and Kotlin ("SimpleClassName: message"); a RetryLater's is its own.
 function failure(e) {
   try {
-    const reason = typeof e?.message === 'string' ? e.message || String(e.name || 'Error') : String(e)
-    return { reason, retryInMs: typeof e?.retryInMs === 'number' ? e.retryInMs : NaN }
+    if (typeof e?.retryInMs === 'number') return { reason: String(e.message), retryInMs: e.retryInMs }
+    if (typeof e?.message !== 'string') return { reason: String(e), retryInMs: NaN }
+    const name = typeof e.name === 'string' && e.name !== '' ? e.name : 'Error'
+    return { reason: e.message === '' ? name : `${name}: ${e.message}`, retryInMs: NaN }
   } catch {
     return { reason: 'handler failed with a value that cannot be shown', retryInMs: NaN }
   }

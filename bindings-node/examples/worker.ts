@@ -4,7 +4,7 @@
 import { Client, Message, RedelayError, RetryLater, ErrorCodes } from 'redelay'
 
 async function sendEmail(to: string, body: string): Promise<void> {
-  if (!to.includes('@')) throw new Error(`bad address ${to}`) // nacked with this message
+  if (!to.includes('@')) throw new Error(`bad address ${to}`) // nacked as "Error: bad address …"
   console.log(`mail to ${to}: ${body}`)
 }
 

@@ -92,7 +92,7 @@ async function reasonAfterFailure(name, handler) {
   }
 }
 
-test('a handler that throws synchronously nacks with the error message', async () => {
+test('a handler that throws synchronously nacks with "Name: message"', async () => {
   await failingHandler('throw', () => {
     throw new Error('sync boom')
   })
@@ -100,11 +100,18 @@ test('a handler that throws synchronously nacks with the error message', async (
     await reasonAfterFailure('throw2', () => {
       throw new Error('sync boom')
     }),
-    'sync boom',
+    'Error: sync boom',
+  )
+  assert.equal(
+    await reasonAfterFailure('throw3', () => {
+      throw new RangeError('')
+    }),
+    'RangeError',
+    'the name alone when the message is empty',
   )
 })
 
-test('an async handler that rejects nacks with the error message', async () => {
+test('an async handler that rejects nacks with "Name: message"', async () => {
   await failingHandler('reject', async () => {
     await sleep(1)
     throw new TypeError('async boom')
@@ -113,13 +120,16 @@ test('an async handler that rejects nacks with the error message', async () => {
     await reasonAfterFailure('reject2', async () => {
       throw new TypeError('async boom')
     }),
-    'async boom',
+    'TypeError: async boom',
   )
 })
 
 test('a plain function returning a rejected promise nacks too', async () => {
   await failingHandler('rejected', () => Promise.reject(new Error('rejected boom')))
-  assert.equal(await reasonAfterFailure('rejected2', () => Promise.reject(new Error('rejected boom'))), 'rejected boom')
+  assert.equal(
+    await reasonAfterFailure('rejected2', () => Promise.reject(new Error('rejected boom'))),
+    'Error: rejected boom',
+  )
 })
 
 test('throwing a non-Error value nacks with its string form', async () => {
@@ -209,7 +219,7 @@ test('many failing handlers never crash the process; the messages end as dead le
   const dead = await q.deadLetters({ limit: 100 })
   for (const d of dead) {
     const n = Number(d.body.toString())
-    assert.equal(d.lastError, `${['t', 'r', 'a'][n % 3]}${n}`)
+    assert.equal(d.lastError, `Error: ${['t', 'r', 'a'][n % 3]}${n}`)
   }
 })
 

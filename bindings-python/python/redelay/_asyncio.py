@@ -96,7 +96,7 @@ class AsyncQueue(QueueOps, Async):
 
         An ``async def`` handler runs on the calling event loop; a plain ``def`` handler runs in
         a thread pool (never on the loop) and receives a :class:`SyncMessage`. Returning acks
-        the message; raising nacks it with the exception's text as reason and retries it after
+        the message; raising nacks it with ``"ExcType: text"`` as reason and retries it after
         its backoff (raise :class:`RetryLater` to choose the delay). The options are
         :class:`SubscribeOptions`. The subscription runs until closed.
         """

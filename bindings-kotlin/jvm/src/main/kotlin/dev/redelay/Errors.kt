@@ -18,6 +18,6 @@ val RedelayException.code: String get() = errorCode(kind.name)
 /**
  * Thrown by a handler: "retry later". The message is nacked with [reason] and delivered again
  * after [delay] (instead of the message's exponential backoff). Any other exception nacks with
- * the exception's message and the backoff.
+ * "SimpleClassName: message" and the backoff.
  */
 class RetryLater(val delay: kotlin.time.Duration, val reason: String = "retry later") : Exception(reason)

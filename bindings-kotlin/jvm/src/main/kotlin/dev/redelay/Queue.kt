@@ -63,7 +63,7 @@ class Queue internal constructor(
 /**
      * Starts consuming: [handler] runs for every due message, up to `concurrency` at a time, in
      * [context] (default [Dispatchers.Default]). Returning normally acks the message; throwing
-     * nacks it with the exception's message (retried after the message's backoff, or after
+     * nacks it with "SimpleClassName: message" (retried after the message's backoff, or after
      * [RetryLater.delay]). The handler may also settle the message itself ([Delivery.ack] ...).
      * Returns the running [Subscription]; it closes gracefully on [Subscription.close], on
      * [Client.close], or when the calling coroutine's job is cancelled.

@@ -84,7 +84,7 @@ class Subscription internal constructor(
             } catch (e: RetryLater) {
                 Outcome(d.key, e.reason, e.delay)
             } catch (e: Throwable) {
-                Outcome(d.key, e.message?.ifEmpty { null } ?: e.javaClass.name, null)
+                Outcome(d.key, reasonOf(e), null)
             }
         outcomes.add(outcome)
         finished.trySend(Unit)
@@ -181,4 +181,13 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
 
     override fun toString(): String =
         "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
+}
+
+/**
+ * A thrown exception's reason: "SimpleClassName: message", the class name alone when there is no
+ * message (as Python's "ExcType: text" and Node's "Name: message").
+ */
+internal fun reasonOf(e: Throwable): String {
+    val name = e.javaClass.simpleName.ifEmpty { e.javaClass.name }
+    return e.message?.ifEmpty { null }?.let { "$name: $it" } ?: name
 }
