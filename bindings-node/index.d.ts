@@ -68,7 +68,7 @@ export declare class NativeSubscription {
    */
   close(): Promise<unknown>
   get closed(): boolean
-  /** delivered, acked, nacked, leaseLost, errors. */
+  /** delivered, handled, acked, nacked, leaseLost, errors. */
   counters(): Array<number>
 }
 
@@ -89,8 +89,9 @@ export interface RawBatch {
   bodies: Buffer
   ends: Uint32Array
   /**
-   * 8 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
-   * the epoch), latenessMs, leaseDeadline (ms since the epoch), queue (index in `queues`).
+   * 9 numbers per delivery: attempt, maxAttempts, publishedAt, dueAt, deliveredAt (ms since
+   * the epoch), latenessMs, leaseDeadline (ms since the epoch), queue (index in `queues`),
+   * expiresAt (ms since the epoch; 0: none).
    */
   nums: Float64Array
   /** Each delivery's headers; absent when none in the batch has any. */
