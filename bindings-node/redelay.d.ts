@@ -141,7 +141,7 @@ export interface MessageInfo {
   diedAt: Date | null
   /** When it expires undelivered, if it does (`expiresInMs` / `expiresAt`). */
   expiresAt: Date | null
-  /** The reason of the last failure (for a dead letter: why it died; `expired` after its expiry). */
+  /** The reason of the last failure (for a dead letter: why it died; `expired: not delivered before its expiry time` after its expiry). */
   lastError: string | null
 }
 

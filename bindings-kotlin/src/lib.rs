@@ -174,9 +174,10 @@ macro_rules! mirror {
 }
 
 mirror!(
-    /// Counts of one queue, read atomically at `now` (Redis clock): `total` = scheduled + ready
-    /// + leased + dead; `nextDue` of the next scheduled message; `oldestReadyDue` of the oldest
-    /// message due but not yet delivered; `paused`: consumers receive nothing until resumed.
+    /// Counts of one queue, read atomically (a sharded queue: each shard, summed) at `now`
+    /// (Redis clock): `total` = scheduled + ready + leased + dead; `nextDue` of the next
+    /// scheduled message; `oldestReadyDue` of the oldest message due but not yet delivered;
+    /// `paused`: consumers receive nothing until resumed.
     Stats from redelay::Stats {
         now: SystemTime, total: i64, scheduled: i64, ready: i64, leased: i64, dead: i64,
         next_due: Option<SystemTime>, oldest_ready_due: Option<SystemTime>, paused: bool,
@@ -202,7 +203,7 @@ mirror!(
     /// A stored message, as `peek` and `deadLetters` show it. `attempts`: failed or expired
     /// attempts so far; `leaseDeadline` while leased, `diedAt` while dead (Redis clock);
     /// `expiresAt`: not delivered after this time; `lastError`: the reason of the last failure
-    /// (for a dead letter: why it died, "expired" for an expired one).
+    /// (for a dead letter: why it died, "expired: not delivered before its expiry time" for an expired one).
     MessageInfo from redelay::MessageInfo {
         id: String, state: State, body: Vec<u8>, headers: HashMap<String, String>,
         attempts: i32, max_attempts: i32, ttr: Ms, published_at: SystemTime, due_at: SystemTime,
@@ -215,8 +216,8 @@ mirror!(
     /// One point of `Queue.history` (the minute or hour starting `at`, Redis clock): messages
     /// published (stored or replaced), delivered, acked, retried, dead-lettered (out of
     /// attempts) and expired (dead-lettered or dropped), and the lateness of the
-    /// deliveries: `lateness[i]` counts those up to `LATENESS_BUCKETS_MS[i]` ms late (2^i ms,
-    /// the last unbounded), `latenessSumMs` their sum.
+    /// deliveries: `lateness[i]` counts those under 2^i ms late (`lateness[0]` under 1 ms, the
+    /// last 16,384 ms and more), `latenessSumMs` their sum.
     HistoryPoint from redelay::HistoryPoint {
         at: SystemTime, published: i64, delivered: i64, acked: i64, retried: i64, dead: i64, expired: i64,
         lateness: Vec<i64>, lateness_sum_ms: i64,
@@ -773,7 +774,7 @@ impl NativeQueue {
         call!(self, |q| q.peek(&id).await?.map(MessageInfo::from))
     }
 
-    /// Counts of the queue, read atomically.
+    /// Counts of the queue, read atomically (a sharded queue: each shard, summed).
     pub async fn stats(&self) -> Res<Stats> {
         call!(self, |q| q.stats().await?.into())
     }
@@ -877,7 +878,8 @@ impl NativeQueue {
         call!(self, |q| q.destroy().await?)
     }
 
-    /// Checks the queue's invariant atomically (O(n): for tests and maintenance).
+    /// Checks the queue's invariant atomically, per shard of a sharded queue (O(n): for tests
+    /// and maintenance).
     pub async fn verify(&self) -> Res<VerifyReport> {
         call!(self, |q| q.verify().await?.into())
     }

@@ -400,7 +400,7 @@ class SubscriptionBase:
         return self._native.closed
 
     def counters(self) -> Counters:
-        """Counts so far: delivered, acked, nacked, lease_lost, errors."""
+        """Counts so far: delivered, handled, acked, nacked, lease_lost, errors."""
         return Counters(*self._native.counters())
 
     def __repr__(self) -> str:

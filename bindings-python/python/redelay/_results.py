@@ -47,7 +47,7 @@ class Published:
 
 @dataclass(frozen=True)
 class Stats:
-    """Counts of one queue, read atomically."""
+    """Counts of one queue, read atomically (a sharded queue's: each shard atomically, summed)."""
 
     now: datetime  #: Redis time of the reading (aware UTC)
     total: int  #: all stored messages (scheduled + ready + leased + dead)
@@ -81,7 +81,7 @@ class MessageInfo:
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """Result of ``verify``: the queue's invariant checked atomically."""
+    """Result of ``verify``: the queue's invariant checked atomically (a sharded queue: per shard)."""
 
     records: int  #: records checked
     problems: List[str]  #: what is wrong (at most 50 lines); empty when consistent

@@ -88,7 +88,8 @@ impl Message {
 
     /// Your own id, unique within the queue. Publishing an id that exists is reported as a
     /// duplicate and changes nothing, unless [`Message::replace`] is set. Without an id,
-    /// redelay generates one (all digits).
+    /// redelay generates one (all digits on a plain queue, `<ms>-<random>` in hex on a sharded
+    /// one).
     pub fn id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
@@ -128,7 +129,7 @@ impl Message {
     }
 
     /// Not delivered after this long from the publish (by the Redis clock): a message not yet
-    /// delivered by then becomes a dead letter with the reason "expired" (or is deleted, with
+    /// delivered by then becomes a dead letter with the reason "expired: not delivered before its expiry time" (or is deleted, with
     /// [`drop_on_expiry`](Message::drop_on_expiry)). Must be after the due time.
     pub fn expires_in(mut self, d: Duration) -> Self {
         self.expires = Some(Due::In(d));

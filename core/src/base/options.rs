@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PublishOptions {
-    /// Your own id, unique within the queue; None generates one (all digits).
+    /// Your own id, unique within the queue; None generates one (all digits on a plain queue,
+    /// `<ms>-<random>` in hex on a sharded one).
     pub id: Option<String>,
     /// Due this long after Redis receives the publish. Excludes `at`.
     #[serde(rename = "delay_ms", with = "wire::opt_ms")]
