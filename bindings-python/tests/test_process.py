@@ -212,6 +212,30 @@ def test_ctrl_c_interrupts_a_blocking_call(tmp_path: Path, url: str, prefix: str
     assert "panicked" not in stderr and "Fatal" not in stderr, stderr
 
 
+def test_worker_consumes_a_sharded_queue(tmp_path: Path, url: str, prefix: str, client: redelay.Client) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    out = tmp_path / "out.txt"
+    q = client.queue("sharded-work", shards=4)
+    q.publish_batch([{"body": b"m", "id": f"s-{i}"} for i in range(8)])
+    env = dict(os.environ, OUT=str(out), PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", "redelay", "worker", "handlers:handle", "--queue", "sharded-work"]
+    cmd += ["--url", url, "--prefix", prefix]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        assert "redelay worker ready" in first, first + (proc.stderr.read() if proc.poll() is not None else "")
+        wait_for(lambda: all(f"done s-{i}" in lines(out) for i in range(8)))
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert q.stats().total == 0  # every shard's messages handled and acked
+
+
 def test_worker_reports_a_bad_queue_name_and_exits_1(tmp_path: Path, url: str) -> None:
     (tmp_path / "handlers.py").write_text(HANDLERS)
     r = subprocess.run(

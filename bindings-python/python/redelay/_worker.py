@@ -65,7 +65,6 @@ async def run_worker(handler: Any, args: argparse.Namespace, url: str) -> int:
     """Runs ``handler`` on ``args.queue`` until SIGTERM/SIGINT, then drains and returns 0."""
     queue, concurrency = args.queue, args.concurrency
     client = await AsyncClient.connect(url, prefix=args.prefix)
-    q = client.queue(queue)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     signals = (signal.SIGTERM, signal.SIGINT)
@@ -80,7 +79,10 @@ async def run_worker(handler: Any, args: argparse.Namespace, url: str) -> int:
 
     for s in signals:
         loop.add_signal_handler(s, on_signal, s)
-    sub = await q.subscribe(handler, concurrency=concurrency, ttr=args.ttr, drain_timeout=args.drain_timeout)
+    # By name, so that a sharded queue is consumed with the shard count stored in Redis.
+    sub = await client.subscribe(
+        [queue], handler, concurrency=concurrency, ttr=args.ttr, drain_timeout=args.drain_timeout
+    )
     logger.info("worker started: queue %r, concurrency %d, pid %d", queue, concurrency, os.getpid())
     print(f"redelay worker ready: queue={queue} pid={os.getpid()}", flush=True)
     await stop.wait()
