@@ -504,6 +504,8 @@ pub struct InDelivery {
     pub due_at: SystemTime,
     pub delivered_at: SystemTime,
     pub expires_at: Option<SystemTime>,
+    /// The lease deadline when it was handed over (the lease's own is current while it runs).
+    pub lease_deadline: SystemTime,
     pub lateness_us: i64,
     pub token: String,
 }
@@ -523,6 +525,7 @@ fn in_delivery(d: &redelay::Delivery, lease: Option<Arc<NativeLease>>, key: u64)
         due_at: d.due_at(),
         delivered_at: d.delivered_at(),
         expires_at: d.expires_at(),
+        lease_deadline: d.lease_deadline(),
         lateness_us: d.lateness().as_micros() as i64,
         token: d.token().to_string(),
     }

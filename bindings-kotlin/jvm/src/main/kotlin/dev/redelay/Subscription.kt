@@ -158,8 +158,14 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     /** A subscription's delivery finds its lease by key: LeaseLost once its handler returned. */
     private fun lease(): NativeLease = d.lease ?: sub!!.lease(d.key, d.id)
 
-    /** The current lease deadline (Redis clock). */
-    val leaseDeadline: Instant get() = lease().leaseDeadline()
+    @Volatile private var lastDeadline: Instant = d.leaseDeadline
+
+    /**
+     * The current lease deadline (Redis clock); once a subscription's handler returned, the last
+     * one this object knew (as in Python and Node) rather than a [RedelayException.LeaseLost].
+     */
+    val leaseDeadline: Instant
+        get() = runCatching { lease().leaseDeadline() }.onSuccess { lastDeadline = it }.getOrDefault(lastDeadline)
 
     /** True once ack or nack was called, or (in a subscription) once the handler returned. */
     val isSettled: Boolean get() = runCatching { lease() }.map { it.isSettled() }.getOrDefault(true)

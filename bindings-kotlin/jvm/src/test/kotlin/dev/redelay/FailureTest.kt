@@ -30,6 +30,9 @@ class FailureTest {
             assertEquals(2, second.attempt)
             assertEquals("IllegalStateException: payment service down", second.lastError)
             eventually(what = "ack of the retry") { q.stats().total == 0L }
+            // Settled by its subscription: its lease is gone, its deadline still readable.
+            assertTrue(second.isSettled)
+            assertTrue(second.leaseDeadline > second.deliveredAt)
             assertEquals(1, sub.counters.nacked)
             assertEquals(1, sub.counters.acked)
         }
