@@ -2,12 +2,13 @@
 //! and Kotlin run the same table in their own suites.
 mod common;
 
+use std::collections::BTreeSet;
 use std::time::{Duration, UNIX_EPOCH};
 
 use redelay::wire::from_json;
 use redelay::{
-    BulkOptions, Client, ClientOptions, DeadLetterQuery, Due, Error, ErrorKind, Failure, PublishOptions, Queue, Queues,
-    RespawnOptions, Search, Select, State, Step, SubscribeOptions,
+    BulkOptions, Client, ClientOptions, DeadLetterQuery, Delivery, Due, Error, ErrorKind, Failure, Message,
+    PublishOptions, Queue, Queues, RespawnOptions, Search, Select, State, Step, SubscribeOptions,
 };
 use serde_json::{json, Value};
 
@@ -175,4 +176,67 @@ async fn every_case_of_the_conformance_table() {
     }
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
     client.close().await;
+}
+
+/// The keys of a wire form, without their unit (`published_at_ms` is `published_at`).
+fn keys(v: impl serde::Serialize) -> BTreeSet<String> {
+    let v = serde_json::to_value(v).unwrap();
+    v.as_object().unwrap().keys().map(|k| k.strip_suffix("_ms").unwrap_or(k).to_string()).collect()
+}
+
+/// A delivery's field of the table, by its accessor: a name the table has and Rust does not is
+/// a failure.
+fn delivery_field(d: &Delivery, name: &str) -> Value {
+    match name {
+        "id" => json!(d.id()),
+        "queue" => json!(d.queue()),
+        "body" => json!(d.body()),
+        "headers" => json!(d.headers()),
+        "attempt" => json!(d.attempt()),
+        "max_attempts" => json!(d.max_attempts()),
+        "last_error" => json!(d.last_error()),
+        "published_at" => json!(redelay::wire::epoch_ms(d.published_at())),
+        "due_at" => json!(redelay::wire::epoch_ms(d.due_at())),
+        "delivered_at" => json!(redelay::wire::epoch_ms(d.delivered_at())),
+        "lateness" => json!(d.lateness().as_micros() as u64),
+        "expires_at" => json!(d.expires_at().map(redelay::wire::epoch_ms)),
+        "lease_deadline" => json!(redelay::wire::epoch_ms(d.lease_deadline())),
+        "token" => json!(d.token()),
+        "settled" => json!(d.is_settled()),
+        other => panic!("a Rust Delivery has no {other:?} of the conformance table"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_value_has_exactly_the_fields_of_the_table() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conformance/cases.json");
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let want = |ty: &str| -> BTreeSet<String> {
+        table["results"][ty].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect()
+    };
+    let (_c, q) = common::queue("fields").await;
+    let published = q.publish(Message::new(b"x".to_vec()).id("a").expires_in(Duration::from_secs(600))).await.unwrap();
+    let mut got = vec![
+        ("published", keys(&published)),
+        ("stats", keys(q.stats().await.unwrap())),
+        ("message_info", keys(q.peek("a").await.unwrap().unwrap())),
+        ("verify_report", keys(q.verify().await.unwrap())),
+        ("history_point", keys(q.history_totals().await.unwrap())),
+        ("list_page", keys(q.list(State::Ready, 0, 10).await.unwrap())),
+        ("search_page", keys(q.call("search", json!({"search": {"id_prefix": "a"}})).await.unwrap())),
+        ("bulk_report", keys(q.call("bulk", json!({"action": "cancel", "ids": ["none"]})).await.unwrap())),
+    ];
+    // Counters has no wire form of its own: its fields as Debug names them.
+    let debug = format!("{:?}", redelay::Counters::default());
+    let names = debug.split(['{', ',', '}']).filter_map(|p| p.split(':').next()).map(str::trim);
+    got.push(("counters", names.filter(|n| !n.is_empty() && *n != "Counters").map(String::from).collect()));
+    for (ty, fields) in got {
+        assert_eq!(fields, want(ty), "{ty}: the Rust value's fields and the table's differ");
+    }
+    let d = q.fetch(1, Duration::ZERO).await.unwrap().pop().unwrap();
+    for f in want("delivery") {
+        let _ = delivery_field(&d, &f);
+    }
+    assert_eq!(delivery_field(&d, "expires_at"), json!(redelay::wire::epoch_ms(d.expires_at().unwrap())));
+    d.ack().await.unwrap();
 }
