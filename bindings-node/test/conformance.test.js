@@ -121,3 +121,61 @@ test('every case of the conformance table', async (t) => {
     }
   }
 })
+
+// The table's result fields (snake_case, no units) as this API spells them: camelCase, and a
+// duration with its unit by design, as in its options (`ttrMs`, `retryInMs`): these are the
+// fields whose name gains `Ms`. `history_point.lateness` stays: it is a histogram of counts.
+const withUnit = {
+  message_info: { ttr: 'ttrMs' },
+  history_point: { lateness_sum: 'latenessSumMs' },
+  delivery: { lateness: 'latenessMs' },
+}
+const jsField = (kind, f) => withUnit[kind]?.[f] ?? camel(f)
+// The table's fields `value` lacks; `in`, not Object.keys: Message's getters (`settled`,
+// `leaseDeadline`) are on its prototype.
+const lacking = (kind, value) => table.results[kind].map((f) => jsField(kind, f)).filter((f) => !(f in Object(value)))
+
+test('every value the API returns has every field of the table', async (t) => {
+  const c = await connect('fields')
+  t.after(() => c.close())
+  const q = c.queue('fields')
+  const published = await q.publish('x', { id: 'a', expiresInMs: 600000 })
+  const info = await q.peek('a')
+  assert.ok(info, 'peek: the message just published is missing')
+  // A subscription of another queue, so that it does not take the message fetched below.
+  const sub = await c.queue('fields-sub').subscribe(() => {})
+  await sub.close()
+  const [delivery] = await q.fetch(1)
+  assert.ok(delivery, 'fetch: the message just published was not delivered')
+  const got = {
+    published,
+    stats: await q.stats(),
+    message_info: info,
+    verify_report: await q.verify(),
+    history_point: await q.historyTotals(),
+    list_page: await q.list('leased'),
+    search_page: await q.search({ idPrefix: 'a' }),
+    bulk_report: await q.bulk({ action: 'cancel', ids: ['none'] }),
+    counters: sub.counters(),
+    delivery,
+  }
+  assert.deepEqual(
+    Object.keys(got).sort(),
+    Object.keys(table.results)
+      .filter((k) => k !== 'about')
+      .sort(),
+    'the kinds of value of the table',
+  )
+  // Every kind's missing fields at once, by kind: `{ delivery: ['latenessMs'] }`.
+  const missing = Object.fromEntries(
+    Object.entries(got)
+      .map(([kind, value]) => [kind, lacking(kind, value)])
+      .filter(([, fields]) => fields.length > 0),
+  )
+  assert.deepEqual(missing, {}, `fields of the table the Node values lack, by kind: ${JSON.stringify(missing)}`)
+  // A value-level check too: the delivery carries the stored message's expiry.
+  assert.ok(info.expiresAt instanceof Date, `message_info.expiresAt: ${info.expiresAt}`)
+  assert.ok(delivery.expiresAt instanceof Date, `delivery.expiresAt: ${delivery.expiresAt}`)
+  assert.equal(delivery.expiresAt.getTime(), info.expiresAt.getTime(), 'delivery.expiresAt and message_info.expiresAt')
+  await delivery.ack()
+})

@@ -7,9 +7,11 @@ import json
 import os
 import uuid
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import redelay
+
+from conftest import run as run_async
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "conformance", "cases.json")
 
@@ -168,3 +170,84 @@ def test_every_case_of_the_conformance_table(url: str, prefix: str) -> None:
     for op in table["operations"]:
         assert any(c["op"] == op for c in cases), f"no case for {op}"
     assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
+
+
+#: Table fields (cases.json "results") that Python names otherwise, by kind: none. A duration
+#: (ttr, lateness, lateness_sum) is a ``timedelta`` and a time (published_at ...) an aware
+#: ``datetime``, named as the table names them (without ``_ms``); ``settled`` is a property of
+#: the same name. Add an entry {"kind": {"table_field": "python_name"}} only for a name that
+#: differs by design.
+ALIASES: Dict[str, Dict[str, str]] = {}
+
+
+def missing_fields(results: Mapping[str, Any], kind: str, value: Any) -> List[str]:
+    """The fields the table lists for ``kind`` that ``value`` lacks (an attribute that is None
+    is present: only its absence counts)."""
+    names = ALIASES.get(kind, {})
+    return [f for f in results[kind] if not hasattr(value, names.get(f, f))]
+
+
+def check_fields(results: Mapping[str, Any], values: Mapping[str, Any]) -> List[str]:
+    """One line per kind of ``values`` that lacks some of its table fields."""
+    out = []
+    for kind, value in values.items():
+        lacking = missing_fields(results, kind, value)
+        if lacking:
+            out.append(f"{kind} ({type(value).__name__}) lacks {', '.join(lacking)}")
+    return out
+
+
+def test_every_value_has_the_fields_of_the_table(url: str, prefix: str) -> None:
+    """Each kind of value the API returns, obtained from a real queue, has every field the
+    table's "results" lists for it (Python may add derived ones: ok, duplicate); a delivery's
+    expiry is the one ``peek`` shows. Both delivery types are checked: the blocking
+    ``SyncMessage`` and the asyncio ``Message``."""
+    with open(TABLE) as f:
+        results = {k: v for k, v in json.load(f)["results"].items() if k != "about"}
+    name = f"fields-{uuid.uuid4().hex[:8]}"
+    values: Dict[str, Any] = {}
+    with redelay.Client(url, prefix=prefix) as client:
+        q = client.queue(name)
+        values["published"] = q.publish(b"x", id="a", expires_in=600)
+        values["stats"] = q.stats()
+        info = q.peek("a")
+        assert info is not None
+        values["message_info"] = info
+        values["verify_report"] = q.verify()
+        values["history_point"] = q.history_totals()
+        values["list_page"] = q.list(redelay.State.READY, limit=10)
+        values["search_page"] = q.search(id_prefix="a")
+        values["bulk_report"] = q.bulk("cancel", ["none"])
+        [sync_delivery] = q.fetch(1)
+        assert isinstance(sync_delivery, redelay.SyncMessage)
+        failures = check_fields(results, {**values, "delivery": sync_delivery})
+        sync_expiry = (sync_delivery.expires_at, info.expires_at)
+        sync_delivery.ack()
+        # Subscribed after the ack: the queue is empty, the handler never runs.
+        with q.subscribe(lambda m: None) as sub:
+            pass
+        failures += check_fields(results, {"counters": sub.counters()})
+
+        async def delivered() -> Any:
+            ac = await redelay.AsyncClient.connect(url, prefix=prefix)
+            try:
+                aq = ac.queue(name)
+                await aq.publish(b"y", id="b", expires_in=600)
+                peeked = await aq.peek("b")
+                assert peeked is not None
+                [m] = await aq.fetch(1)
+                assert isinstance(m, redelay.Message)
+                lacking = check_fields(results, {"delivery": m})
+                expiry = (m.expires_at, peeked.expires_at)
+                await m.ack()
+                return lacking, expiry
+            finally:
+                await ac.close()
+
+        async_failures, async_expiry = run_async(delivered)
+        failures += async_failures
+        q.destroy()
+    assert set(results) == {*values, "counters", "delivery"}, "the table's kinds and those this test obtains differ"
+    assert not failures, "values lacking fields of the table:\n" + "\n".join(failures)
+    assert sync_expiry[0] is not None and sync_expiry[0] == sync_expiry[1], f"SyncMessage expires_at {sync_expiry}"
+    assert async_expiry[0] is not None and async_expiry[0] == async_expiry[1], f"Message expires_at {async_expiry}"

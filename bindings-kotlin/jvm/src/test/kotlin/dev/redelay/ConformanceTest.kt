@@ -9,10 +9,14 @@ import com.google.gson.JsonPrimitive
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.Test
 import java.io.File
+import java.lang.reflect.Modifier
 import java.time.Instant
+import kotlin.test.assertEquals
+import kotlin.test.assertNotNull
 import kotlin.test.assertTrue
 import kotlin.test.fail
 import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.Duration.Companion.minutes
 
 /** Runs every case of tests/conformance/cases.json through the Kotlin API (see its "about"). */
 class ConformanceTest {
@@ -225,5 +229,104 @@ class ConformanceTest {
             failures.isEmpty(),
             "${failures.size} of ${cases.size} cases failed:\n" + failures.joinToString("\n"),
         )
+    }
+
+    // A table field's Kotlin name where it is not the camelCase of the core's, by design: a
+    // Boolean property reads `isX` (its getter keeps that name), and a duration kept as a plain
+    // number says its unit in the name. Durations typed kotlin.time.Duration (MessageInfo.ttr,
+    // Delivery.lateness) keep the plain name: their getters' mangled names are read by [properties].
+    private val kotlinNames = mapOf(
+        "delivery" to mapOf("settled" to "isSettled"),
+        "history_point" to mapOf("lateness_sum" to "latenessSumMs"),
+    )
+
+    /**
+     * The Kotlin properties of [v]'s class, found from its public getters (no kotlin-reflect):
+     * `getFooBar` is `fooBar`, `isFoo` is `isFoo`; the getter of a property of an inline class
+     * type such as kotlin.time.Duration is mangled (`getTtr-UwyO8pc`), the part from '-' is dropped.
+     */
+    private fun properties(v: Any): Set<String> = v.javaClass.methods
+        .filter { it.parameterCount == 0 && !Modifier.isStatic(it.modifiers) }
+        .mapNotNull { m ->
+            val name = m.name.substringBefore('-')
+            when {
+                name.length > 3 && name.startsWith("get") && name[3].isUpperCase() ->
+                    name.substring(3).replaceFirstChar(Char::lowercase)
+
+                name.length > 2 && name.startsWith("is") && name[2].isUpperCase() -> name
+
+                else -> null
+            }
+        }
+        .toSet()
+
+    /** The fields of [fields] (the table's spelling) that [v] lacks, each as "table_name (kotlinName)". */
+    private fun missingFields(kind: String, v: Any, fields: List<String>): List<String> {
+        val has = properties(v)
+        return fields.mapNotNull { f ->
+            val k = kotlinNames[kind]?.get(f) ?: kotlinSpelling(f)
+            if (k in has) null else "$f ($k)"
+        }
+    }
+
+    @Test
+    fun `every value has the fields of the table`() = runBlocking<Unit> {
+        val kinds =
+            table.getAsJsonObject("results").entrySet()
+                .filter { it.key != "about" }
+                .associate { (kind, fields) -> kind to fields.asJsonArray.map { it.asString } }
+        // The check must see a field that is not there.
+        assertEquals(
+            listOf("no_such_field (noSuchField)"),
+            missingFields("published", Published("x", PublishStatus.STORED), listOf("id", "status", "no_such_field")),
+        )
+        testClient("fields").use { client ->
+            val q = client.queue(uniqueName("fields"))
+            val other = client.queue(uniqueName("fields-sub"))
+            try {
+                val published = q.publish("x".encodeToByteArray(), id = "a", expiresIn = 10.minutes)
+                val info = assertNotNull(q.peek("a"), "peek(a)")
+                val sub = other.subscribe { }
+                sub.shutdown()
+                val delivery = q.fetch(1).singleOrNull() ?: fail("fetch() delivered nothing")
+                val got: Map<String, Any> =
+                    mapOf(
+                        "published" to published,
+                        "stats" to q.stats(),
+                        "message_info" to info,
+                        "verify_report" to q.verify(),
+                        "history_point" to q.historyTotals(),
+                        "list_page" to q.list(MessageState.LEASED, 0, 10),
+                        "search_page" to q.search(Search.IdPrefix("a")),
+                        "bulk_report" to q.bulk(BulkAction.CANCEL, ids = listOf("none")),
+                        "counters" to sub.counters,
+                        "delivery" to delivery,
+                    )
+                val problems = mutableListOf<String>()
+                for ((kind, fields) in kinds) {
+                    val v = got[kind]
+                    if (v == null) {
+                        problems += "$kind: no Kotlin value of this kind was checked (fields ${fields.joinToString()})"
+                        continue
+                    }
+                    val missing = missingFields(kind, v, fields)
+                    if (missing.isNotEmpty()) {
+                        problems += "$kind (${v.javaClass.name}) lacks ${missing.joinToString()}"
+                    }
+                }
+                for (kind in got.keys - kinds.keys) problems += "$kind: not in the table's results"
+                assertTrue(problems.isEmpty(), "values lacking fields of the table:\n" + problems.joinToString("\n"))
+                val expiresAt = assertNotNull(info.expiresAt, "MessageInfo.expiresAt").toEpochMilli()
+                assertEquals(
+                    expiresAt,
+                    delivery.expiresAt?.toEpochMilli(),
+                    "Delivery.expiresAt vs MessageInfo.expiresAt",
+                )
+                delivery.ack()
+            } finally {
+                runCatching { q.destroy() }
+                runCatching { other.destroy() }
+            }
+        }
     }
 }
