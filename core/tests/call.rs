@@ -151,3 +151,28 @@ async fn the_default_now_is_the_redis_clock() {
         assert!(time_ms(before) <= ms && ms <= time_ms(after), "{what} {ms} not in [{before:?}, {after:?}]");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_from_several_queues_by_name_takes_the_first_with_due_messages() {
+    let (c, low) = common::queue("call-fetch-first").await;
+    let high = c.queue_with("high", redelay::QueueOptions::shards(4)).unwrap();
+    low.publish(Message::new(b"l".to_vec()).id("l")).await.unwrap();
+    high.publish(Message::new(b"h".to_vec()).id("h")).await.unwrap();
+    let names = vec!["high".to_string(), low.name().to_string()];
+    // "high" is opened with the shard count Redis holds for it.
+    let got = c.fetch_first_wire(&names, json!({"max": 10})).await.unwrap();
+    assert_eq!(got.iter().map(|d| (d.id(), d.queue())).collect::<Vec<_>>(), [("h", "high")]);
+    let got = c.fetch_first_wire(&names, json!({"max": 10, "wait_ms": 1000, "ttr_ms": 5000})).await.unwrap();
+    assert_eq!(got.iter().map(|d| d.id()).collect::<Vec<_>>(), ["l"]);
+    assert!(got[0].lease_deadline() < got[0].delivered_at() + Duration::from_secs(6), "leased for ttr_ms");
+    for (names, args, words) in [
+        (vec![], json!({"max": 1}), "queues: give 1 to"),
+        (vec!["a".to_string(), "a".to_string()], json!({"max": 1}), "given twice"),
+        (names.clone(), json!({"max": 0}), "max"),
+        (names.clone(), json!({"max": 1, "wait": 5}), "wait"),
+    ] {
+        let e = c.fetch_first_wire(&names, args).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message().contains(words), "{e}");
+    }
+}
