@@ -138,7 +138,8 @@ async fn worker(http: reqwest::Client, queue: Queue, url: String, stop: Arc<Atom
     while !stop.load(Ordering::Acquire) {
         match queue.fetch(BATCH, Duration::from_secs(1)).await {
             Ok(ds) => {
-                futures_util::future::join_all(ds.iter().map(|d| push(&http, &url, d))).await;
+                let fetched = std::time::Instant::now();
+                futures_util::future::join_all(ds.iter().map(|d| push(&http, &url, d, fetched))).await;
             }
             Err(e) => {
                 tracing::warn!(target: "redelay::server", "webhook of {}: fetch: {}", queue.name(), e.message());
@@ -148,15 +149,19 @@ async fn worker(http: reqwest::Client, queue: Queue, url: String, stop: Arc<Atom
     }
 }
 
-async fn push(http: &reqwest::Client, url: &str, d: &Delivery) {
+/// POSTs `d`, fetched at the local instant `fetched`, and settles it from the answer.
+async fn push(http: &reqwest::Client, url: &str, d: &Delivery, fetched: std::time::Instant) {
     // What a fetch shows, but the lease: the server settles push deliveries itself.
     let mut v = wire::delivery(d);
     if let Some(m) = v.as_object_mut() {
         m.remove("token");
         m.remove("lease_deadline_ms");
     }
-    // Answer before the lease runs out, so that a slow receiver is a nack, not a redelivery.
-    let left = d.lease_deadline().duration_since(std::time::SystemTime::now()).unwrap_or_default();
+    // Answer before the lease runs out, so that a slow receiver is a nack, not a redelivery. The
+    // lease's length is read on the Redis clock (its deadline less its start), and counted from
+    // the fetch on this machine's monotonic clock: a skewed wall clock changes nothing.
+    let lease = d.lease_deadline().duration_since(d.delivered_at()).unwrap_or_default();
+    let left = lease.saturating_sub(fetched.elapsed());
     let timeout = left.saturating_sub(Duration::from_millis(50)).max(Duration::from_millis(50));
     let outcome = match http.post(url).json(&v).timeout(timeout).send().await {
         Ok(r) if r.status().is_success() => Ok(()),

@@ -223,3 +223,48 @@ async fn an_https_webhook_is_delivered_when_its_ca_is_trusted() {
     let e = redelay_server::webhook::http_client(&bad).unwrap_err();
     assert!(e.message().starts_with("webhook_ca: "), "{}", e.message());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_slower_than_the_lease_is_a_nack_not_a_lost_lease() {
+    // The first POST is answered after 3 s, past the message's 500 ms lease; later ones at once.
+    let got: Arc<Mutex<Vec<Value>>> = Default::default();
+    let rx = got.clone();
+    let receiver = Router::new().route(
+        "/slow",
+        post(move |Json(v): Json<Value>| {
+            let rx = rx.clone();
+            async move {
+                let first = {
+                    let mut g = rx.lock().unwrap();
+                    g.push(v);
+                    g.len() == 1
+                };
+                if first {
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                }
+                StatusCode::OK
+            }
+        }),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/slow", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, receiver).await });
+    let s = common::start().await;
+    let put = s.http.put(s.url("/v1/queues/slowhook/webhook")).bearer_auth(ADMIN).json(&json!({"url": hook}));
+    assert_eq!(put.send().await.unwrap().status().as_u16(), 200);
+    let body = json!({"body": "m", "id": "s1", "ttr_ms": 500, "backoff_base_ms": 100, "max_attempts": 5});
+    let r = s.http.post(s.url("/v1/queues/slowhook/messages")).bearer_auth(ADMIN).json(&body).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let q = s.client.queue("slowhook").unwrap();
+    let t = Instant::now();
+    while got.lock().unwrap().len() < 2 || q.stats().await.unwrap().total > 0 {
+        assert!(t.elapsed() < Duration::from_secs(30), "POSTs {:?}", got.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The server gave up on the first POST within the lease and nacked it with its own reason;
+    // a lease that ran out would say "lease expired".
+    let g = got.lock().unwrap().clone();
+    let reason = g[1]["last_error"].as_str().unwrap_or_default().to_string();
+    assert!(reason.starts_with("webhook:") && reason.contains(&hook), "{reason}");
+    assert_eq!(g[1]["attempt"].as_u64(), Some(2));
+}
