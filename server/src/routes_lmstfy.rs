@@ -151,8 +151,8 @@ fn delivered_json(ns: &str, d: &Delivery) -> Value {
     v
 }
 
-fn info_json(ns: &str, queue: &str, m: &MessageInfo) -> Value {
-    let now = SystemTime::now();
+/// A stored job as lmstfy shows it, its ttl and elapsed time counted to `now` (Redis clock).
+fn info_json(ns: &str, queue: &str, m: &MessageInfo, now: SystemTime) -> Value {
     job_json(
         ns,
         queue,
@@ -289,7 +289,7 @@ fn not_found(msg: &str) -> Response {
 async fn peek_job(r: Read) -> ApiResult<Response> {
     let qu = r.queue().await?;
     Ok(match qu.peek(&r.job_id).await.api(S)? {
-        Some(m) => Json(info_json(&r.ns, &r.queue, &m)).into_response(),
+        Some(m) => Json(info_json(&r.ns, &r.queue, &m, qu.redis_now().await.api(S)?)).into_response(),
         None => not_found("job not found"),
     })
 }
@@ -299,7 +299,7 @@ async fn peek_queue(r: Read) -> ApiResult<Response> {
     let qu = r.queue().await?;
     let page = qu.list(MsgState::Ready, 0, 1).await.api(S)?;
     Ok(match page.items.first() {
-        Some(m) => Json(info_json(&r.ns, &r.queue, m)).into_response(),
+        Some(m) => Json(info_json(&r.ns, &r.queue, m, qu.redis_now().await.api(S)?)).into_response(),
         None => not_found("the queue is empty"),
     })
 }
