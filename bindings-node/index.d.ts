@@ -22,6 +22,12 @@ export declare class NativeClient {
   queue(name: string, opts: object): NativeQueue
   get prefix(): string
   get closed(): boolean
+  /**
+   * The deliveries of the first of the queues `names` (in priority order, each opened with the
+   * shard count stored in Redis) that has due messages, as the queue's `fetch` gives them
+   * (see `redelay::Client::fetch_first_wire`).
+   */
+  fetch(names: string[], a: object): Promise<RawBatch>
   /** `queues`, `ping` or `close` (see `redelay::Client::call`). */
   call(op: string): Promise<unknown>
 }

@@ -299,6 +299,14 @@ export declare class Client {
    * delivery comes from. A sharded queue is consumed with the shard count stored in Redis.
    */
   subscribe(queues: string[] | Record<string, number>, handler: Handler, opts?: SubscribeOptions): Promise<Subscription>
+  /**
+   * A pull from several queues of this client: leases up to `max` (1 to 1000) due messages of the
+   * first of `queues` (names in priority order, 1 to 100 of them; a sharded queue is read with the
+   * shard count stored in Redis) that has any, waiting up to `opts.waitMs` (default 0) for one.
+   * All messages of one call come from one queue; `message.queue` names it. Settle each with
+   * ack/nack before its lease (`opts.ttrMs`, default each message's own ttr) runs out.
+   */
+  fetch(queues: string[], max: number, opts?: FetchOptions): Promise<Message[]>
   /** Closes every subscription of this client gracefully; later calls reject with ERR_REDELAY_CONNECTION. */
   close(): Promise<void>
 }
@@ -374,7 +382,7 @@ export declare class Subscription {
 export declare class Message {
   private constructor()
   readonly id: string
-  /** The queue it came from (see `client.subscribe` over several queues). */
+  /** The queue it came from (see `client.subscribe` and `client.fetch` over several queues). */
   readonly queue: string
   /** The body, byte for byte as published. */
   readonly body: Buffer

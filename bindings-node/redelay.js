@@ -83,6 +83,12 @@ function weight(name, w) {
   )
 }
 
+/** Queue names as the native layer takes them: an array of strings. */
+function names(queues) {
+  if (!Array.isArray(queues)) throw invalid(`queues: must be an array of names, got ${typeOf(queues)}`)
+  return queues.map((q, i) => text(`queues[${i}]`, q))
+}
+
 /** A body as the native layer takes it: bytes (a string is stored as UTF-8). */
 function body(b) {
   if (typeof b === 'string') return Buffer.from(b)
@@ -224,6 +230,14 @@ class Client extends Handle {
     return subscribe(this[N], queues, null, handler, opts)
   }
 
+  /**
+   * Leases up to `max` due messages of the first of `queues` (names in priority order) that has
+   * any, waiting up to `waitMs` (default 0) for one; `message.queue` says which.
+   */
+  fetch(queues, max, opts) {
+    return fetched(() => this[N].fetch(names(queues), { max, ...toWire(opts) }))
+  }
+
   get closed() {
     return this[N].closed
   }
@@ -321,6 +335,10 @@ function run(n, handler) {
   }
 }
 
+// A native fetch (`fetch` of a NativeQueue or a NativeClient): its deliveries come in columns
+// with a handle each (src/subscription.rs) and become Messages.
+const fetched = (fn) => call(fn).then((b) => Array.from(b.slots, (_, i) => new Message(INTERNAL, b, i, null)))
+
 class Queue extends Handle {
   get name() {
     return this[N].name
@@ -355,9 +373,7 @@ class Queue extends Handle {
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
   fetch(max, opts) {
-    return call(() => this[N].fetch({ max, ...toWire(opts) })).then((b) =>
-      Array.from(b.slots, (_, i) => new Message(INTERNAL, b, i, null)),
-    )
+    return fetched(() => this[N].fetch({ max, ...toWire(opts) }))
   }
 }
 
@@ -416,7 +432,7 @@ if (typeof Symbol.asyncDispose === 'symbol') {
   for (const C of [Client, Subscription]) C.prototype[Symbol.asyncDispose] = C.prototype.close
 }
 
-/** A delivered message. Subscription handlers get one per delivery; so does `queue.fetch`. */
+/** A delivered message. Subscription handlers get one per delivery; so does `queue.fetch` or `client.fetch`. */
 class Message {
   #h
   #sub

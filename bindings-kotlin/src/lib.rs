@@ -435,6 +435,15 @@ impl NativeClient {
     pub fn is_closed(&self) -> bool {
         self.0.is_closed()
     }
+
+    /// The deliveries behind Kotlin's `Client.fetch`: up to `max` due messages of the first of
+    /// `queues` (names in priority order, each opened with the shard count stored in Redis) that
+    /// has any, waiting up to `wait` (the core's `Client::fetch_first`), handed over in a
+    /// `NativeFetched` as by `NativeQueue.fetch_raw`.
+    pub async fn fetch_raw(&self, queues: Vec<String>, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
+        let (max, wait, ttr) = (count("max", max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
+        call!(self, |c| NativeFetched::new(c.fetch_first(&queues, max, wait, ttr).await?))
+    }
 }
 
 // Publishing
@@ -535,6 +544,13 @@ fn in_delivery(d: &redelay::Delivery, lease: Option<Arc<NativeLease>>, key: u64)
 /// never takes it: UniFFI drops it unread, and the core's handover releases the deliveries.
 #[derive(uniffi::Object)]
 pub struct NativeFetched(Mutex<redelay::Handover>);
+
+impl NativeFetched {
+    /// Holds `got` for Kotlin; made on the runtime, so that a drop releases what is left.
+    fn new(got: Vec<redelay::Delivery>) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(redelay::Handover::new(got))))
+    }
+}
 
 #[uniffi::export]
 impl NativeFetched {
@@ -734,8 +750,7 @@ impl NativeQueue {
     /// handed over in a `NativeFetched` that Kotlin takes them from at once.
     pub async fn fetch_raw(&self, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
         let (max, wait, ttr) = (count("max", max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
-        let handover = |got| Arc::new(NativeFetched(Mutex::new(redelay::Handover::new(got))));
-        call!(self, |q| handover(q.fetch_leasing(max, wait, ttr).await?))
+        call!(self, |q| NativeFetched::new(q.fetch_leasing(max, wait, ttr).await?))
     }
 
     /// Acknowledges a leased message by id and lease token.

@@ -7,6 +7,8 @@
 // napi-rs registers #[napi] items only outside `cfg(test)`: in the unit-test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
 
+use std::future::Future;
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use redelay::{wire, PublishOptions};
@@ -58,12 +60,38 @@ impl NativeClient {
         self.c.is_closed()
     }
 
+    /// The deliveries of the first of the queues `names` (in priority order, each opened with the
+    /// shard count stored in Redis) that has due messages, as the queue's `fetch` gives them
+    /// (see `redelay::Client::fetch_first_wire`).
+    #[napi(ts_args_type = "names: string[], a: object")]
+    pub fn fetch<'e>(
+        &self,
+        env: &'e Env,
+        names: Vec<String>,
+        a: Value,
+    ) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
+        let c = self.c.clone();
+        fetched(env, async move { c.fetch_first_wire(&names, a).await })
+    }
+
     /// `queues`, `ping` or `close` (see `redelay::Client::call`).
     #[napi(ts_return_type = "Promise<unknown>")]
     pub fn call<'e>(&self, env: &'e Env, op: String) -> Result<JsPromise<'e>> {
         let c = self.c.clone();
         spawn(env, async move { c.call(&op).await })
     }
+}
+
+/// Runs a fetch on the runtime; the promise resolves to its deliveries in the columns of a
+/// subscription batch, with a handle each.
+fn fetched<'e, F>(env: &'e Env, fut: F) -> Result<PromiseRaw<'e, subscription::RawBatch>>
+where
+    F: Future<Output = redelay::Result<Vec<redelay::Delivery>>> + Send + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(fut.await) }, |env, r| {
+        let batch = sync(env, r)?.into_iter().enumerate().map(|(i, d)| (i as u64, d)).collect();
+        Ok(subscription::columns(batch, true))
+    })
 }
 
 #[napi]
@@ -101,10 +129,7 @@ impl NativeQueue {
     #[napi(ts_args_type = "a: object")]
     pub fn fetch<'e>(&self, env: &'e Env, a: Value) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
         let q = self.q.clone();
-        env.spawn_future_with_callback(async move { Ok(q.fetch_wire(a).await) }, |env, r| {
-            let batch = sync(env, r)?.into_iter().enumerate().map(|(i, d)| (i as u64, d)).collect();
-            Ok(subscription::columns(batch, true))
-        })
+        fetched(env, async move { q.fetch_wire(a).await })
     }
 
     /// Every other operation, by the core's name, with its arguments in wire form; resolves to

@@ -40,6 +40,7 @@ const ops = {
   publish_batch: async (a, q) =>
     (await q.publishBatch(a.messages.map((m) => ({ body: m.body, ...options(m, ['body']) })))).map((p) => p.status),
   fetch: async (a, q) => (await q.fetch(a.max, options(a, ['max']))).length,
+  fetch_first: async (a, q, c) => (await c.fetch(a.queues, a.max, options(a, ['queues', 'max']))).length,
   ack: (a, q) => q.ack(a.id, a.token).then(() => null),
   nack: (a, q) => q.nack(a.id, a.token, options(a, ['id', 'token'])),
   release: (a, q) => q.release(a.id, a.token).then(() => null),

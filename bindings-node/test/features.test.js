@@ -78,6 +78,66 @@ test('client.subscribe over several queues: strict priority, each delivery says 
   assert.equal(got[4], 'default:n3')
 })
 
+test('client.fetch from several queues: the first with due messages, each message says its queue', async (t) => {
+  const c = await connect('fetch-many')
+  t.after(() => c.close())
+  // `high` is sharded: client.fetch opens it by name, with the shard count stored in Redis.
+  const [high, low] = [c.queue('high', { shards: 4 }), c.queue('low')]
+  await low.publishBatch([{ body: 'l1' }, { body: 'l2' }])
+  await high.publishBatch([{ body: 'h1' }, { body: 'h2' }, { body: 'h3' }])
+  const seen = (ms) => ms.map((m) => `${m.queue}:${m.text()}`).sort()
+  const first = await c.fetch(['high', 'low'], 2)
+  assert.equal(first.length, 2)
+  assert.ok(
+    first.every((m) => m.queue === 'high'),
+    `the high queue first: ${seen(first)}`,
+  )
+  // One call takes from one queue: the high one's last message, not topped up from the low one.
+  const second = await c.fetch(['high', 'low'], 10)
+  assert.deepEqual(seen([...first, ...second]), ['high:h1', 'high:h2', 'high:h3'])
+  const third = await c.fetch(['high', 'low'], 10)
+  assert.deepEqual(seen(third), ['low:l1', 'low:l2'], 'then the low queue')
+  await Promise.all([...first, ...second, ...third].map((m) => m.ack()))
+  assert.deepEqual(await c.fetch(['high', 'low'], 10), [], 'nothing due: resolves at once with none')
+  assert.equal((await high.stats()).total + (await low.stats()).total, 0, 'every fetched message was acked')
+
+  // waitMs: waits for a message published meanwhile, to any of the queues.
+  const waiting = c.fetch(['high', 'low'], 10, { waitMs: 30_000 })
+  await sleep(50)
+  await low.publish('late')
+  const late = await waiting
+  assert.deepEqual(seen(late), ['low:late'])
+  await late[0].ack()
+
+  // ttrMs: every message is leased for that long instead of its own ttr (the client's 30 s).
+  await high.publish('own ttr', { id: 'own' })
+  const [own] = await c.fetch(['high', 'low'], 1)
+  assert.equal(own.leaseDeadline.getTime() - own.deliveredAt.getTime(), 30_000)
+  await high.publish('leased', { id: 'leased' })
+  const [m] = await c.fetch(['low', 'high'], 1, { ttrMs: 120_000 })
+  assert.equal(m.id, 'leased')
+  assert.equal(m.queue, 'high')
+  assert.equal(m.leaseDeadline.getTime() - m.deliveredAt.getTime(), 120_000)
+  assert.equal((await high.peek('leased')).leaseDeadline.getTime(), m.leaseDeadline.getTime())
+  await Promise.all([own.ack(), m.ack()])
+
+  // Bad arguments: a RedelayError naming the field.
+  const fetch = (...a) => c.fetch(...a)
+  await assert.rejects(fetch(['high', 'low'], 0), isInvalid(/^max: must be 1 to 1000, got 0$/))
+  await assert.rejects(fetch(['high', 'low'], 1001), isInvalid(/^max: must be 1 to 1000/))
+  await assert.rejects(fetch(['high', 'low'], 'ten'), isInvalid(/^max/))
+  await assert.rejects(fetch(['high'], 1, { waitMs: -1 }), isInvalid(/^waitMs/))
+  await assert.rejects(fetch(['high'], 1, { waitMs: Infinity }), isInvalid(/^waitMs: must be a finite number/))
+  await assert.rejects(fetch(['high'], 1, { ttrMs: 1 }), isInvalid(/^ttrMs/))
+  await assert.rejects(fetch(['high'], 1, { wait: 10 }), isInvalid(/^wait: unknown field/))
+  await assert.rejects(fetch(['high'], 1, 5), isInvalid(/^opts: must be an object, got number$/))
+  await assert.rejects(fetch('high', 1), isInvalid(/^queues: must be an array of names, got string$/))
+  await assert.rejects(fetch(['high', 7], 1), isInvalid(/^queues\[1\]: must be a string, got number$/))
+  await assert.rejects(fetch([], 1), isInvalid(/^queues: give 1 to/))
+  await assert.rejects(fetch(['high', 'high'], 1), isInvalid(/^queues: "high" is given twice$/))
+  await assert.rejects(fetch(['bad name'], 1), isInvalid(/queue name/))
+})
+
 test('client.subscribe by weights: every queue is served, the heavier more often', async (t) => {
   const c = await connect('weights')
   t.after(() => c.close())

@@ -58,13 +58,14 @@ export async function everything(url: string): Promise<void> {
   const paused: boolean = (await q.pause()) && (await q.resume()) && (await q.setHistory(true)) && st.paused
   const many: Subscription = await c.subscribe(['urgent', 'default'], (m) => void m.queue, { concurrency: 4 })
   await c.subscribe({ urgent: 5, default: 1 }, () => {})
+  const pulled: Message[] = await c.fetch(['urgent', 'default'], 10, { waitMs: 1000, ttrMs: 60_000 })
   const hist: HistoryPoint[] = await q.history(new Date(Date.now() - 3_600_000), Date.now(), 'hour')
   const tot: HistoryPoint = await q.historyTotals()
   const next: { at: Date; count: number }[] = await q.upcoming(new Date(), 60_000, 10)
   const page: ListPage = await q.list('dead', { limit: 10 })
   const found: SearchPage = await q.search({ header: { tenant: 'a' } }, page.items[0]?.id)
   const bulk: BulkReport = await q.bulk({ action: 'reschedule', search: { idPrefix: 'order-' }, delayMs: 1000 })
-  void [paused, many, hist, tot, next, page, found, bulk, info?.expiresAt]
+  void [paused, many, pulled, hist, tot, next, page, found, bulk, info?.expiresAt]
   await c.close()
   try {
     c.queue('')

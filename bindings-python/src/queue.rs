@@ -67,6 +67,20 @@ impl NativeClient {
         })
     }
 
+    /// Up to `max` leased deliveries from the first of `queues` (names in priority order, each
+    /// opened with the shard count stored in Redis) that has due messages: the core's
+    /// `Client::fetch_first_wire`, `args` its fetch arguments in wire form (as `NativeQueue::fetch`).
+    fn fetch<'py>(
+        &self,
+        py: Python<'py>,
+        queues: Vec<String>,
+        args: &str,
+        blocking: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (c, args) = (self.c.clone(), de(py, args)?);
+        run(py, blocking, async move { c.fetch_first_wire(&queues, args).await.map(|v| Deliveries(v, blocking)) })
+    }
+
     /// The core's close: every subscription drains, then the connections close. `timeout`
     /// bounds the wait (used at interpreter exit).
     #[pyo3(signature = (blocking, timeout=None))]

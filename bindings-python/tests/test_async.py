@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Awaitable, List
+from typing import Any, Awaitable, Callable, List
 
 import pytest
 
@@ -156,29 +156,42 @@ def test_async_fetch_ack_nack_and_lease_lost(url: str, prefix: str) -> None:
     run(body)
 
 
+async def _cancelled_after_redis_leased(q: Any, fetch: Callable[[], Awaitable[List[Any]]]) -> None:
+    """Cancels ``fetch()`` while the loop is blocked and the core leases a message of ``q`` for
+    it, so that its result cannot be set before the caller gives up; the message must come back
+    due now, no attempt counted, and ``fetch()`` then gets it as attempt 1."""
+    await q.publish(b"x", id="c-1", ttr=60)
+    task = asyncio.ensure_future(fetch())
+    await asyncio.sleep(0)  # the task starts the native call, then awaits it
+    time.sleep(0.5)  # noqa: ASYNC251 (blocking the loop is the point)
+    task.cancel()
+    state = None
+    for _ in range(200):  # up to 10 s
+        info = await q.peek("c-1")
+        assert info is not None and info.attempts == 0
+        state = info.state
+        if state == "ready":
+            break
+        await asyncio.sleep(0.05)
+    assert state == "ready", "given back, not leased to nobody for 60 s"
+    got = await fetch()
+    assert (got[0].id, got[0].queue, got[0].attempt) == ("c-1", q.name, 1)
+    await got[0].ack()
+
+
 def test_a_fetch_cancelled_after_redis_leased_gives_the_message_back(url: str, prefix: str) -> None:
     async def body() -> None:
+        q = (await connect(url, prefix)).queue("cancel-late")
+        await _cancelled_after_redis_leased(q, lambda: q.fetch(1))
+
+    run(body)
+
+
+def test_a_pull_from_several_queues_cancelled_after_redis_leased_gives_the_message_back(url: str, prefix: str) -> None:
+    async def body() -> None:
         c = await connect(url, prefix)
-        q = c.queue("cancel-late")
-        await q.publish(b"x", id="c-1", ttr=60)
-        task = asyncio.ensure_future(q.fetch(1))
-        await asyncio.sleep(0)  # the task starts the native call, then awaits it
-        # The loop is blocked while the core leases the message: its result cannot be set before
-        # the caller gives up.
-        time.sleep(0.5)  # noqa: ASYNC251 (blocking the loop is the point)
-        task.cancel()
-        state = None
-        for _ in range(200):  # up to 10 s
-            info = await q.peek("c-1")
-            assert info is not None and info.attempts == 0
-            state = info.state
-            if state == "ready":
-                break
-            await asyncio.sleep(0.05)
-        assert state == "ready", "given back, not leased to nobody for 60 s"
-        got = await q.fetch(1)
-        assert (got[0].id, got[0].attempt) == ("c-1", 1)
-        await got[0].ack()
+        q = c.queue("cancel-late-many")
+        await _cancelled_after_redis_leased(q, lambda: c.fetch(["cancel-other", "cancel-late-many"]))
 
     run(body)
 

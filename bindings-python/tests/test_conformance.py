@@ -76,6 +76,8 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         return [p.status for p in q.publish_batch(items)]
     if op == "fetch":
         return len(q.fetch(a.get("max", 1), wait=ms(a, "wait_ms") or 0))
+    if op == "fetch_first":
+        return len(client.fetch(a["queues"], a.get("max", 1), wait=ms(a, "wait_ms") or 0, ttr=ms(a, "ttr_ms")))
     if op == "ack":
         return q.ack(a["id"], a["token"])
     if op == "nack":

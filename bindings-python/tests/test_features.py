@@ -8,7 +8,7 @@ import asyncio
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, List, Set
+from typing import Any, Callable, Dict, List, Set, Tuple
 
 import pytest
 
@@ -108,6 +108,112 @@ def test_weighted_subscription(client: redelay.Client) -> None:
     with client.subscribe({"wa": 5, "wb": 1}, lambda m: seen.add(m.queue)):
         assert wait_for(lambda: a.stats().total + b.stats().total == 0)
     assert seen == {"wa", "wb"}
+
+
+def test_a_pull_from_several_queues_takes_the_first_with_due_messages(client: redelay.Client) -> None:
+    high, low = client.queue("high", shards=4), client.queue("low")
+    low.publish_batch([{"body": b"l", "id": f"l{i}"} for i in range(2)])
+    high.publish_batch([{"body": b"h", "id": f"h{i}"} for i in range(3)])
+    queues = ["high", "low"]  # by name: "high" is opened with the 4 shards Redis holds for it
+    got: List[redelay.SyncMessage] = []
+    while len(got) < 3:  # the high queue's first, each call from one queue
+        batch = client.fetch(queues, max=10)
+        assert batch and all(isinstance(m, redelay.SyncMessage) and m.queue == "high" for m in batch), batch
+        got += batch
+    assert sorted(m.id for m in got) == ["h0", "h1", "h2"]
+    rest = client.fetch(queues, max=10)  # then the low one's
+    assert sorted((m.id, m.queue) for m in rest) == [("l0", "low"), ("l1", "low")]
+    for m in got + rest:
+        m.ack()
+    assert client.fetch(queues, max=10) == []
+    # ttr: leased for that long instead of each message's own.
+    high.publish(b"t", id="t1", ttr=60)
+    low.publish(b"t", id="t2", ttr=60)
+    [own] = client.fetch(queues)
+    assert own.id == "t1" and abs(own.lease_deadline - own.delivered_at - timedelta(seconds=60)) < timedelta(seconds=1)
+    [leased] = client.fetch(queues, ttr=5)
+    assert leased.id == "t2" and abs(leased.lease_deadline - leased.delivered_at - timedelta(seconds=5)) < timedelta(
+        seconds=1
+    )
+    own.ack()
+    leased.ack()
+    # One name as a str is one queue, as for subscribe.
+    low.publish(b"one", id="one")
+    [one] = client.fetch("low")
+    assert (one.id, one.queue) == ("one", "low") and client.fetch("low") == []
+    one.ack()
+    # wait: a message published meanwhile, to any of the queues, ends the wait.
+    publisher = threading.Timer(0.3, lambda: low.publish(b"late", id="late"))
+    publisher.start()
+    try:
+        late = client.fetch(("high", "low"), max=10, wait=30)
+    finally:
+        publisher.join()
+    assert [(m.id, m.queue) for m in late] == [("late", "low")]
+    late[0].ack()
+    assert high.stats().total + low.stats().total == 0
+
+
+def test_bad_input_of_a_pull_from_several_queues_names_the_field(client: redelay.Client) -> None:
+    cases: List[Tuple[Any, Dict[str, Any], str]] = [
+        ([], {}, "queues: give 1 to"),
+        (["pa", "pa"], {}, '"pa" is given twice'),
+        (["pa", "bad name"], {}, "queue name"),
+        (["pa", "pb"], {"max": 0}, "max: must be 1 to 1000, got 0"),
+        (["pa"], {"max": 1001}, "max: must be 1 to 1000"),
+        (["pa"], {"wait": -1}, "wait: must be a finite number of seconds"),
+        (["pa"], {"ttr": float("inf")}, "ttr: must be a finite number of seconds"),
+        (["pa"], {"ttr": 0.01}, "ttr"),
+    ]
+    for queues, kw, words in cases:
+        with pytest.raises(redelay.InvalidArgumentError, match=words):
+            client.fetch(queues, **kw)
+    with pytest.raises(TypeError, match="queues: expected queue names in priority order, got dict"):
+        client.fetch({"pa": 1})
+    with pytest.raises(TypeError, match="queues: expected queue names"):
+        client.fetch(["pa", 1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="wait"):
+        client.fetch(["pa"], wait="soon")  # type: ignore[arg-type]
+
+
+def test_a_pull_from_several_queues_in_asyncio(url: str, prefix: str) -> None:
+    async def main() -> None:
+        c = await redelay.AsyncClient.connect(url, prefix=prefix)
+        try:
+            high, low = c.queue("a-high", shards=4), c.queue("a-low")
+            await low.publish(b"l", id="l", ttr=60)
+            await high.publish_batch([{"body": b"h", "id": f"h{i}"} for i in range(2)])
+            queues = ["a-high", "a-low"]
+            got: List[redelay.Message] = []
+            while len(got) < 2:
+                batch = await c.fetch(queues, 10)
+                assert batch and all(isinstance(m, redelay.Message) and m.queue == "a-high" for m in batch), batch
+                got += batch
+            assert sorted(m.id for m in got) == ["h0", "h1"]
+            [m] = await c.fetch(queues, 10, ttr=timedelta(seconds=5))
+            assert (m.id, m.queue) == ("l", "a-low")
+            assert abs(m.lease_deadline - m.delivered_at - timedelta(seconds=5)) < timedelta(seconds=1)
+            for x in [*got, m]:
+                await x.ack()
+            # wait: the pull is still waiting when the message is published, then gets it.
+            task = asyncio.ensure_future(c.fetch(queues, wait=30))
+            await asyncio.sleep(0.2)
+            assert not task.done()
+            await high.publish(b"late", id="late")
+            [late] = await task
+            assert (late.id, late.queue) == ("late", "a-high")
+            await late.ack()
+            with pytest.raises(redelay.InvalidArgumentError, match="max: must be 1 to 1000"):
+                await c.fetch(queues, 0)
+            with pytest.raises(redelay.InvalidArgumentError, match="wait: must be a finite number"):
+                await c.fetch(queues, wait=-1)
+            with pytest.raises(redelay.InvalidArgumentError, match="queues: give 1 to"):
+                await c.fetch([])
+            assert (await high.stats()).total + (await low.stats()).total == 0
+        finally:
+            await c.close()
+
+    run(main)
 
 
 def test_history_counts_what_the_scripts_did(client: redelay.Client) -> None:

@@ -245,14 +245,9 @@ impl Client {
     /// A pull from several queues given by name (each opened with the shard count stored in
     /// Redis), in priority order: the deliveries of the first that has due messages, as
     /// [`Queue::fetch_first`] gives them, with its arguments in wire form (`max`, `wait_ms`,
-    /// `ttr_ms`). What every binding's `client.fetch([...])` runs.
+    /// `ttr_ms`): [`Client::fetch_first`] for the bindings that speak JSON.
     pub async fn fetch_first_wire(&self, names: &[String], v: Value) -> Result<Vec<Delivery>> {
         let a: FetchArgs = wire::from_json(obj(v))?;
-        crate::base::limits::check_queue_list(names.iter().map(String::as_str))?;
-        let mut queues = Vec::with_capacity(names.len());
-        for name in names {
-            queues.push(self.queue_stored(name).await?);
-        }
-        Queue::fetch_first(&queues, a.max, a.wait_ms, a.ttr_ms).await
+        self.fetch_first(names, a.max, a.wait_ms, a.ttr_ms).await
     }
 }

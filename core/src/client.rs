@@ -168,6 +168,31 @@ impl Client {
         self.queue_with(name, QueueOptions::shards(n.unwrap_or(1)))
     }
 
+    /// Pulls from several queues given by name, in priority order, each opened with the shard
+    /// count stored in Redis: the deliveries of the first that has due messages, as
+    /// [`Queue::fetch_first`] gives them. The names, `max`, `wait` and `ttr` are checked before
+    /// Redis is asked anything.
+    pub async fn fetch_first(
+        &self,
+        names: &[String],
+        max: usize,
+        wait: Duration,
+        ttr: Option<Duration>,
+    ) -> Result<Vec<crate::Delivery>> {
+        crate::base::limits::check_queue_list(names.iter().map(String::as_str))?;
+        crate::base::limits::check_fetch_max(max)?;
+        crate::base::limits::check_delay("wait", wait)?;
+        if let Some(t) = ttr {
+            crate::base::limits::check_ttr("ttr", t)?;
+        }
+        names.iter().try_for_each(|n| crate::base::limits::check_queue_name(n))?;
+        let mut queues = Vec::with_capacity(names.len());
+        for name in names {
+            queues.push(self.queue_stored(name).await?);
+        }
+        Queue::fetch_first(&queues, max, wait, ttr).await
+    }
+
     /// The queues of a subscription given by name, as a foreign binding's `subscribe` gets
     /// them: each `(name, shards)` is opened with that shard count, or with the count stored in
     /// Redis when it is None (see [`queue_stored`](Self::queue_stored)). Without `weights` the

@@ -59,6 +59,11 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             json!(q.publish_batch(msgs).await?.into_iter().map(|p| p.status.as_str()).collect::<Vec<_>>())
         }
         "fetch" => json!(q.fetch(a["max"].as_u64().unwrap_or(1) as usize, ms(a, "wait_ms")).await?.len()),
+        "fetch_first" => {
+            let names: Vec<String> = from_json(a["queues"].clone())?;
+            let args = json!({"max": a["max"], "wait_ms": a["wait_ms"].as_u64().unwrap_or(0)});
+            json!(client.fetch_first_wire(&names, args).await?.len())
+        }
         "ack" => {
             q.ack(s(a, "id"), s(a, "token")).await?;
             Value::Null

@@ -99,6 +99,10 @@ class NativeClient:
     prefix: Final[str]
     def call(self, op: str, blocking: bool) -> Any:
         """The core's client call ``op`` (``queues``, ``ping``); the result in wire form (JSON)."""
+    def fetch(self, queues: List[str], args: str, blocking: bool) -> Any:
+        """Up to ``max`` leased deliveries from the first of ``queues`` (names in priority order,
+        each opened with the shard count stored in Redis) that has due messages; ``args`` are the
+        core's fetch arguments in wire form (JSON)."""
     def subscribe(
         self,
         queues: List[Tuple[str, Optional[int]]],

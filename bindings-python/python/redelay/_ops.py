@@ -80,6 +80,25 @@ def _ids(ids: Optional[Iterable[str]]) -> Optional[List[str]]:
     return None if ids is None else [*ids]
 
 
+def names(queues: Union[str, Iterable[str]]) -> List[str]:
+    """Queue names in priority order, as a list; a single str is one queue (as ``subscribe``
+    takes it). A mapping is refused: weights have no meaning here."""
+    if isinstance(queues, str):
+        return [queues]
+    if isinstance(queues, (bytes, Mapping)):
+        raise TypeError(f"queues: expected queue names in priority order, got {type(queues).__name__}")
+    out = [*queues]
+    for n in out:
+        if not isinstance(n, str):
+            raise TypeError(f"queues: expected queue names (str), got {type(n).__name__} {n!r}")
+    return out
+
+
+def fetch_args(max: int, wait: Seconds, ttr: Optional[Seconds]) -> str:
+    """A fetch's arguments in the core's wire form (``max``, ``wait_ms``, ``ttr_ms``), as JSON."""
+    return json.dumps(wire({"max": max, "wait": wait, "ttr": ttr}))
+
+
 def _select(ids: Optional[Iterable[str]], oldest: Optional[int], all: bool) -> Dict[str, Any]:
     return {"ids": _ids(ids), "oldest": oldest, "all": all}
 
@@ -146,6 +165,11 @@ class ClientOps:
         """The core's client call ``op``; its result in wire form."""
         return _answer(self._native.call(op, self._blocking), self._blocking, _same)
 
+    def _fetch(self, queues: Union[str, Iterable[str]], max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
+        """The core's pull from the first of several queues with due messages: the deliveries,
+        or an awaitable of them."""
+        return self._native.fetch(names(queues), fetch_args(max, wait, ttr), self._blocking)
+
     def __repr__(self) -> str:
         return f"<redelay.{type(self).__name__} prefix={self.prefix!r}>"
 
@@ -171,7 +195,7 @@ class QueueOps:
 
     def _fetch(self, max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
         """The core's fetch: the deliveries, or an awaitable of them."""
-        return self._native.fetch(json.dumps(wire({"max": max, "wait": wait, "ttr": ttr})), self._blocking)
+        return self._native.fetch(fetch_args(max, wait, ttr), self._blocking)
 
     @op
     def publish(self, body: Body, **opts: Unpack[PublishOptions]) -> Published:
@@ -368,7 +392,7 @@ def sources(queues: Queues) -> Sources:
     """The queues of a client's subscription: names in priority order, or names with weights."""
     if isinstance(queues, Mapping):
         return [(n, None) for n in queues], [_weight(n, w) for n, w in queues.items()]
-    return [(n, None) for n in ([queues] if isinstance(queues, str) else queues)], None
+    return [(n, None) for n in names(queues)], None
 
 
 def _weight(name: str, w: Any) -> int:

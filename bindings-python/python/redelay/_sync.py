@@ -7,7 +7,7 @@ The calls themselves are those of the asyncio API (:mod:`redelay._ops`), without
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Union
 
 from . import _runtime
 from ._native import NativeClient, NativeSubscription, SyncMessage
@@ -48,6 +48,15 @@ class Client(ClientOps, Sync):
         """One subscription for several queues, in priority order or by weights; see
         :meth:`AsyncClient.subscribe` and :meth:`Queue.subscribe`."""
         return _subscribe(self._native, sources(queues), handler, options)
+
+    def fetch(
+        self, queues: Union[str, Iterable[str]], max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+    ) -> List[SyncMessage]:
+        """Pulls up to ``max`` due messages from the first of ``queues`` (names in priority
+        order; a single ``str`` is one queue) that has any, waiting up to ``wait`` for the first
+        one; each message's ``queue`` names it. See :meth:`AsyncClient.fetch`."""
+        result: List[SyncMessage] = self._fetch(queues, max, wait, ttr)
+        return result
 
     def close(self) -> None:
         """Closes every subscription made through this client (they drain), then the

@@ -122,6 +122,13 @@ class ConformanceTest {
 
         "fetch" -> q.fetch(a.long("max")?.toInt() ?: 1, a.ms("wait_ms") ?: 0.milliseconds).size
 
+        "fetch_first" -> client.fetch(
+            a.getAsJsonArray("queues").map { it.asString },
+            a.long("max")?.toInt() ?: 1,
+            a.ms("wait_ms") ?: 0.milliseconds,
+            a.ms("ttr_ms"),
+        ).size
+
         "ack" -> q.ack(a.str("id")!!, a.str("token")!!)
 
         "nack" -> q.nack(a.str("id")!!, a.str("token")!!, a.ms("retry_in_ms"), a.str("reason") ?: "")
