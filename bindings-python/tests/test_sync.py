@@ -33,10 +33,12 @@ def test_fetch_waits_for_a_delayed_message(client: redelay.Client) -> None:
     q.publish(b"later", delay=0.3)
     assert q.fetch(1) == []
     t0 = time.monotonic()
-    msgs = q.fetch(1, wait=3)
+    msgs = q.fetch(1, wait=30)
     waited = time.monotonic() - t0
     assert [m.body for m in msgs] == [b"later"]
-    assert 0.1 < waited < 2.0
+    # Waited for the due time, and returned with it rather than at the end of the wait (the
+    # upper bound is loose on purpose: a busy machine must not fail it).
+    assert 0.1 < waited < 20
     msgs[0].ack()
 
 
@@ -208,13 +210,13 @@ def test_retry_later_sets_the_delay(client: redelay.Client) -> None:
         if msg.attempt == 1:
             raise redelay.RetryLater(0.3, "busy")
 
-    q.publish(b"x")
+    q.publish(b"x", backoff=(3600, 3600))  # the backoff would retry it in an hour
     with q.subscribe(handler):
         deadline = time.monotonic() + 10
         while len(calls) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert len(calls) == 2
-    assert 0.25 < calls[1] - calls[0] < 1.5  # default backoff would be about 1 s or more
+    assert calls[1] - calls[0] > 0.25
 
 
 def test_retry_later_with_a_negative_delay_retries_now(client: redelay.Client) -> None:

@@ -208,7 +208,9 @@ async fn handlers_that_never_report_are_abandoned_at_the_drain_timeout() {
     let t = Instant::now();
     sub.close().await;
     let took = t.elapsed();
-    assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(3), "close took {took:?}");
+    // The held handlers never finish: close returns at the drain timeout, not never (the upper
+    // bound is loose on purpose: a busy machine must not fail it).
+    assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(20), "close took {took:?}");
     // A report after the drain timeout is ignored: nothing is acked.
     let held: Vec<(u64, Delivery, Completer)> = std::mem::take(&mut *log.held.lock().unwrap());
     assert!(held[0].2.delivery(held[0].0).is_none(), "forgotten after the drain timeout");

@@ -65,10 +65,12 @@ class PullTest {
             val q = client.queue(uniqueName("wait"))
             q.publish("soon".encodeToByteArray(), delay = 300.milliseconds)
             val t = TimeSource.Monotonic.markNow()
-            val got = q.fetch(1, wait = 5.seconds)
+            val got = q.fetch(1, wait = 30.seconds)
             val waited = t.elapsedNow()
             assertEquals(1, got.size)
-            assertTrue(waited >= 250.milliseconds && waited < 3.seconds, "waited $waited")
+            // Waited for the due time, and returned with it rather than at the end of the wait
+            // (the upper bound is loose on purpose: a busy machine must not fail it).
+            assertTrue(waited >= 250.milliseconds && waited < 20.seconds, "waited $waited")
             got[0].ack()
             val none = q.fetch(1, wait = 100.milliseconds)
             assertEquals(0, none.size)
