@@ -83,6 +83,12 @@ export declare function connect(url: string, opts: object): Promise<NativeClient
 /** Every error kind as `[name, code]`, for `RedelayError` and `ErrorCodes` in `redelay.js`. */
 export declare function errorKinds(): Array<Array<string>>
 
+/**
+ * A thrown error's reason from its name and message, worded by the core
+ * (`redelay::Failure::thrown`): `"TypeError: boom"`.
+ */
+export declare function failureReason(name: string, message: string): string
+
 /** Deliveries in columns; `redelay.js` builds a `Message` from row `i`. */
 export interface RawBatch {
   /** The queues of the batch; column 8 of `nums` is each delivery's index in it. */

@@ -841,4 +841,5 @@ module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.connect = nativeBinding.connect
 module.exports.errorKinds = nativeBinding.errorKinds
+module.exports.failureReason = nativeBinding.failureReason
 module.exports.setLogger = nativeBinding.setLogger

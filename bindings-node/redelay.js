@@ -265,14 +265,14 @@ function subscribe(native, queues, shards, handler, opts) {
   })
 }
 
-// A thrown error's reason is "Name: message" (its name alone when the message is empty), as in
-// Python ("ExcType: text") and Kotlin ("SimpleClassName: message"); a RetryLater's is its own.
+// A thrown error's reason is worded by the core from its name and message ("Name: message", as
+// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form.
 function failure(e) {
   try {
     if (typeof e?.retryInMs === 'number') return { reason: String(e.message), retryInMs: e.retryInMs }
     if (typeof e?.message !== 'string') return { reason: String(e), retryInMs: NaN }
     const name = typeof e.name === 'string' && e.name !== '' ? e.name : 'Error'
-    return { reason: e.message === '' ? name : `${name}: ${e.message}`, retryInMs: NaN }
+    return { reason: native.failureReason(name, e.message), retryInMs: NaN }
   } catch {
     return { reason: 'handler failed with a value that cannot be shown', retryInMs: NaN }
   }

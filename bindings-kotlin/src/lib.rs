@@ -90,6 +90,13 @@ errors!(InvalidArgument, Connection, Timeout, LeaseLost, NotFound, Redis, Handle
 
 type Res<T> = Result<T, RedelayError>;
 
+/// A thrown exception's reason from its class name and message, worded by the core
+/// (`redelay::Failure::thrown`): `"IllegalStateException: boom"`.
+#[uniffi::export]
+pub fn failure_reason(name: String, message: String) -> String {
+    redelay::Failure::thrown(&name, &message)
+}
+
 /// The core's stable code of the error kind named `kind` (`ERR_REDELAY_INVALID_ARGUMENT` ...).
 #[uniffi::export]
 pub fn error_code(kind: String) -> String {

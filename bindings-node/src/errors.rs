@@ -49,6 +49,13 @@ pub(crate) fn sync<T>(env: &Env, r: redelay::Result<T>) -> Result<T> {
     r.map_err(|e| js(env, e))
 }
 
+/// A thrown error's reason from its name and message, worded by the core
+/// (`redelay::Failure::thrown`): `"TypeError: boom"`.
+#[napi]
+pub fn failure_reason(name: String, message: String) -> String {
+    redelay::Failure::thrown(&name, &message)
+}
+
 /// Every error kind as `[name, code]`, for `RedelayError` and `ErrorCodes` in `redelay.js`.
 #[napi]
 pub fn error_kinds() -> Vec<Vec<&'static str>> {

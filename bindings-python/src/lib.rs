@@ -34,6 +34,13 @@ fn _log_level(level: usize) {
     log::set_max_level(log::LevelFilter::iter().nth(level).unwrap_or(log::LevelFilter::Warn));
 }
 
+/// A thrown exception's reason from its type name and text, worded by the core
+/// (`redelay::Failure::thrown`): `"ValueError: boom"`.
+#[pyfunction]
+fn failure_reason(name: &str, text: &str) -> String {
+    redelay::Failure::thrown(name, text)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeClient>()?;
@@ -44,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<message::SyncMessage>()?;
     m.add_function(wrap_pyfunction!(convert::_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(_log_level, m)?)?;
+    m.add_function(wrap_pyfunction!(failure_reason, m)?)?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();
     m.add("ERROR_CODES", codes)?;
     Ok(())

@@ -16,6 +16,9 @@ def _shutdown(timeout: float) -> bool:
 def _log_level(level: int) -> None:
     """Lets the core's log records through up to ``level`` (0 off, 1 error ... 5 trace)."""
 
+def failure_reason(name: str, text: str) -> str:
+    """A thrown exception's reason, worded by the core: ``"ValueError: boom"``."""
+
 _Seconds = Union[int, float, timedelta]
 
 class BaseMessage:

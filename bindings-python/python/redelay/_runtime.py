@@ -39,8 +39,7 @@ def failure(exc: BaseException, msg: Any) -> Tuple[str, Optional[float]]:
     """Maps a handler's exception to (reason, retry_in seconds or None for backoff), logging it."""
     if isinstance(exc, RetryLater):
         return exc.reason, exc.retry_in
-    text = str(exc)
-    reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    reason = _native.failure_reason(type(exc).__name__, str(exc))
     try:
         logger.error(
             "handler failed on message %s of queue %s (attempt %s of %s): %s",

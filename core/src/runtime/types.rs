@@ -50,6 +50,17 @@ impl Failure {
             .map(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).unwrap_or(limits::MAX_DELAY));
         Failure::with_retry(reason, delay)
     }
+    /// The reason of a foreign handler's thrown error, worded alike in every language:
+    /// `"Name: message"` from the error's type name and its text, the name alone when the text
+    /// is empty (Python `"ValueError: boom"`, Node `"TypeError: boom"`, Kotlin
+    /// `"IllegalStateException: boom"`). Each binding takes the two from its own error object.
+    pub fn thrown(name: &str, message: &str) -> String {
+        if message.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}: {message}")
+        }
+    }
     /// The reason stored with the message.
     pub fn reason(&self) -> &str {
         &self.reason
@@ -305,5 +316,16 @@ mod tests {
         }
         let long = Failure::retry_in("r", limits::MAX_DELAY * 2);
         assert_eq!(long.retry_after(), Some(limits::MAX_DELAY), "cut to the longest delay");
+    }
+
+    #[test]
+    fn a_thrown_error_is_worded_alike_in_every_binding() {
+        for (name, message, want) in [
+            ("ValueError", "boom", "ValueError: boom"),
+            ("RangeError", "", "RangeError"),
+            ("IllegalStateException", "a: b", "IllegalStateException: a: b"),
+        ] {
+            assert_eq!(Failure::thrown(name, message), want);
+        }
     }
 }

@@ -189,11 +189,8 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
         "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
 }
 
-/**
- * A thrown exception's reason: "SimpleClassName: message", the class name alone when there is no
- * message (as Python's "ExcType: text" and Node's "Name: message").
- */
-internal fun reasonOf(e: Throwable): String {
-    val name = e.javaClass.simpleName.ifEmpty { e.javaClass.name }
-    return e.message?.ifEmpty { null }?.let { "$name: $it" } ?: name
-}
+/** A thrown exception's reason, worded by the core from its simple class name and message. */
+internal fun reasonOf(e: Throwable): String = failureReason(
+    e.javaClass.simpleName.ifEmpty { e.javaClass.name },
+    e.message ?: "",
+)
