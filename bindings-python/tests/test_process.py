@@ -3,6 +3,7 @@ exits with a live subscription exits cleanly."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -10,7 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import List
+from typing import Iterator, List, Tuple
 
 import pytest
 
@@ -49,43 +50,42 @@ def lines(p: Path) -> List[str]:
     return p.read_text().splitlines() if p.exists() else []
 
 
-@pytest.mark.parametrize("target,sig", [("handlers:handle", signal.SIGTERM), ("handlers:handle_sync", signal.SIGINT)])
-def test_worker_drains_and_exits_0_on_signal(
-    tmp_path: Path, url: str, prefix: str, client: redelay.Client, target: str, sig: int
-) -> None:
+@contextlib.contextmanager
+def running_worker(
+    tmp_path: Path, url: str, prefix: str, target: str, queue: str, *extra: str
+) -> Iterator[Tuple[subprocess.Popen[str], Path]]:
+    """Starts ``python -m redelay worker TARGET`` on ``queue`` with the handlers of HANDLERS
+    (their log: the returned path), waits until it says it is ready, and kills it if it still
+    runs at the end."""
     (tmp_path / "handlers.py").write_text(HANDLERS)
     out = tmp_path / "out.txt"
     env = dict(os.environ, OUT=str(out), PYTHONUNBUFFERED="1")
-    cmd = [
-        sys.executable,
-        "-m",
-        "redelay",
-        "worker",
-        target,
-        "--queue",
-        "work",
-        "--url",
-        url,
-        "--prefix",
-        prefix,
-        "--concurrency",
-        "4",
-    ]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = [sys.executable, "-m", "redelay", "worker", target, "--queue", queue, "--url", url, "--prefix", prefix]
+    proc = subprocess.Popen(
+        [*cmd, *extra], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stderr is not None
         first = proc.stdout.readline()
         assert "redelay worker ready" in first, first + (proc.stderr.read() if proc.poll() is not None else "")
+        yield proc, out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("target,sig", [("handlers:handle", signal.SIGTERM), ("handlers:handle_sync", signal.SIGINT)])
+def test_worker_drains_and_exits_0_on_signal(
+    tmp_path: Path, url: str, prefix: str, client: redelay.Client, target: str, sig: int
+) -> None:
+    with running_worker(tmp_path, url, prefix, target, "work", "--concurrency", "4") as (proc, out):
         q = client.queue("work")
         q.publish_batch([{"body": b"quick", "id": f"quick-{i}"} for i in range(5)])
         q.publish(b"slow", id="slow-1", headers={"sleep": "1.0"})
         wait_for(lambda: "start slow-1" in lines(out))
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, stderr
     got = lines(out)
     assert "done slow-1" in got  # the running handler was allowed to finish
@@ -213,25 +213,12 @@ def test_ctrl_c_interrupts_a_blocking_call(tmp_path: Path, url: str, prefix: str
 
 
 def test_worker_consumes_a_sharded_queue(tmp_path: Path, url: str, prefix: str, client: redelay.Client) -> None:
-    (tmp_path / "handlers.py").write_text(HANDLERS)
-    out = tmp_path / "out.txt"
     q = client.queue("sharded-work", shards=4)
     q.publish_batch([{"body": b"m", "id": f"s-{i}"} for i in range(8)])
-    env = dict(os.environ, OUT=str(out), PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "redelay", "worker", "handlers:handle", "--queue", "sharded-work"]
-    cmd += ["--url", url, "--prefix", prefix]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        first = proc.stdout.readline()
-        assert "redelay worker ready" in first, first + (proc.stderr.read() if proc.poll() is not None else "")
+    with running_worker(tmp_path, url, prefix, "handlers:handle", "sharded-work") as (proc, out):
         wait_for(lambda: all(f"done s-{i}" in lines(out) for i in range(8)))
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, stderr
     assert q.stats().total == 0  # every shard's messages handled and acked
 
