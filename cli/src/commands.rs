@@ -3,8 +3,11 @@
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use clap::{Args, Subcommand};
-use redelay::{Client, Due, Message, MessageInfo, Queue, QueueOptions, Result, Select, Stats};
+use clap::{ArgGroup, Args, Subcommand};
+use redelay::{
+    BulkAction, BulkOptions, Client, Due, Message, MessageInfo, Queue, QueueOptions, RespawnExpiry, Result, Select,
+    Stats,
+};
 
 use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
 
@@ -228,8 +231,8 @@ fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::History
     out
 }
 
-fn print_info(m: &MessageInfo) {
-    let now = SystemTime::now();
+/// One message for people, its times relative to `now` (the Redis clock).
+fn print_info(m: &MessageInfo, now: SystemTime) {
     println!("id:           {}", m.id);
     println!("state:        {}", m.state.as_str());
     println!("attempts:     {} of {}", m.attempts, m.max_attempts);
@@ -269,13 +272,14 @@ fn info_json(m: &MessageInfo) -> serde_json::Value {
 }
 
 pub async fn peek(client: &Conn, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
-    match client.queue(queue).await?.peek(id).await? {
+    let q = client.queue(queue).await?;
+    match q.peek(id).await? {
         Some(m) if json => {
             println!("{}", info_json(&m));
             Ok(ExitCode::SUCCESS)
         }
         Some(m) => {
-            print_info(&m);
+            print_info(&m, q.redis_now().await?);
             Ok(ExitCode::SUCCESS)
         }
         None => {
@@ -312,11 +316,12 @@ pub struct RescheduleArgs {
 
 pub async fn reschedule(client: &Conn, a: RescheduleArgs) -> Result<ExitCode> {
     let due = Due::required(a.delay, a.at)?;
-    let t = client.queue(&a.queue).await?.reschedule(&a.id, due).await?;
+    let q = client.queue(&a.queue).await?;
+    let t = q.reschedule(&a.id, due).await?;
     if a.json {
         println!("{}", serde_json::json!({ "id": a.id, "due_at_ms": epoch_ms(t) }));
     } else {
-        println!("{} due at {}", a.id, when(t, SystemTime::now()));
+        println!("{} due at {}", a.id, when(t, q.redis_now().await?));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -357,12 +362,25 @@ pub struct DeadSel {
 pub struct RespawnArgs {
     #[command(flatten)]
     pub sel: DeadSel,
+    #[command(flatten)]
+    pub expiry: ExpiryArgs,
+}
+
+/// The expiry a respawn gives (`dead respawn`, `bulk … respawn`).
+#[derive(Args)]
+pub struct ExpiryArgs {
     /// A fresh expiry, this long after the respawn: 30m, 1d ...
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub expires_in: Option<Duration>,
     /// No expiry any more
     #[arg(long, conflicts_with = "expires_in")]
     pub clear_expiry: bool,
+}
+
+impl ExpiryArgs {
+    fn expiry(&self) -> Result<RespawnExpiry> {
+        RespawnExpiry::from_parts(self.expires_in, self.clear_expiry)
+    }
 }
 
 impl DeadSel {
@@ -382,7 +400,8 @@ impl DeadSel {
 pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
     match cmd {
         DeadCmd::List { queue, limit, offset, json } => {
-            let list = client.queue(&queue).await?.dead_letters(offset, limit).await?;
+            let q = client.queue(&queue).await?;
+            let list = q.dead_letters(offset, limit).await?;
             if json {
                 let v: Vec<_> = list
                     .iter()
@@ -396,7 +415,7 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             } else {
-                let now = SystemTime::now();
+                let now = q.redis_now().await?;
                 for m in &list {
                     let died = m.died_at.map_or("-".into(), |t| relative(t, now));
                     println!(
@@ -412,8 +431,8 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                 }
             }
         }
-        DeadCmd::Respawn(RespawnArgs { sel, expires_in, clear_expiry }) => {
-            let expiry = redelay::RespawnExpiry::from_parts(expires_in, clear_expiry)?;
+        DeadCmd::Respawn(RespawnArgs { sel, expiry }) => {
+            let expiry = expiry.expiry()?;
             let n = client.queue(&sel.queue).await?.respawn_with(sel.select()?, expiry).await?;
             println!("respawned {n}");
         }
@@ -434,6 +453,101 @@ pub async fn pause(client: &Conn, queue: &str, pause: bool) -> Result<ExitCode> 
         "{queue}: {}",
         if changed { what.to_string() } else { format!("already {}", if pause { "paused" } else { "running" }) }
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `destroy`: deletes the queue, every message in every state and its name from the registry;
+/// without `yes`, says what it would delete and refuses (bad input: 64).
+pub async fn destroy(client: &Conn, queue: &str, yes: bool) -> Result<ExitCode> {
+    let q = client.queue(queue).await?;
+    let n = q.stats().await?.total;
+    if n == 0 && !client.queues().await?.iter().any(|r| r == queue) {
+        eprintln!("redelay: no queue {queue:?} under prefix {:?}", client.prefix());
+        return Ok(ExitCode::from(1));
+    }
+    let what = format!("{n} message{} of queue {queue:?}", if n == 1 { "" } else { "s" });
+    if !yes {
+        return Err(redelay::Error::invalid(format!("would delete {what}; pass --yes")));
+    }
+    q.destroy().await?;
+    println!("destroyed: {what}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bulk actions as typed: the core's names (`BulkAction`), `deliver-now` hyphenated (the
+/// core's `deliver_now` is taken too).
+fn bulk_action() -> impl clap::builder::TypedValueParser<Value = BulkAction> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = ["cancel", "reschedule", "deliver-now", "respawn", "purge"].map(PossibleValue::new);
+    PossibleValuesParser::new(names.map(|v| if v.get_name() == "deliver-now" { v.alias("deliver_now") } else { v }))
+        .map(|n| serde_json::from_value(n.replace('-', "_").into()).expect("a possible value is a BulkAction"))
+}
+
+#[derive(Args)]
+pub struct BulkArgs {
+    pub queue: String,
+    /// cancel, reschedule (--delay or --at), deliver-now (waiting ones due now), respawn or
+    /// purge (dead letters)
+    #[arg(value_parser = bulk_action())]
+    pub action: BulkAction,
+    /// These ids (at most 10000); or one search flag: --id-prefix, --header, --body, --error
+    #[arg(conflicts_with_all = SEARCH_FLAGS)]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub what: SearchWhat,
+    /// reschedule: due after this long from now: 250ms, 3s, 30m, 2h (a bare number is ms)
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    pub delay: Option<Duration>,
+    /// reschedule: due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or
+    /// epoch ms
+    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
+    pub at: Option<SystemTime>,
+    #[command(flatten)]
+    pub expiry: ExpiryArgs,
+    /// Print the report as JSON: {"matched", "done", "scanned"}
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bulk`: one action on the ids named or on every message a search finds, in bounded steps
+/// (not atomic: messages changed meanwhile may or may not be included).
+pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
+    let action = a.action;
+    let timed = a.delay.is_some() || a.at.is_some();
+    if action == BulkAction::Reschedule && !timed {
+        return Err(redelay::Error::invalid("--delay / --at: reschedule needs a new due time, give one of them"));
+    }
+    if action != BulkAction::Reschedule && timed {
+        return Err(redelay::Error::invalid("--delay / --at: only reschedule takes a due time"));
+    }
+    let expiry = a.expiry.expiry()?;
+    if action != BulkAction::Respawn && expiry != RespawnExpiry::Keep {
+        return Err(redelay::Error::invalid("--expires-in / --clear-expiry: only respawn takes an expiry"));
+    }
+    let mut opts = match a.what.query()? {
+        Some(search) => BulkOptions::search(action, search),
+        None if !a.ids.is_empty() => BulkOptions::ids(action, a.ids),
+        None => {
+            return Err(redelay::Error::invalid("selection: name ids, or use --id-prefix, --header, --body or --error"))
+        }
+    }
+    .expiry(expiry);
+    if timed {
+        opts = opts.due(Due::required(a.delay, a.at)?);
+    }
+    let r = client.queue(&a.queue).await?.bulk(&opts).await?;
+    if a.json {
+        println!("{}", serde_json::to_value(r).expect("json"));
+    } else {
+        println!("matched {}, done {} (scanned {})", r.matched, r.done, r.scanned);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `set-history on|off`: the queue's history counters, for every client.
+pub async fn set_history(client: &Conn, queue: &str, state: &str) -> Result<ExitCode> {
+    let changed = client.queue(queue).await?.set_history(state == "on").await?;
+    println!("{queue}: history {} {state}", if changed { "turned" } else { "already" });
     Ok(ExitCode::SUCCESS)
 }
 
@@ -514,12 +628,13 @@ pub async fn list(client: &Conn, a: ListArgs) -> Result<ExitCode> {
         "leased" => redelay::State::Leased,
         _ => redelay::State::Dead,
     };
-    let page = client.queue(&a.queue).await?.list(state, a.offset, a.limit).await?;
+    let q = client.queue(&a.queue).await?;
+    let page = q.list(state, a.offset, a.limit).await?;
     if a.json {
         let items: Vec<_> = page.items.iter().map(info_json).collect();
         println!("{}", serde_json::json!({ "total": page.total, "items": items }));
     } else {
-        let now = SystemTime::now();
+        let now = q.redis_now().await?;
         for m in &page.items {
             println!("{}", one_line(m, now));
         }
@@ -528,8 +643,9 @@ pub async fn list(client: &Conn, a: ListArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a search looks for: one of these flags. `search` requires one; `bulk` one or ids.
 #[derive(Args)]
-#[group(required = true, multiple = false)]
+#[group(multiple = false)]
 pub struct SearchWhat {
     /// Ids starting with this
     #[arg(long)]
@@ -546,6 +662,7 @@ pub struct SearchWhat {
 }
 
 #[derive(Args)]
+#[command(group(ArgGroup::new("search_what").required(true).args(SEARCH_FLAGS)))]
 pub struct SearchArgs {
     pub queue: String,
     #[command(flatten)]
@@ -557,19 +674,33 @@ pub struct SearchArgs {
     pub json: bool,
 }
 
+/// The ids of the flags of [`SearchWhat`].
+const SEARCH_FLAGS: [&str; 4] = ["id_prefix", "header", "body", "error"];
+
+impl SearchWhat {
+    /// The core's search for the flag given (None when none is).
+    fn query(self) -> Result<Option<redelay::Search>> {
+        Ok(Some(if let Some(p) = self.id_prefix {
+            redelay::Search::IdPrefix(p)
+        } else if let Some(h) = self.header {
+            let (k, v) =
+                h.split_once('=').ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
+            redelay::Search::Header(k.to_string(), v.to_string())
+        } else if let Some(b) = self.body {
+            redelay::Search::Body(b.into_bytes())
+        } else if let Some(e) = self.error {
+            redelay::Search::Error(e)
+        } else {
+            return Ok(None);
+        }))
+    }
+}
+
 pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
-    let w = a.what;
-    let what = if let Some(p) = w.id_prefix {
-        redelay::Search::IdPrefix(p)
-    } else if let Some(h) = w.header {
-        let (k, v) =
-            h.split_once('=').ok_or_else(|| redelay::Error::invalid(format!("header: {h:?} is not NAME=VALUE")))?;
-        redelay::Search::Header(k.to_string(), v.to_string())
-    } else if let Some(b) = w.body {
-        redelay::Search::Body(b.into_bytes())
-    } else {
-        redelay::Search::Error(w.error.unwrap_or_default())
-    };
+    let what = a
+        .what
+        .query()?
+        .ok_or_else(|| redelay::Error::invalid("search: give one of --id-prefix, --header, --body or --error"))?;
     let q = client.queue(&a.queue).await?;
     let (mut found, mut scanned, mut cursor) = (Vec::new(), 0u64, None::<String>);
     loop {
@@ -585,7 +716,7 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::Value::Array(found.iter().map(info_json).collect()));
     } else {
-        let now = SystemTime::now();
+        let now = q.redis_now().await?;
         for m in &found {
             println!("{}", one_line(m, now));
         }

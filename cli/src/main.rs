@@ -68,6 +68,22 @@ enum Cmd {
     Resume { queue: String },
     /// Check a queue's invariant (every id in exactly one state)
     Verify { queue: String },
+    /// Delete a queue: every message in every state, and its name from the registry
+    Destroy {
+        queue: String,
+        /// Really delete (without it: say how many messages would go, and exit 64)
+        #[arg(long)]
+        yes: bool,
+    },
+    /// One action on many messages, named by id or by a search: cancel, reschedule,
+    /// deliver-now, respawn, purge
+    Bulk(commands::BulkArgs),
+    /// Turn a queue's history counters on or off, for every client
+    SetHistory {
+        queue: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
     /// Measure publish, deliver+ack, lateness, burst drain and memory (see BENCHMARKS.md)
     Bench(bench::BenchArgs),
     /// HTTP gateway: lmstfy-compatible /api, native /v1 JSON API, webhooks (docs/server.md)
@@ -117,6 +133,9 @@ async fn main() -> ExitCode {
                 Cmd::List(a) => commands::list(&client, a).await,
                 Cmd::Search(a) => commands::search(&client, a).await,
                 Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,
+                Cmd::Destroy { queue, yes } => commands::destroy(&client, &queue, yes).await,
+                Cmd::Bulk(a) => commands::bulk(&client, a).await,
+                Cmd::SetHistory { queue, state } => commands::set_history(&client, &queue, &state).await,
                 Cmd::Demo(_) | Cmd::Bench(_) | Cmd::Serve(_) | Cmd::Token { .. } => unreachable!(),
             }
         }

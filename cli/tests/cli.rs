@@ -332,3 +332,180 @@ fn shards_are_named_once_and_found_in_redis_afterwards() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("has 4 shards in Redis and this handle was opened with 8"), "{err}");
 }
+
+/// The keys under `prefix` that belong to `queue` (its own, and its shards' `{queue/N}`).
+fn keys_of(prefix: &str, queue: &str) -> Vec<String> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let keys: Vec<String> = rt.block_on(async {
+        redis::cmd("KEYS").arg(format!("{prefix}:*")).query_async(&mut common::raw().await).await.unwrap()
+    });
+    let (own, shard) = (format!("{prefix}:{{{queue}}}:"), format!("{prefix}:{{{queue}/"));
+    keys.into_iter().filter(|k| k.starts_with(&own) || k.starts_with(&shard)).collect()
+}
+
+/// The names of the registered queues, from `redelay stats --json`.
+fn registered(prefix: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(prefix, &["stats", "--json"]))).unwrap();
+    v.as_array().unwrap().iter().map(|s| s["queue"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn destroy_asks_for_yes_then_deletes_every_message_and_the_name() {
+    let prefix = format!("clidestroy{}", std::process::id());
+    for (id, delay) in [("s1", "1h"), ("s2", "1h"), ("r1", "0s")] {
+        let o = redelay(&prefix, &["publish", "jobs", "x", "--id", id, "--delay", delay]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    redelay(&prefix, &["publish", "keep", "x", "--id", "k1"]);
+    for i in 0..6 {
+        let o = redelay(&prefix, &["--shards", "3", "publish", "sharded", "x", "--id", &format!("o{i}")]);
+        assert!(o.status.success(), "{o:?}");
+    }
+
+    // Without --yes: what would go, exit 64, nothing deleted.
+    let o = redelay(&prefix, &["destroy", "jobs"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    assert!(stderr(&o).contains("would delete 3 messages of queue \"jobs\"; pass --yes"), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "jobs", "--json"]))).unwrap();
+    assert_eq!(v[0]["total"], 3);
+
+    let o = redelay(&prefix, &["destroy", "jobs", "--yes"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "destroyed: 3 messages of queue \"jobs\""), "{o:?}");
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "jobs", "--json"]))).unwrap();
+    assert_eq!(v[0]["total"], 0);
+    assert_eq!(keys_of(&prefix, "jobs"), Vec::<String>::new());
+    let mut names = registered(&prefix);
+    names.sort();
+    assert_eq!(names, ["keep", "sharded"]);
+    // Gone: a second destroy finds no queue (exit 1, as a missing message's).
+    let o = redelay(&prefix, &["destroy", "jobs", "--yes"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stderr(&o).contains("no queue \"jobs\""), "{}", stderr(&o));
+
+    // A sharded queue, opened with the count stored in Redis: every shard goes.
+    assert!(!keys_of(&prefix, "sharded").is_empty());
+    let o = redelay(&prefix, &["destroy", "sharded", "--yes"]);
+    assert_eq!(text(&o).trim(), "destroyed: 6 messages of queue \"sharded\"", "{o:?}");
+    assert_eq!(keys_of(&prefix, "sharded"), Vec::<String>::new());
+    assert_eq!(registered(&prefix), ["keep"]);
+    assert!(redelay(&prefix, &["peek", "keep", "k1"]).status.success(), "the other queue is untouched");
+    redelay(&prefix, &["destroy", "keep", "--yes"]);
+}
+
+/// Makes messages `ids` of `queue` (which has no other due message) dead letters: one attempt
+/// each, whose lease expires.
+fn dead_letters(prefix: &str, queue: &str, ids: &[&str]) {
+    for id in ids {
+        let o = redelay(prefix, &["publish", queue, "x", "--id", id, "--max-attempts", "1", "--ttr", "100ms"]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(prefix).connect().await.unwrap();
+        let q = c.queue(queue).unwrap();
+        assert_eq!(q.fetch(ids.len(), std::time::Duration::from_secs(1)).await.unwrap().len(), ids.len());
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        assert!(q.fetch(1, std::time::Duration::ZERO).await.unwrap().is_empty());
+        // reclaims it: dead
+    });
+}
+
+/// `peek --json` of one message, or None when there is none.
+fn peek_json(prefix: &str, queue: &str, id: &str) -> Option<serde_json::Value> {
+    let o = redelay(prefix, &["peek", queue, id, "--json"]);
+    o.status.success().then(|| serde_json::from_slice(&o.stdout).unwrap())
+}
+
+#[test]
+fn bulk_by_search_or_ids_and_the_flags_each_action_takes() {
+    let prefix = format!("clibulk{}", std::process::id());
+    for (id, tenant) in [("a1", "acme"), ("a2", "other"), ("b1", "acme"), ("b2", "other")] {
+        let o =
+            redelay(&prefix, &["publish", "q", id, "--id", id, "--delay", "1h", "--header", &format!("t={tenant}")]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    dead_letters(&prefix, "q", &["d1", "d2"]);
+    let total = || {
+        let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "q", "--json"]))).unwrap();
+        v[0]["total"].as_u64().unwrap()
+    };
+
+    // Bad input: exit 64, the flags named, nothing changed.
+    let bad: [(&[&str], &str); 7] = [
+        (&["bulk", "q", "reschedule", "a1"], "--delay / --at: reschedule needs a new due time"),
+        (&["bulk", "q", "cancel", "a1", "--delay", "5m"], "--delay / --at: only reschedule takes a due time"),
+        (&["bulk", "q", "cancel", "a1", "--expires-in", "1h"], "--expires-in / --clear-expiry: only respawn"),
+        (&["bulk", "q", "cancel"], "selection: name ids, or use --id-prefix, --header, --body or --error"),
+        (&["bulk", "q", "cancel", "a1", "--header", "t=acme"], "'[IDS]...' cannot be used with '--header"),
+        (&["bulk", "q", "explode", "a1"], "[possible values: cancel, reschedule, deliver-now, respawn, purge]"),
+        (&["bulk", "q", "cancel", "--header", "tacme"], "header: \"tacme\" is not NAME=VALUE"),
+    ];
+    for (args, want) in bad {
+        let o = redelay(&prefix, args);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(total(), 6);
+
+    // cancel by header: only the matching messages go.
+    let o = redelay(&prefix, &["bulk", "q", "cancel", "--header", "t=acme", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["matched"].as_u64(), v["done"].as_u64(), v["scanned"].as_u64()), (Some(2), Some(2), Some(6)), "{v}");
+    assert_eq!(total(), 4);
+    assert!(peek_json(&prefix, "q", "a1").is_none() && peek_json(&prefix, "q", "b1").is_none());
+    assert!(peek_json(&prefix, "q", "a2").is_some() && peek_json(&prefix, "q", "b2").is_some());
+
+    // reschedule by ids (an unknown one is matched but not done), then deliver-now by prefix.
+    let o = redelay(&prefix, &["bulk", "q", "reschedule", "a2", "b2", "nope", "--at", "2030-01-02T03:04:05Z"]);
+    assert_eq!(text(&o).trim(), "matched 3, done 2 (scanned 0)", "{o:?}");
+    for id in ["a2", "b2"] {
+        assert_eq!(peek_json(&prefix, "q", id).unwrap()["due_at_ms"], 1_893_553_445_000u64);
+    }
+    let o = redelay(&prefix, &["bulk", "q", "deliver_now", "--id-prefix", "a"]);
+    assert_eq!(text(&o).trim(), "matched 1, done 1 (scanned 4)", "{o:?}");
+    assert_eq!(peek_json(&prefix, "q", "a2").unwrap()["state"], "ready");
+    assert_eq!(peek_json(&prefix, "q", "b2").unwrap()["state"], "scheduled");
+
+    // respawn and purge act on dead letters only; deliver-now on waiting messages only.
+    let o = redelay(&prefix, &["bulk", "q", "purge", "a2", "b2"]);
+    assert_eq!(text(&o).trim(), "matched 2, done 0 (scanned 0)", "{o:?}");
+    let o = redelay(&prefix, &["bulk", "q", "deliver-now", "d2"]);
+    assert_eq!(text(&o).trim(), "matched 1, done 0 (scanned 0)", "a dead letter is not waiting: {o:?}");
+    let o = redelay(&prefix, &["bulk", "q", "respawn", "--id-prefix", "d1", "--expires-in", "1h"]);
+    assert_eq!(text(&o).trim(), "matched 1, done 1 (scanned 4)", "{o:?}");
+    let v = peek_json(&prefix, "q", "d1").unwrap();
+    assert_eq!(v["state"], "ready");
+    assert_eq!(v["expires_at_ms"].as_i64().unwrap() - v["due_at_ms"].as_i64().unwrap(), 3_600_000);
+    let o = redelay(&prefix, &["bulk", "q", "purge", "--error", "lease expired", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["done"], 1, "{v}");
+    assert!(peek_json(&prefix, "q", "d2").is_none());
+    assert_eq!(peek_json(&prefix, "q", "d1").unwrap()["state"], "ready");
+    assert!(redelay(&prefix, &["verify", "q"]).status.success());
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+#[test]
+fn set_history_off_then_on_reports_the_change_and_stops_the_counters() {
+    let prefix = format!("clisethist{}", std::process::id());
+    let published = || {
+        let o = redelay(&prefix, &["history", "h", "--last", "10m", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum::<u64>()
+    };
+    let o = redelay(&prefix, &["set-history", "h", "off"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "h: history turned off"), "{o:?}");
+    assert_eq!(text(&redelay(&prefix, &["set-history", "h", "off"])).trim(), "h: history already off");
+    redelay(&prefix, &["publish", "h", "x", "--id", "h1"]);
+    assert_eq!(published(), 0, "not counted while off");
+    assert_eq!(text(&redelay(&prefix, &["set-history", "h", "on"])).trim(), "h: history turned on");
+    assert_eq!(text(&redelay(&prefix, &["set-history", "h", "on"])).trim(), "h: history already on");
+    redelay(&prefix, &["publish", "h", "x", "--id", "h2"]);
+    assert_eq!(published(), 1, "counted again");
+    for args in [&["set-history", "h", "maybe"][..], &["set-history", "h"]] {
+        let o = redelay(&prefix, args);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
+        assert!(stderr(&o).starts_with("error: "), "{args:?}: {o:?}");
+    }
+    redelay(&prefix, &["destroy", "h", "--yes"]);
+}
