@@ -78,11 +78,14 @@ pub fn check_name(what: &str, s: &str) -> Result<(), String> {
 #[derive(Clone)]
 pub struct TokenStore {
     hash: redelay::Settings,
+    /// A queue handle used only for its [`redelay::Queue::redis_now`]: a token's creation time
+    /// is by the Redis clock, as every stored time (the handle reads and writes no keys).
+    clock: redelay::Queue,
 }
 
 impl TokenStore {
     pub fn new(client: &redelay::Client) -> redelay::Result<TokenStore> {
-        Ok(TokenStore { hash: client.settings("tokens")? })
+        Ok(TokenStore { hash: client.settings("tokens")?, clock: client.queue("tokens")? })
     }
 
     /// Creates a token for `namespace` (a random one unless `token` is given, at least 20
@@ -106,12 +109,11 @@ impl TokenStore {
                 b.iter().map(|x| format!("{x:02x}")).collect()
             }
         };
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let info = TokenInfo {
             namespace: namespace.to_string(),
             read_only,
             description: description.to_string(),
-            created_at_ms: now.as_millis() as i64,
+            created_at_ms: crate::wire::ms(self.clock.redis_now().await?),
         };
         if !self.hash.set_new(&hash(&token), &serde_json::to_string(&info).unwrap()).await? {
             return Err(redelay::Error::invalid("token: that token exists already"));

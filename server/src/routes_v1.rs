@@ -12,7 +12,7 @@ use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use redelay::wire::to_json;
 use redelay::{BulkOptions, Due, Queue, RespawnOptions, Search, State as MsgState, Step};
@@ -37,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/queues", get(queues))
         .route("/v1/overview", get(overview))
         .route("/v1/fetch", post(fetch_many))
+        .route("/v1/queues/{queue}", delete(destroy))
         .route("/v1/queues/{queue}/messages", post(publish).get(list))
         .route("/v1/queues/{queue}/messages/batch", post(publish_batch))
         .route("/v1/queues/{queue}/messages/{id}", get(peek).delete(cancel))
@@ -50,7 +51,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/queues/{queue}/verify", post(verify))
         .route("/v1/queues/{queue}/pause", post(pause))
         .route("/v1/queues/{queue}/resume", post(resume))
-        .route("/v1/queues/{queue}/history", get(history))
+        .route("/v1/queues/{queue}/history", get(history).put(set_history))
         .route("/v1/queues/{queue}/history/totals", get(history_totals))
         .route("/v1/queues/{queue}/upcoming", get(upcoming))
         .route("/v1/queues/{queue}/search", get(search))
@@ -369,6 +370,16 @@ async fn cancel(r: Write) -> ApiResult<Response> {
     ok(json!({ "cancelled": true }))
 }
 
+/// `DELETE /v1/queues/{queue}`: the whole queue — every message in every state, its
+/// settings and counters, and its name from the registry (the core's `Queue::destroy`; a
+/// sharded queue's shards and shard count too): `{"destroyed": true}`, also for a queue that
+/// did not exist. Its webhook, if any, is kept (`DELETE .../webhook` removes it).
+async fn destroy(r: Write) -> ApiResult<Response> {
+    r.queue.destroy().await.api(S)?;
+    r.a.st.forget_queue(r.queue.name());
+    ok(json!({ "destroyed": true }))
+}
+
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct When {
@@ -428,6 +439,29 @@ async fn pause(r: Write) -> ApiResult<Response> {
 
 async fn resume(r: Write) -> ApiResult<Response> {
     ok(json!({ "changed": r.queue.resume().await.api(S)? }))
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistorySwitch {
+    on: Option<bool>,
+}
+
+/// `PUT .../history` `{"on": true|false}`: the queue's history counters on (the default) or
+/// off, for every client: `{"changed"}` (false when they already were so).
+async fn set_history(r: Write, body: Bytes) -> ApiResult<Response> {
+    const NEED: &str = "on: required, true or false";
+    let s: HistorySwitch = parse(&body).map_err(|e| {
+        // A field's error names it already (`on: invalid type …`, `x: unknown field …`); a
+        // body that is not a JSON object is told the field it lacks.
+        if e.message.starts_with("on: ") || e.message.contains("unknown field") {
+            e
+        } else {
+            ApiError::invalid(format!("{NEED} ({})", e.message), S)
+        }
+    })?;
+    let on = s.on.ok_or_else(|| ApiError::invalid(NEED, S))?;
+    ok(json!({ "changed": r.queue.set_history(on).await.api(S)? }))
 }
 
 /// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute,

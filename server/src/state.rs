@@ -87,6 +87,12 @@ impl AppState {
         Ok(q)
     }
 
+    /// Drops the handle of queue `name` (after a destroy: the next request opens it again with
+    /// the shard count then stored in Redis, none for a destroyed sharded queue).
+    pub fn forget_queue(&self, name: &str) {
+        self.queues.lock().unwrap().remove(name);
+    }
+
     /// What the request's token allows: 401 without a token or with an unknown one.
     pub async fn access(&self, headers: &HeaderMap, query: Option<&str>, style: Style) -> Result<Access, ApiError> {
         let Some(token) = auth::request_token(headers, query, true) else {

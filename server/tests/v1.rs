@@ -716,3 +716,157 @@ async fn nack_takes_retry_in_ms_or_its_old_name_delay_ms_not_both() {
     let (st, v) = call(&s, "POST", &format!("{q}/messages/n1/ack"), Some(json!({"token": token}))).await;
     assert_eq!((st, v), (200, json!({"acked": true})));
 }
+
+/// Ids of one state of a queue, by the list route.
+async fn ids_in(s: &Srv, q: &str, state: &str) -> Vec<String> {
+    let (st, v) = call(s, "GET", &format!("{q}/messages?state={state}&limit=100"), None).await;
+    assert_eq!(st, 200, "{v}");
+    v["items"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destroy_removes_the_queue_in_every_state_for_a_token_that_may_write() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:gone";
+    let msgs = format!("{q}/messages");
+    let publish = |m: Value| call(&s, "POST", &msgs, Some(m));
+    // One message in each state: dead, leased, ready, scheduled; and the queue paused.
+    assert_eq!(publish(json!({"body": "d", "id": "d", "max_attempts": 1})).await.0, 201);
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 5000}))).await;
+    let d = &v["messages"][0];
+    let nack = call(&s, "POST", &format!("{q}/messages/d/nack"), Some(json!({"token": d["token"]}))).await;
+    assert_eq!(nack.1, json!({"dead": true}));
+    assert_eq!(publish(json!({"body": "l", "id": "l"})).await.0, 201);
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 5000, "ttr_ms": 60000}))).await;
+    let lease = v["messages"][0]["token"].clone();
+    assert_eq!(v["messages"][0]["id"], "l", "{v}");
+    assert_eq!(publish(json!({"body": "r", "id": "r"})).await.0, 201);
+    assert_eq!(publish(json!({"body": "s", "id": "s", "delay_ms": 600_000})).await.0, 201);
+    assert_eq!(call(&s, "POST", &format!("{q}/pause"), None).await.1, json!({"changed": true}));
+    assert_eq!(call(&s, "POST", "/v1/queues/app:kept/messages", Some(json!({"body": "k", "id": "k"}))).await.0, 201);
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    let counts = |v: &Value| ["scheduled", "ready", "leased", "dead"].map(|k| v[k].as_u64().unwrap());
+    assert_eq!(counts(&v), [1, 1, 1, 1], "{v}");
+
+    // Refused to a read-only token and to another namespace's: nothing is deleted.
+    let (ro, other, rw) = (s.token("app", true).await, s.token("other", false).await, s.token("app", false).await);
+    for t in [&ro, &other] {
+        let (st, v) = call_as(&s, t, "DELETE", q, None).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (403, Some("ERR_REDELAY_FORBIDDEN")), "{v}");
+    }
+    assert_eq!(counts(&call(&s, "GET", &format!("{q}/stats"), None).await.1), [1, 1, 1, 1]);
+
+    // The namespace's token may: every state is gone, the flags and counters too.
+    let (st, v) = call_as(&s, &rw, "DELETE", q, None).await;
+    assert_eq!((st, v), (200, json!({"destroyed": true})));
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((counts(&v), v["total"].as_u64(), v["paused"].as_bool()), ([0; 4], Some(0), Some(false)), "{v}");
+    for state in ["scheduled", "ready", "leased", "dead"] {
+        assert!(ids_in(&s, q, state).await.is_empty(), "{state}");
+    }
+    for id in ["d", "l", "r", "s"] {
+        let (st, v) = call(&s, "GET", &format!("{q}/messages/{id}"), None).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NOT_FOUND")), "{id}: {v}");
+    }
+    let (st, _) = call(&s, "POST", &format!("{q}/messages/l/ack"), Some(json!({"token": lease}))).await;
+    assert_eq!(st, 409, "the lease went with the queue");
+    assert_eq!(call(&s, "GET", &format!("{q}/history/totals"), None).await.1["published"].as_u64(), Some(0));
+    assert_eq!(call(&s, "GET", "/v1/queues", None).await.1, json!({"queues": ["app:kept"]}));
+    assert_eq!(ids_in(&s, "/v1/queues/app:kept", "ready").await, vec!["k"]);
+    // Again: nothing to destroy, same answer.
+    assert_eq!(call(&s, "DELETE", q, None).await, (200, json!({"destroyed": true})));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn destroy_takes_a_sharded_queue_with_its_shard_count() {
+    let s = common::start().await;
+    let sharded = s.client.queue_with("app:sh", redelay::QueueOptions::shards(4)).unwrap();
+    let msgs = (0..8).map(|i| redelay::Message::new(b"x".to_vec()).id(format!("s{i}"))).collect();
+    sharded.publish_batch(msgs).await.unwrap();
+    let q = "/v1/queues/app:sh";
+    // The server opens it (and keeps the handle) with its stored count.
+    assert_eq!(call(&s, "GET", &format!("{q}/stats"), None).await.1["total"].as_u64(), Some(8));
+    assert_eq!(call(&s, "DELETE", q, None).await, (200, json!({"destroyed": true})));
+    assert_eq!(sharded.stats().await.unwrap().total, 0);
+    assert_eq!(s.client.queue_stored("app:sh").await.unwrap().shards(), 1, "the shard count went too");
+    // The next request opens it afresh: a plain queue now.
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "y", "id": "p"}))).await.0, 201);
+    assert_eq!(s.client.queue("app:sh").unwrap().peek("p").await.unwrap().unwrap().body, b"y");
+    assert_eq!(call(&s, "GET", "/v1/queues", None).await.1, json!({"queues": ["app:sh"]}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_counters_switch_off_and_on() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:hist";
+    let published = || async { call(&s, "GET", &format!("{q}/history/totals"), None).await.1["published"].as_u64() };
+    let (msgs, hist) = (format!("{q}/messages"), format!("{q}/history"));
+    let publish = || call(&s, "POST", &msgs, Some(json!({"body": "x"})));
+    let switch = |on: bool| call(&s, "PUT", &hist, Some(json!({ "on": on })));
+    assert_eq!(publish().await.0, 201);
+    assert_eq!(published().await, Some(1));
+
+    // Off: a publish is not counted; switching off again changes nothing.
+    assert_eq!(switch(false).await, (200, json!({"changed": true})));
+    assert_eq!(switch(false).await, (200, json!({"changed": false})));
+    assert_eq!(publish().await.0, 201);
+    assert_eq!(published().await, Some(1), "counters are off");
+    assert_eq!(call(&s, "GET", &format!("{q}/stats"), None).await.1["ready"].as_u64(), Some(2));
+    // The GET on the same path still answers the history.
+    let (st, v) = call(&s, "GET", &format!("{q}/history"), None).await;
+    assert_eq!((st, v["points"].as_array().map(Vec::len)), (200, Some(61)), "{v}");
+
+    // On again: changed, then not; publishes count again.
+    assert_eq!(switch(true).await, (200, json!({"changed": true})));
+    assert_eq!(switch(true).await, (200, json!({"changed": false})));
+    assert_eq!(publish().await.0, 201);
+    assert_eq!(published().await, Some(2));
+
+    // A body without a boolean `on`: 400 naming it, in the gateway's error shape.
+    let raw = |body: &'static str| {
+        let r = s.http.put(s.url(&format!("{q}/history"))).bearer_auth(ADMIN);
+        async move { json(r.header("content-type", "application/json").body(body).send().await.unwrap()).await }
+    };
+    for (body, starts) in [
+        ("", "on: required, true or false"),
+        ("{}", "on: required, true or false"),
+        (r#"{"on": null}"#, "on: required, true or false"),
+        (r#"{"on": "yes"}"#, "on: invalid type: string \"yes\", expected a boolean"),
+        (r#"{"on": 1}"#, "on: invalid type"),
+        (r#"{"on": true, "off": true}"#, "off: unknown field `off`, expected `on`"),
+        ("true", "on: required, true or false (invalid type: boolean `true`"),
+        ("{on}", "on: required, true or false (body: not JSON"),
+    ] {
+        let (st, v) = raw(body).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{body}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{body}: {v}");
+    }
+    assert_eq!(published().await, Some(2));
+
+    // A read-only token may read the history, not switch it.
+    let ro = s.token("app", true).await;
+    let (st, v) = call_as(&s, &ro, "PUT", &format!("{q}/history"), Some(json!({"on": false}))).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (403, Some("ERR_REDELAY_FORBIDDEN")), "{v}");
+    assert_eq!(call_as(&s, &ro, "GET", &format!("{q}/history/totals"), None).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tokens_creation_time_is_the_redis_clock() {
+    let s = common::start().await;
+    let before = redis_ms().await;
+    let token = s.token("app", false).await;
+    let after = redis_ms().await;
+    let info = s.st.tokens.lookup(&token).await.unwrap().unwrap();
+    assert!(
+        info.created_at_ms >= before - 2000 && info.created_at_ms <= after + 2000,
+        "created_at_ms {} not within Redis TIME {before}..{after}",
+        info.created_at_ms
+    );
+    // The admin route's tokens too.
+    let r = s.http.post(format!("{}/token/app?description=d", s.admin)).bearer_auth(ADMIN).send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    let info = s.st.tokens.lookup(v["token"].as_str().unwrap()).await.unwrap().unwrap();
+    let now = redis_ms().await;
+    assert!(info.created_at_ms >= before - 2000 && info.created_at_ms <= now + 2000, "{}", info.created_at_ms);
+}
