@@ -74,6 +74,9 @@ export declare class NativeSubscription {
    */
   close(): Promise<unknown>
   get closed(): boolean
+  get queues(): Array<string>
+  /** The latest fetch or settle error as `[code, message]`; null when none. */
+  get lastError(): Array<string> | null
   /** delivered, handled, acked, nacked, leaseLost, errors. */
   counters(): Array<number>
 }

@@ -375,6 +375,13 @@ export declare class Subscription {
   /** Stops fetching, lets running handlers finish (up to drainTimeoutMs); then the process can exit. */
   close(): Promise<void>
   readonly closed: boolean
+  /** The names of the queues consumed, in priority order (or as their weights were given). */
+  readonly queues: string[]
+  /**
+   * The latest error of a fetch or settle call (the subscription retries by itself; counted in
+   * `counters().errors`), kept after it recovered; null when there was none.
+   */
+  readonly lastError: RedelayError | null
   counters(): Counters
 }
 

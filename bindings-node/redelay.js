@@ -418,6 +418,15 @@ class Subscription extends Handle {
     return this[N].closed
   }
 
+  get queues() {
+    return this[N].queues
+  }
+
+  get lastError() {
+    const e = this[N].lastError
+    return e == null ? null : new RedelayError(e[0], e[1])
+  }
+
   counters() {
     const [delivered, handled, acked, nacked, leaseLost, errors] = this[N].counters()
     return { delivered, handled, acked, nacked, leaseLost, errors }

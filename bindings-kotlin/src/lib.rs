@@ -719,6 +719,15 @@ impl NativeSubscription {
     pub fn counters(&self) -> Counters {
         self.0.counters().into()
     }
+
+    pub fn queues(&self) -> Vec<String> {
+        self.0.queue_names()
+    }
+
+    /// Throws the latest fetch or settle error, if any: Kotlin's `lastError` reads it as a value.
+    pub fn throw_last_error(&self) -> Res<()> {
+        self.0.last_error().map_or(Ok(()), |e| Err(e.into()))
+    }
 }
 
 // Queue: Kotlin's `Queue` delegates its interface to this (and adds consuming).

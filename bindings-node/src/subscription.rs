@@ -191,6 +191,18 @@ impl NativeSubscription {
         self.sub.is_closed()
     }
 
+    #[napi(getter)]
+    pub fn queues(&self) -> Vec<String> {
+        self.sub.queue_names()
+    }
+
+    /// The latest fetch or settle error as `[code, message]`; null when none.
+    #[napi(getter)]
+    pub fn last_error(&self) -> Option<Vec<String>> {
+        let e = self.sub.last_error()?.spelled(crate::errors::SPELLING);
+        Some(vec![e.kind().code().into(), e.message().into()])
+    }
+
     /// delivered, handled, acked, nacked, leaseLost, errors.
     #[napi]
     pub fn counters(&self) -> Vec<f64> {

@@ -2,7 +2,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { Client, RedelayError, ErrorCodes } = require('..')
-const { REDIS_URL, connect, redisCli, privateRedis, closedPort } = require('./helpers')
+const { REDIS_URL, connect, redisCli, privateRedis, closedPort, until } = require('./helpers')
 
 function isRedelay(code, pattern) {
   return (e) => {
@@ -113,6 +113,22 @@ test('ERR_REDELAY_REDIS: Redis answers with an error', async (t) => {
   // A key of the queue that holds the wrong type: the script's HLEN gets WRONGTYPE.
   redisCli('SET', `${c.prefix}:{q}:msg`, 'not a hash')
   await assert.rejects(c.queue('q').stats(), isRedelay('ERR_REDELAY_REDIS', /WRONGTYPE/))
+})
+
+test('a subscription keeps its latest error as a RedelayError, and names its queues', async (t) => {
+  const c = await connect('sick')
+  t.after(() => c.close())
+  const q = c.queue('sick')
+  const sub = await q.subscribe(() => {}, { concurrency: 1 })
+  t.after(() => sub.close())
+  assert.deepEqual(sub.queues, ['sick'])
+  assert.equal(sub.lastError, null)
+  // Spoiled before it is due: a record of an unknown version fails the fetch that meets it.
+  await q.publish('x', { id: 'bad', delayMs: 300 })
+  redisCli('HSET', `${c.prefix}:{sick}:msg`, 'bad', '\t garbage')
+  await until(() => sub.lastError !== null, 15000, 'the error')
+  assert.ok(sub.lastError instanceof RedelayError && /bad/.test(sub.lastError.message), String(sub.lastError))
+  assert.ok(sub.counters().errors >= 1)
 })
 
 test('ERR_REDELAY_LEASE_LOST: settling twice, or with a stale token', async (t) => {

@@ -70,6 +70,7 @@ test('client.subscribe over several queues: strict priority, each delivery says 
     concurrency: 1,
   })
   t.after(() => sub.close())
+  assert.deepEqual(sub.queues, ['urgent', 'default'])
   await until(() => got.length === 4, 5000, 'four deliveries')
   assert.deepEqual(got, ['urgent:u1', 'urgent:u2', 'default:n1', 'default:n2'])
   // A publish to either wakes the subscription.

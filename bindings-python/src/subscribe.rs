@@ -98,4 +98,15 @@ impl NativeSubscription {
     fn closed(&self) -> bool {
         self.sub.is_closed()
     }
+
+    #[getter]
+    fn queues(&self) -> Vec<String> {
+        self.sub.queue_names()
+    }
+
+    /// The latest fetch or settle error, as the exception of its kind; None when none.
+    #[getter]
+    fn last_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.sub.last_error().map(|e| crate::convert::to_py_err(py, e).into_value(py).into_any())
+    }
 }

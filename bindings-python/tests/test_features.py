@@ -81,7 +81,7 @@ def test_one_subscription_for_several_queues_in_priority_order(client: redelay.C
 
     with client.subscribe(["urgent", "default"], handler, concurrency=1, prefetch=0) as sub:
         assert wait_for(lambda: len(seen) == 10)
-        assert sub.queue == "urgent"
+        assert sub.queues == ["urgent", "default"]
     assert seen == ["urgent"] * 5 + ["default"] * 5
     assert sub.counters().acked == 10 and urgent.stats().total + default.stats().total == 0
 

@@ -274,3 +274,30 @@ async fn publish_options_are_one_spec_for_every_binding() {
     assert_eq!(info.lease_deadline, None);
     assert_eq!(info.died_at, None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_names_its_queues_in_order_and_keeps_its_latest_error() {
+    let (c, q) = common::queue("names").await;
+    let qs = c.queues_named(vec![("b".into(), None), (q.name().into(), None)], Some(vec![1, 3])).await.unwrap();
+    let seen: Arc<Mutex<Vec<(String, u32)>>> = Default::default();
+    let (lp, slot) = event_loop(seen.clone());
+    let sub = Arc::new(qs.subscribe_foreign(lp.clone(), SubscribeOptions::concurrency(2)).await.unwrap());
+    *slot.lock().unwrap() = Some(sub.clone());
+    assert_eq!(sub.queue_names(), ["b".to_string(), q.name().to_string()]);
+    assert!(sub.last_error().is_none(), "no error yet");
+    // A record of an unknown version: the fetch that meets it fails (and moves it aside). Due
+    // later, so that it is spoiled before any fetch can take it.
+    q.publish(Message::new(b"x".to_vec()).id("bad").delay(ms(300))).await.unwrap();
+    let raw = redis::Client::open(common::url()).unwrap();
+    let mut r = raw.get_multiplexed_async_connection().await.unwrap();
+    let key = format!("{}:{{{}}}:msg", c.prefix(), q.name());
+    let _: () =
+        redis::cmd("HSET").arg(&key).arg("bad").arg(b"\x09 garbage".as_slice()).query_async(&mut r).await.unwrap();
+    let _ = lp.wake();
+    eventually("the error is kept", Duration::from_secs(10), || sub.last_error().is_some()).await;
+    let e = sub.last_error().unwrap();
+    assert!(e.message().contains("bad"), "names the id: {e}");
+    assert!(seen.lock().unwrap().is_empty(), "nothing was delivered");
+    assert!(sub.counters().errors >= 1);
+    sub.close().await;
+}

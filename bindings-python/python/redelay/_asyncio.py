@@ -126,10 +126,9 @@ async def _subscribe(
     done = asyncio.Event()  # set when the core reports the subscription closed
     closed = functools.partial(loop.call_soon_threadsafe, done.set)
     native = await start(client, src, runner and runner.wake, closed, options, False)
-    name = src[0][0][0]  # the core refused an empty list
     if runner is not None:
         runner.sub = native
-    return Subscription(native, name, loop, runner or _runtime.ThreadRunner(handler, native, name), done)
+    return Subscription(native, loop, runner or _runtime.ThreadRunner(handler, native), done)
 
 
 class SubscribeCall:
@@ -165,17 +164,16 @@ class Subscription(SubscriptionBase):
     def __init__(
         self,
         native: NativeSubscription,
-        queue: str,
         loop: asyncio.AbstractEventLoop,
         runner: Union[_runtime.LoopRunner, _runtime.ThreadRunner],
         done: asyncio.Event,
     ) -> None:
-        super().__init__(native, queue)
+        super().__init__(native)
         self._runner = runner
         self._done = done
         self._closing: Optional[asyncio.Future[None]] = None
         # Closes the subscription when the loop shuts down (asyncio.run cancels leftover tasks).
-        self._guard = loop.create_task(self.wait(), name=f"redelay-subscription-{queue}")
+        self._guard = loop.create_task(self.wait(), name=f"redelay-subscription-{self.queues[0]}")
 
     async def _do_close(self, timeout: Optional[Seconds]) -> None:
         try:

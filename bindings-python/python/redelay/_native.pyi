@@ -7,6 +7,8 @@ call takes ``blocking`` and either blocks (GIL released) or returns an awaitable
 from datetime import datetime, timedelta
 from typing import Any, Awaitable, Callable, Final, List, Optional, Tuple, Union
 
+from ._errors import RedelayError
+
 ERROR_CODES: List[Tuple[str, str]]
 """(kind name, code) of every error kind of the core, e.g. ``("LeaseLost", "ERR_REDELAY_LEASE_LOST")``."""
 
@@ -81,6 +83,8 @@ class NativeSubscription:
     def close(self, blocking: bool, timeout: Optional[_Seconds] = None) -> Any: ...
     def counters(self) -> Tuple[int, int, int, int, int, int]: ...
     closed: Final[bool]
+    queues: Final[List[str]]
+    last_error: Final[Optional[RedelayError]]
 
 class NativeQueue:
     """A queue handle of the core (internal)."""

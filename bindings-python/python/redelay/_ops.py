@@ -33,6 +33,7 @@ from typing import (
 )
 
 from . import _types
+from ._errors import RedelayError
 from ._native import NativeClient, NativeQueue, NativeSubscription
 from ._results import (
     BulkReport,
@@ -410,18 +411,24 @@ def start(client: NativeClient, src: Sources, wake: Any, closed: Any, opts: Any,
 class SubscriptionBase:
     """What both APIs' subscriptions share."""
 
-    def __init__(self, native: NativeSubscription, queue: str) -> None:
-        self._native, self._queue = native, queue
+    def __init__(self, native: NativeSubscription) -> None:
+        self._native = native
 
     @property
-    def queue(self) -> str:
-        """The name of the queue consumed (the first one, for several queues)."""
-        return self._queue
+    def queues(self) -> List[str]:
+        """The names of the queues consumed, in priority order (or as their weights were given)."""
+        return self._native.queues
 
     @property
     def closed(self) -> bool:
         """True once close was called."""
         return self._native.closed
+
+    @property
+    def last_error(self) -> Optional[RedelayError]:
+        """The latest error of a fetch or settle call (the subscription retries by itself;
+        counted in ``counters().errors``), kept after it recovered; None when there was none."""
+        return self._native.last_error
 
     def counters(self) -> Counters:
         """Counts so far: delivered, handled, acked, nacked, lease_lost, errors."""
@@ -429,4 +436,4 @@ class SubscriptionBase:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "running"
-        return f"<redelay.{type(self).__name__} queue={self._queue!r} {state}>"
+        return f"<redelay.{type(self).__name__} queues={self.queues!r} {state}>"

@@ -180,8 +180,9 @@ async def _finish(coro: Any, first: Any) -> Any:
 class ThreadRunner:
     """Runs a plain ``def`` handler's deliveries on threads (see the module docstring)."""
 
-    def __init__(self, handler: Callable[[Any], Any], sub: _native.NativeSubscription, name: str) -> None:
+    def __init__(self, handler: Callable[[Any], Any], sub: _native.NativeSubscription) -> None:
         self.handler, self.sub = handler, sub
+        name = sub.queues[0]
         self.stopped = threading.Event()
         # The core bounds how many run at once (concurrency): the pool only grows that far.
         self.pool = ThreadPoolExecutor(max_workers=1 << 16, thread_name_prefix=f"redelay-{name}")

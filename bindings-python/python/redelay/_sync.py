@@ -95,16 +95,15 @@ def _subscribe(
     if is_async_handler(handler):
         raise TypeError("handler: an async def handler needs an event loop; subscribe with redelay.AsyncClient")
     native: NativeSubscription = start(client, src, None, None, options, True)
-    name = src[0][0][0]  # the core refused an empty list
-    return SyncSubscription(native, name, _runtime.ThreadRunner(handler, native, name))
+    return SyncSubscription(native, _runtime.ThreadRunner(handler, native))
 
 
 class SyncSubscription(SubscriptionBase):
     """A running subscription of the blocking API. Stop it with :meth:`close` or by leaving
     ``with``."""
 
-    def __init__(self, native: NativeSubscription, queue: str, runner: _runtime.ThreadRunner) -> None:
-        super().__init__(native, queue)
+    def __init__(self, native: NativeSubscription, runner: _runtime.ThreadRunner) -> None:
+        super().__init__(native)
         self._done = runner.stopped
 
     def close(self, timeout: Optional[Seconds] = None) -> None:

@@ -234,14 +234,21 @@ impl Subscription {
         }
     }
 
-    /// The latest error of a fetch or settle call (the subscription retries by itself).
+    /// The latest error of a fetch or settle call (the subscription retries by itself; counted
+    /// in [`Counters::errors`]), kept after the subscription recovered; `None` when there was none.
     pub fn last_error(&self) -> Option<Error> {
         self.shared.last_error.lock().unwrap().clone()
     }
 
-    /// The queue this subscription consumes.
+    /// The queue this subscription consumes (the first one, for several queues).
     pub fn queue(&self) -> &Queue {
         &self.shared.queue
+    }
+
+    /// The names of the queues this subscription consumes, in priority order (or in the order
+    /// their weights were given): what every binding shows as the subscription's `queues`.
+    pub fn queue_names(&self) -> Vec<String> {
+        self.shared.sources.iter().map(|(q, _)| q.name().to_string()).collect()
     }
 }
 

@@ -82,7 +82,7 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
         context: CoroutineContext = Dispatchers.Default,
         handler: suspend (Delivery) -> Unit,
     ): Subscription {
-        val sub = Subscription(queues.joinToString(",") { it.name }, context, handler)
+        val sub = Subscription(queues.map { it.name }, context, handler)
         sub.start(startSubscription(queues.map { it.native }, weights, sub.waker, options), currentCoroutineContext())
         return sub
     }

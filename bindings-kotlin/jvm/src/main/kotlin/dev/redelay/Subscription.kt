@@ -32,12 +32,12 @@ import kotlin.time.Duration.Companion.microseconds
  * finish is delivered again after its lease runs out.
  */
 class Subscription internal constructor(
-    /** The queue this subscription consumes (the queues, comma-separated). */
-    val queue: String,
+    names: List<String>,
     context: CoroutineContext,
     private val handler: suspend (Delivery) -> Unit,
 ) : AutoCloseable {
-    private val scope = CoroutineScope(context.minusKey(Job) + SupervisorJob() + CoroutineName("redelay:$queue"))
+    private val scope =
+        CoroutineScope(context.minusKey(Job) + SupervisorJob() + CoroutineName("redelay:${names.joinToString(",")}"))
     private val woken = Channel<Unit>(Channel.CONFLATED)
     private val finished = Channel<Unit>(Channel.CONFLATED)
     private val outcomes = ConcurrentLinkedQueue<Outcome>()
@@ -96,6 +96,16 @@ class Subscription internal constructor(
     /** Counts so far. */
     val counters: Counters get() = native.counters()
 
+    /** The names of the queues consumed, in priority order (or as their weights were given). */
+    val queues: List<String> get() = native.queues()
+
+    /**
+     * The latest error of a fetch or settle call (the subscription retries by itself; counted in
+     * [Counters.errors]), kept after it recovered; null when there was none.
+     */
+    val lastError: RedelayException?
+        get() = runCatching { native.throwLastError() }.exceptionOrNull() as RedelayException?
+
     @OptIn(DelicateCoroutinesApi::class)
     private fun closeInBackground() = GlobalScope.launch { shutdown() }
 
@@ -115,7 +125,7 @@ class Subscription internal constructor(
     /** [shutdown], blocking the calling thread. */
     override fun close() = runBlocking { shutdown() }
 
-    override fun toString(): String = "Subscription(queue=$queue, closed=$isClosed, $counters)"
+    override fun toString(): String = "Subscription(queues=$queues, closed=$isClosed, $counters)"
 }
 
 /**

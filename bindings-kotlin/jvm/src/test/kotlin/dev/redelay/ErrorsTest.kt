@@ -95,6 +95,23 @@ class ErrorsTest {
     }
 
     @Test
+    fun `a subscription keeps its latest error and names its queues`() = runBlocking<Unit> {
+        testClient("sick").use { client ->
+            val q = client.queue(uniqueName("sick"))
+            val sub = q.subscribe(concurrency = 1) { }
+            assertEquals(listOf(q.name), sub.queues)
+            assertEquals(null, sub.lastError)
+            // Spoiled before it is due: a record of an unknown version fails the fetch that meets it.
+            q.publish("x".encodeToByteArray(), id = "bad", delay = 300.milliseconds)
+            redisCli("HSET", "${client.prefix}:{${q.name}}:msg", "bad", "\t garbage")
+            eventually(15.seconds, "the error") { sub.lastError != null }
+            check(sub.lastError!!, ErrorKind.Redis, "bad")
+            assertTrue(sub.counters.errors >= 1)
+            sub.close()
+        }
+    }
+
+    @Test
     fun `connect errors`() = runBlocking<Unit> {
         check(
             assertThrows<RedelayException.InvalidArgument> {

@@ -99,6 +99,7 @@ class FeaturesTest {
             b.publish("w".encodeToByteArray())
             val weighted = Collections.synchronizedList(mutableListOf<String>())
             val w = client.subscribe(listOf(a, b), weights = listOf(5, 1)) { weighted.add(it.queue) }
+            assertEquals(listOf(a.name, b.name), w.queues)
             eventually(what = "weighted deliveries") { weighted.size == 2 }
             w.close()
             assertEquals(setOf(a.name, b.name), weighted.toSet())

@@ -28,3 +28,11 @@ suspend fun eventually(timeout: Duration = 10.seconds, what: String = "condition
         throw AssertionError("timed out after $timeout waiting for $what")
     }
 }
+
+/** Runs redis-cli against the test Redis (to set up what the API cannot, e.g. a spoiled record). */
+fun redisCli(vararg args: String): String {
+    val p = ProcessBuilder(listOf("redis-cli", "-u", redisUrl) + args).redirectErrorStream(true).start()
+    val out = p.inputStream.bufferedReader().readText().trim()
+    check(p.waitFor() == 0) { "redis-cli ${args.joinToString(" ")}: $out" }
+    return out
+}
