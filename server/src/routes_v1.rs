@@ -376,7 +376,12 @@ async fn cancel(r: Write) -> ApiResult<Response> {
 /// did not exist. Its webhook, if any, is kept (`DELETE .../webhook` removes it).
 async fn destroy(r: Write) -> ApiResult<Response> {
     r.queue.destroy().await.api(S)?;
-    r.a.st.forget_queue(r.queue.name());
+    let st = &r.a.st;
+    st.forget_queue(r.queue.name());
+    // Nothing of the queue stays: a webhook left behind would push its next messages.
+    if webhook::stored(st)?.delete(r.queue.name()).await.api(S)? {
+        webhook::sync(st).await;
+    }
     ok(json!({ "destroyed": true }))
 }
 

@@ -96,6 +96,13 @@ async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
     assert_eq!((st, v), (200, json!({"deleted": true})));
     let (st, _) = json(s.http.get(s.url("/v1/queues/hooked/webhook")).bearer_auth(ADMIN).send().await.unwrap()).await;
     assert_eq!(st, 404);
+
+    // Destroying the queue deletes its webhook too.
+    assert_eq!(put(json!({"url": hook})).await.unwrap().status().as_u16(), 200);
+    let (st, v) = json(s.http.delete(s.url("/v1/queues/hooked")).bearer_auth(ADMIN).send().await.unwrap()).await;
+    assert_eq!((st, v), (200, json!({"destroyed": true})));
+    let (st, _) = json(s.http.get(s.url("/v1/queues/hooked/webhook")).bearer_auth(ADMIN).send().await.unwrap()).await;
+    assert_eq!(st, 404);
 }
 
 /// A TLS listener for axum: each accepted connection after its handshake (a failed handshake,
