@@ -42,9 +42,10 @@ impl ClientBuilder {
     /// a failover otherwise discards what the old master took in its last moments; with this,
     /// a publish that returned is on a replica, and one that failed can be retried (with ids,
     /// a retry is a no-op for messages that did arrive). In a cluster, WAIT goes to the master
-    /// of the queue's slot. `replicas` 0 turns it off.
+    /// of the queue's slot. `replicas` 1 to 100, `timeout` 1 ms to 60 s (as in every binding:
+    /// `connect` refuses others, naming the field); off unless called.
     pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
-        self.opts.wait_for_replicas = (replicas > 0).then_some((replicas, timeout));
+        self.opts.wait_for_replicas = Some((replicas, timeout));
         self
     }
     /// How long to try to reach Redis before giving up with a Connection error (default 5 s).

@@ -224,6 +224,15 @@ async fn a_handover_dropped_untaken_releases_its_deliveries_and_a_taken_one_keep
     common::assert_verified(&q).await;
 }
 
+#[tokio::test]
+async fn wait_for_replicas_out_of_range_is_refused_at_connect_as_in_every_binding() {
+    for (n, t, field) in [(0, ms(100), "replicas: must be 1 to 100, got 0"), (1, Duration::ZERO, "timeout")] {
+        let e = Client::builder(&common::url()).wait_for_replicas(n, t).connect().await.err().unwrap();
+        assert_eq!(e.kind(), redelay::ErrorKind::InvalidArgument);
+        assert!(e.message().starts_with("wait_for_replicas.") && e.message().contains(field), "{e}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_for_replicas_never_blocks_the_shared_connection() {
     // No replica at all: every WAIT runs its whole timeout and confirms nothing.
@@ -235,12 +244,20 @@ async fn wait_for_replicas_never_blocks_the_shared_connection() {
         .await
         .unwrap();
     let q = client.queue("q").unwrap();
-    q.publish_batch(vec![]).await.unwrap();
+    // The publish script is not cached on that server (SCRIPT FLUSH: a fresh server, a restart
+    // or a failover look alike): the durable publish must still store at once, not after WAIT
+    // ran out its timeout for a NOSCRIPT.
+    let mut raw = redis::Client::open(common::url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut raw).await.unwrap();
     let q2 = q.clone();
     let publish = tokio::spawn(async move { q2.publish(Message::new(b"d".to_vec()).id("durable")).await });
-    tokio::time::sleep(ms(300)).await;
     // Calls on the same client go through while WAIT blocks its own connection.
-    let stats = q.stats().await.unwrap();
+    let t = std::time::Instant::now();
+    let mut stats = q.stats().await.unwrap();
+    while stats.total == 0 && t.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(ms(20)).await;
+        stats = q.stats().await.unwrap();
+    }
     let fetched = q.fetch(1, Duration::ZERO).await.unwrap();
     assert!(!publish.is_finished(), "the publish is still waiting for a replica");
     assert_eq!(stats.total, 1, "stored on the master meanwhile");

@@ -14,7 +14,7 @@ use redis::{Pipeline, Value};
 
 use crate::base::error::{Error, Result};
 use crate::storage::connection::{Conn, Opener};
-use crate::storage::scripts::{self, Script};
+use crate::storage::scripts::Script;
 
 /// Idle dedicated connections kept for the next durable publish.
 const KEEP: usize = 4;
@@ -46,28 +46,23 @@ impl Dedicated {
             Some(c) => c,
             None => self.opener.open().await?,
         };
-        // `source`: every call with the script's source; else only the first of several (so that
-        // the others, run after it on this connection, find the script cached).
-        let build = |source: bool| {
-            let mut p = Pipeline::new();
-            for (i, a) in calls.iter().enumerate() {
-                p.add_command(script.cmd(source || (i == 0 && calls.len() > 1), keys, |c| {
-                    for x in a {
-                        if let redis::Arg::Simple(b) = x {
-                            c.arg(b);
-                        }
+        // The first call carries the script's source (EVAL, which also caches it); the others, run
+        // after it on this connection, find it cached. With EVALSHA first, a script missing on
+        // that node (a fresh server, a restart, a failover) would come back as NOSCRIPT only
+        // with the pipeline's last reply: after WAIT had run out its whole timeout for writes
+        // that never happened, before the publish could even be sent again.
+        let mut p = Pipeline::new();
+        for (i, a) in calls.iter().enumerate() {
+            p.add_command(script.cmd(i == 0, keys, |c| {
+                for x in a {
+                    if let redis::Arg::Simple(b) = x {
+                        c.arg(b);
                     }
-                }));
-            }
-            p.cmd("WAIT").arg(replicas).arg(timeout.as_millis() as u64);
-            p
-        };
-        let mut replies = send(&mut conn, build(false), route_key, calls.len() + 1).await?;
-        let noscript = |v: &Value| matches!(v.clone().extract_error(), Err(e) if scripts::is_noscript(&e));
-        if calls.len() == 1 && replies.first().is_some_and(noscript) {
-            // The script is not cached on that node: the call did not run. Send the source.
-            replies = send(&mut conn, build(true), route_key, calls.len() + 1).await?;
+                }
+            }));
         }
+        p.cmd("WAIT").arg(replicas).arg(timeout.as_millis() as u64);
+        let replies = send(&mut conn, p, route_key, calls.len() + 1).await?;
         let mut out = Vec::with_capacity(replies.len());
         for v in replies {
             out.push(v.extract_error().map_err(Error::from)?);
