@@ -31,7 +31,7 @@ impl redelay::Wake for PyWake {
 }
 
 /// A running subscription (the core's).
-#[pyclass(frozen, module = "redelay._native")]
+#[pyclass(frozen, weakref, module = "redelay._native")]
 pub struct NativeSubscription {
     sub: std::sync::Arc<redelay::Subscription>,
 }
@@ -72,6 +72,11 @@ impl NativeSubscription {
             return Ok(Vec::new());
         }
         to_py(py, v, true)
+    }
+
+    /// Hands deliveries back unprocessed (due now, no attempt counted): taken but never run.
+    fn give_back(&self, keys: Vec<u64>) {
+        self.sub.give_back(keys);
     }
 
     /// Reports outcomes: None acks, (reason, retry_in seconds or None) nacks.

@@ -185,7 +185,11 @@ class Subscription(SubscriptionBase):
 
     async def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
-        ``timeout``). Calling it again waits for the same close."""
+        ``timeout``). Calling it again waits for the same close. A handler cancelled meanwhile
+        (the end of ``asyncio.run`` cancels every task) hands its message back: due again, no
+        attempt counted."""
+        if isinstance(self._runner, _runtime.LoopRunner):
+            self._runner.closing = True
         if self._closing is None:
             self._closing = asyncio.ensure_future(self._do_close(timeout))
         await asyncio.shield(self._closing)

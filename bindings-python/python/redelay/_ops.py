@@ -32,7 +32,7 @@ from typing import (
     overload,
 )
 
-from . import _types
+from . import _runtime, _types
 from ._errors import RedelayError
 from ._native import NativeClient, NativeQueue, NativeSubscription
 from ._results import (
@@ -413,6 +413,7 @@ class SubscriptionBase:
 
     def __init__(self, native: NativeSubscription) -> None:
         self._native = native
+        _runtime.subscriptions.add(native)
 
     @property
     def queues(self) -> List[str]:

@@ -98,6 +98,9 @@ class LoopRunner:
         self.sub: Optional[_native.NativeSubscription] = None
         self.tasks: Set[asyncio.Future[Any]] = set()
         self.out: List[Tuple[int, Outcome]] = []
+        #: Set by close: a handler task cancelled from then on (``asyncio.run`` ending cancels
+        #: every task) is handed back, not failed.
+        self.closing = False
 
     def wake(self) -> None:
         """Called by the core, from any thread."""
@@ -132,6 +135,9 @@ class LoopRunner:
 
     def done(self, key: int, msg: Any, fut: asyncio.Future[Any]) -> None:
         self.tasks.discard(fut)
+        if fut.cancelled() and self.closing and self.sub is not None:
+            self.sub.give_back([key])  # due now again, no attempt counted
+            return
         if fut.cancelled():
             outcome: Outcome = ("handler task was cancelled", None)
         else:
@@ -192,8 +198,12 @@ class ThreadRunner:
         try:
             while True:
                 batch = self.sub.take_wait(0.25)
-                for key, msg in batch:
-                    self.pool.submit(self.run, key, msg)
+                for i, (key, msg) in enumerate(batch):
+                    try:
+                        self.pool.submit(self.run, key, msg)
+                    except RuntimeError:  # interpreter exit: concurrent.futures shut the pool down
+                        self.sub.give_back([k for k, _ in batch[i:]])
+                        return
                 if not batch and (self.sub.closed or _exiting):
                     break
         finally:
@@ -214,15 +224,26 @@ class ThreadRunner:
 
 #: Clients still open, closed at interpreter exit (weakly held: a client nobody holds is gone).
 clients: weakref.WeakSet[Any] = weakref.WeakSet()
+#: Subscriptions, closed at interpreter exit even when nobody holds their client any more (a
+#: running one is held by its runner).
+subscriptions: weakref.WeakSet[_native.NativeSubscription] = weakref.WeakSet()
 _exiting = False
 
 
 @atexit.register
 def _at_exit() -> None:
-    """At interpreter exit, closes open clients (their subscriptions drain), then keeps the
-    runtime's threads out of Python before Python finalizes."""
+    """At interpreter exit, closes open subscriptions (they drain and hand back what did not
+    start) and clients, then keeps the runtime's threads out of Python before Python finalizes.
+    (Python shut the handler thread pools down before: their feeders handed back what they
+    could no longer run.)"""
     global _exiting
     _exiting = True
+    for s in list(subscriptions):
+        try:
+            if not s.closed:
+                s.close(True, EXIT_DRAIN_SECONDS)
+        except BaseException:  # pragma: no cover
+            pass
     for c in list(clients):
         try:
             c._native.close(True, EXIT_DRAIN_SECONDS)
