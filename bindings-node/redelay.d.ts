@@ -98,7 +98,11 @@ export interface SubscribeOptions {
   drainTimeoutMs?: number
   /** Longest idle sleep between fetches, in case a wake-up was lost (default 1000). */
   maxIdleMs?: number
-  /** Do not keep the process alive for this subscription (like `timer.unref()`). */
+  /**
+   * Do not keep the process alive for this subscription (like `timer.unref()`). When nothing
+   * else keeps it alive, the subscription closes (`beforeExit`): finished handlers' outcomes
+   * reach Redis and what waits is handed back; then the process exits.
+   */
   unref?: boolean
 }
 

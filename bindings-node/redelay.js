@@ -256,13 +256,29 @@ function subscribe(native, queues, shards, handler, opts) {
     const weighted = queues !== null && typeof queues === 'object' && !Array.isArray(queues)
     if (!weighted && !Array.isArray(queues)) throw invalid(`queues: must be an array of names or { name: weight }`)
     const { unref, ...o } = toWire(opts)
+    if (unref !== undefined && typeof unref !== 'boolean')
+      throw invalid(`unref: must be a boolean, got ${typeOf(unref)}`)
     const names = weighted ? Object.keys(queues) : queues
     const weights = weighted ? names.map((name) => weight(name, queues[name])) : null
     return native.subscription(names, shards, weights, wake, o, unref === true)
   }).then((started) => {
     run((n = started), handler) // a wake may have come before: what waits is taken now
-    return new Subscription(INTERNAL, n)
+    const sub = new Subscription(INTERNAL, n)
+    if (opts?.unref === true) closeBeforeExit(sub)
+    return sub
   })
+}
+
+// An unref'd subscription does not keep the process alive. When nothing else does, it closes
+// instead of vanishing with its messages leased: the outcomes of finished handlers reach Redis
+// and what waits is handed back (no attempt counted). The close keeps the process alive until
+// it is done; then the process exits.
+const EXIT = Symbol('redelay.beforeExit')
+
+function closeBeforeExit(sub) {
+  const onExit = () => void sub.close()
+  sub[EXIT] = () => process.removeListener('beforeExit', onExit)
+  process.once('beforeExit', onExit)
 }
 
 // A thrown error's reason is worded by the core from its name and message ("Name: message", as
@@ -434,6 +450,7 @@ class Subscription extends Handle {
 }
 // close: stops fetching, lets running handlers finish, and lets the process exit. Idempotent.
 Subscription.prototype.close = function () {
+  this[EXIT]?.()
   return call(() => this[N].close()).then(VOID)
 }
 

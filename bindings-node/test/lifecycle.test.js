@@ -6,6 +6,7 @@ const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const path = require('node:path')
 const { uniquePrefix } = require('./helpers')
+const { Client } = require('..')
 
 const pkg = path.resolve(__dirname, '..')
 // The node that child processes run: this one, or REDELAY_TEST_NODE (scripts/arch-suites.sh
@@ -122,6 +123,32 @@ ${end}`)
   assert.match(r.out, /subscribed/, r.err)
   assert.equal(r.killed, false, 'the process should have exited by itself')
   assert.equal(r.code, 0, r.err)
+})
+
+test('an unref subscription closes on the way out: outcomes reach Redis, waiting messages go back', async () => {
+  const prefix = uniquePrefix('life')
+  const c = await Client.connect(process.env.REDIS_URL, { prefix })
+  const q = c.queue('life')
+  try {
+    await q.publishBatch(Array.from({ length: 20 }, (_, i) => ({ body: `m${i}`, id: `m${i}`, maxAttempts: 1 })))
+    const r = await run(
+      `${prelude}
+  await q.subscribe(async (m) => { console.log('handled', m.id) }, { unref: true, concurrency: 2, prefetch: 10 })
+${end}`,
+      { env: { PREFIX: prefix } },
+    )
+    assert.equal(r.killed, false, `the process should have exited by itself: ${r.out} ${r.err}`)
+    assert.equal(r.code, 0, r.err)
+    const handled = r.out.match(/handled m\d+/g) ?? []
+    // Every handled message was acked; nothing stays leased to count an attempt later (with
+    // maxAttempts 1 it would have died unseen); what was not handled waits, attempts 0.
+    const s = await q.stats()
+    assert.deepEqual([s.leased, s.dead, s.total], [0, 0, 20 - handled.length], JSON.stringify(s))
+    for (const m of (await q.list('ready')).items) assert.equal(m.attempts, 0, m.id)
+  } finally {
+    await q.destroy()
+    await c.close()
+  }
 })
 
 test('an unref subscription still delivers while something else holds the process', async () => {

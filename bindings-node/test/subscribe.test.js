@@ -236,6 +236,14 @@ test('subscribe refuses a non-function handler and bad options', async (t) => {
     q.subscribe(() => {}, { ttrMs: 1 }),
     /ttr/,
   )
+  // Not read as false: a string is refused, naming the option.
+  await assert.rejects(
+    q.subscribe(() => {}, { unref: 'yes' }),
+    {
+      code: 'ERR_REDELAY_INVALID_ARGUMENT',
+      message: 'unref: must be a boolean, got string',
+    },
+  )
 })
 
 test('client.close() closes its subscriptions and refuses later calls', async () => {
