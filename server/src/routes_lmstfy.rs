@@ -4,17 +4,17 @@
 //! delay counts from the moment Redis receives the publish, in milliseconds, and nothing is
 //! delivered before its due time.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime};
 
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
-use redelay::{Delivery, MessageInfo, PublishOptions, Queue, RespawnExpiry, Select, State as MsgState};
+use redelay::{Delivery, Handover, MessageInfo, PublishOptions, Queue, RespawnExpiry, Select, State as MsgState};
 use serde_json::{json, Value};
 
 use crate::auth;
@@ -25,6 +25,11 @@ const S: Style = Style::Lmstfy;
 /// lmstfy's limits: 100 jobs per consume, 64 per bulk publish.
 const MAX_CONSUME: u64 = 100;
 const MAX_BULK: usize = 64;
+/// lmstfy's job attributes: at most 16, names (lower-cased) cut to 32 bytes, values to 128.
+const MAX_ATTRS: usize = 16;
+const MAX_ATTR_NAME: usize = 32;
+const MAX_ATTR_VALUE: usize = 128;
+const ATTR_PREFIX: &str = "job-attr-";
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -124,15 +129,73 @@ fn ttl_left(expires_at: Option<SystemTime>, now: SystemTime) -> u64 {
     expires_at.map_or(0, |t| (ms_between(now, t).max(1) as u64).div_ceil(1000))
 }
 
-fn job_json(ns: &str, queue: &str, id: &str, body: &[u8], ttl: u64, elapsed_ms: i64, remain: u32) -> Value {
+/// The longest start of `s` of at most `max` bytes that ends on a character boundary.
+fn clip(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// lmstfy's job attributes of a publish, as redelay message headers: with `Enable-Job-Version:
+/// YES` (any case), each `Job-Attr-NAME: value` header with a value is the attribute `name`
+/// (lower-cased, cut to 32 bytes) = value (cut to 128 bytes; the first of repeated headers);
+/// more than 16 is lmstfy's 400. Without `Enable-Job-Version`, lmstfy ignores them, and so does
+/// this. An attribute with an empty name (header `Job-Attr-:`), which lmstfy keeps, is
+/// dropped: a redelay header needs a name.
+fn attributes(h: &HeaderMap) -> ApiResult<BTreeMap<String, String>> {
+    let enabled =
+        h.get("enable-job-version").and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim().eq_ignore_ascii_case("yes"));
+    let mut attrs = BTreeMap::new();
+    if !enabled {
+        return Ok(attrs);
+    }
+    // HeaderMap names are lower-case; `get` is the first value of a repeated header.
+    for name in h.keys() {
+        let Some(attr) = name.as_str().strip_prefix(ATTR_PREFIX) else { continue };
+        let value = h.get(name).map(|v| String::from_utf8_lossy(v.as_bytes())).unwrap_or_default();
+        if value.is_empty() {
+            continue;
+        }
+        attrs.entry(clip(attr, MAX_ATTR_NAME).to_string()).or_insert_with(|| clip(&value, MAX_ATTR_VALUE).to_string());
+    }
+    if attrs.len() > MAX_ATTRS {
+        return Err(ApiError::invalid("too many attributes, cannot exceed 16", S));
+    }
+    attrs.remove("");
+    Ok(attrs)
+}
+
+/// A job's `attributes` as lmstfy shows them: its headers, null when it has none.
+fn attributes_json(headers: &BTreeMap<String, String>) -> Value {
+    if headers.is_empty() {
+        Value::Null
+    } else {
+        json!(headers)
+    }
+}
+
+/// What lmstfy shows of a job, from a delivery or a stored message.
+struct Job<'a> {
+    id: &'a str,
+    body: &'a [u8],
+    headers: &'a BTreeMap<String, String>,
+    ttl: u64,
+    elapsed_ms: i64,
+    remain: u32,
+}
+
+fn job_json(ns: &str, queue: &str, j: Job) -> Value {
     json!({
         "namespace": ns,
         "queue": queue,
-        "job_id": id,
-        "data": crate::wire::b64(body),
-        "ttl": ttl,
-        "elapsed_ms": elapsed_ms,
-        "remain_tries": remain,
+        "job_id": j.id,
+        "data": crate::wire::b64(j.body),
+        "ttl": j.ttl,
+        "elapsed_ms": j.elapsed_ms,
+        "remain_tries": j.remain,
+        "attributes": attributes_json(j.headers),
     })
 }
 
@@ -141,11 +204,14 @@ fn delivered_json(ns: &str, d: &Delivery) -> Value {
     let mut v = job_json(
         ns,
         queue,
-        d.id(),
-        d.body(),
-        ttl_left(d.expires_at(), d.delivered_at()),
-        ms_between(d.published_at(), d.delivered_at()),
-        d.max_attempts().saturating_sub(d.attempt()),
+        Job {
+            id: d.id(),
+            body: d.body(),
+            headers: d.headers(),
+            ttl: ttl_left(d.expires_at(), d.delivered_at()),
+            elapsed_ms: ms_between(d.published_at(), d.delivered_at()),
+            remain: d.max_attempts().saturating_sub(d.attempt()),
+        },
     );
     v["msg"] = json!("new job");
     v
@@ -156,11 +222,14 @@ fn info_json(ns: &str, queue: &str, m: &MessageInfo, now: SystemTime) -> Value {
     job_json(
         ns,
         queue,
-        &m.id,
-        &m.body,
-        ttl_left(m.expires_at, now),
-        ms_between(m.published_at, now),
-        m.max_attempts.saturating_sub(m.attempts),
+        Job {
+            id: &m.id,
+            body: &m.body,
+            headers: &m.headers,
+            ttl: ttl_left(m.expires_at, now),
+            elapsed_ms: ms_between(m.published_at, now),
+            remain: m.max_attempts.saturating_sub(m.attempts),
+        },
     )
 }
 
@@ -197,31 +266,36 @@ fn check_body(st: &AppState, len: usize, what: &str) -> ApiResult<()> {
     Ok(())
 }
 
-async fn publish_one(st: &AppState, queue: &Queue, q: &Params, body: Bytes) -> ApiResult<Response> {
+async fn publish_one(st: &AppState, queue: &Queue, q: &Params, h: &HeaderMap, body: Bytes) -> ApiResult<Response> {
     check_body(st, body.len(), "body")?;
-    let m = publish_options(st, q)?.message(body.to_vec()).api(S)?;
+    let mut opts = publish_options(st, q)?;
+    // The job attributes are the message's headers; checked last, as lmstfy does.
+    opts.headers = attributes(h)?;
+    let m = opts.message(body.to_vec()).api(S)?;
     let p = queue.publish(m).await.api(S)?;
     Ok((StatusCode::CREATED, Json(json!({ "msg": "published", "job_id": p.id }))).into_response())
 }
 
-/// `PUT /api/:ns/:queue` — publish; `delay`, `ttl` (0 = forever), `tries`; the raw body.
-async fn publish(r: Write, body: Bytes) -> ApiResult<Response> {
+/// `PUT /api/:ns/:queue` — publish; `delay`, `ttl` (0 = forever), `tries`; the raw body;
+/// `Job-Attr-*` headers with `Enable-Job-Version: YES` (see [`attributes`]).
+async fn publish(r: Write, h: HeaderMap, body: Bytes) -> ApiResult<Response> {
     let qu = r.queue().await?;
-    publish_one(&r.st, &qu, &r.q, body).await
+    publish_one(&r.st, &qu, &r.q, &h, body).await
 }
 
 /// `PUT /api/:ns/:queue/job/:job_id` — delete the job, then publish the body as a new one.
-async fn republish(r: Write, body: Bytes) -> ApiResult<Response> {
+async fn republish(r: Write, h: HeaderMap, body: Bytes) -> ApiResult<Response> {
     let qu = r.queue().await?;
     qu.cancel(&r.job_id).await.api(S)?;
-    publish_one(&r.st, &qu, &r.q, body).await
+    publish_one(&r.st, &qu, &r.q, &h, body).await
 }
 
 /// `PUT /api/:ns/:queue/bulk` — a JSON array of up to 64 jobs (each element's JSON text is a
-/// job body); 201 `{"msg":"published","job_ids":[...]}`. All are stored or none.
-async fn publish_bulk(r: Write, body: Bytes) -> ApiResult<Response> {
+/// job body); 201 `{"msg":"published","job_ids":[...]}`. All are stored or none; the job
+/// attributes, as on a publish, are every job's.
+async fn publish_bulk(r: Write, h: HeaderMap, body: Bytes) -> ApiResult<Response> {
     let qu = r.queue().await?;
-    let opts = publish_options(&r.st, &r.q)?;
+    let mut opts = publish_options(&r.st, &r.q)?;
     let jobs: Vec<Box<serde_json::value::RawValue>> = serde_json::from_slice(&body)
         .map_err(|_| ApiError::invalid("request body should be an array of objects", S))?;
     if jobs.is_empty() {
@@ -233,14 +307,17 @@ async fn publish_bulk(r: Write, body: Bytes) -> ApiResult<Response> {
     for j in &jobs {
         check_body(&r.st, j.get().len(), "job")?;
     }
+    opts.headers = attributes(&h)?;
     let items = jobs.into_iter().map(|j| (j.get().as_bytes().to_vec(), opts.clone())).collect();
     let msgs = redelay::batch_messages(items).api(S)?;
     let ids: Vec<String> = qu.publish_batch(msgs).await.api(S)?.into_iter().map(|p| p.id).collect();
     Ok((StatusCode::CREATED, Json(json!({ "msg": "published", "job_ids": ids }))).into_response())
 }
 
-/// `GET /api/:ns/:q1,:q2,...` — consume: `ttr`, `timeout` (long-poll, woken by a publish),
-/// `count` (one queue only); several queues in priority order (then `timeout` is required).
+/// `GET /api/:ns/:q1,:q2,...` — consume: `ttr`, `timeout` (long-poll, woken by a publish;
+/// 0, the default, polls once), `count`; several queues in priority order. `count` 1 answers
+/// an object, above 1 an array of up to `count` jobs, as lmstfy: from the first queue with due
+/// jobs, then the next ones (see [`consume_several`]).
 async fn consume(r: Write) -> ApiResult<Response> {
     let (d, q, ns) = (r.st.config.lmstfy, &r.q, &r.ns);
     let names: Vec<&str> = r.queue.split(',').filter(|s| !s.is_empty()).collect();
@@ -251,26 +328,56 @@ async fn consume(r: Write) -> ApiResult<Response> {
     for n in &names {
         handles.push(r.open(n).await?);
     }
-    let ttr = seconds(q, "ttr", d.ttr_s)?;
-    let timeout = seconds(q, "timeout", d.timeout_s)?;
+    let ttr = Some(Duration::from_secs(seconds(q, "ttr", d.ttr_s)?));
+    let wait = Duration::from_secs(seconds(q, "timeout", d.timeout_s)?);
     let count = match q.get("count") {
         None => Some(1),
         Some(v) => v.parse::<u64>().ok().filter(|c| (1..=MAX_CONSUME).contains(c)),
     }
-    .ok_or_else(|| ApiError::invalid("invalid count", S))?;
-    if names.len() > 1 && timeout == 0 {
-        return Err(ApiError::invalid("timeout must be provided to consume multiple queues", S));
-    }
-    let max = if names.len() == 1 { count as usize } else { 1 };
-    let got = r.st.fetch(handles, max, Duration::from_secs(timeout), Some(Duration::from_secs(ttr)), S).await?;
+    .ok_or_else(|| ApiError::invalid("invalid count", S))? as usize;
+    let got = if handles.len() > 1 && count > 1 {
+        consume_several(&r.st, handles, count, wait, ttr).await?
+    } else {
+        r.st.fetch(handles, count, wait, ttr, S).await?
+    };
     if got.is_empty() {
         return Ok((StatusCode::NOT_FOUND, Json(json!({ "msg": "no job available" }))).into_response());
     }
-    if names.len() == 1 && count > 1 {
+    if count > 1 {
         let v: Vec<Value> = got.iter().map(|d| delivered_json(ns, d)).collect();
         return Ok(Json(Value::Array(v)).into_response());
     }
     Ok(Json(delivered_json(ns, &got[0])).into_response())
+}
+
+/// Up to `count` jobs from several queues, filled in priority order as lmstfy fills them (one
+/// job at a time from the first queue with one due): the deliveries of the first queue with
+/// due jobs (the core's `fetch_first`, waiting up to `wait` for one), then, while fewer than
+/// `count`, those of the next queue with due jobs, without waiting. Until answered, what is
+/// leased is held in [`Handover`]s, so a client that leaves gets it released (no attempt
+/// counted). A later pull that fails ends the filling; the jobs so far are the answer, as in
+/// lmstfy.
+async fn consume_several(
+    st: &AppState,
+    queues: Vec<Queue>,
+    count: usize,
+    wait: Duration,
+    ttr: Option<Duration>,
+) -> ApiResult<Vec<Delivery>> {
+    let first = st.fetch(queues.clone(), count, wait, ttr, S).await?;
+    let mut n = first.len();
+    let mut held = vec![Handover::new(first)];
+    // Each pull takes at least one job or ends the filling: at most `count` pulls.
+    while n > 0 && n < count {
+        match st.fetch(queues.clone(), count - n, Duration::ZERO, ttr, S).await {
+            Ok(more) if !more.is_empty() => {
+                n += more.len();
+                held.push(Handover::new(more));
+            }
+            _ => break,
+        }
+    }
+    Ok(held.iter_mut().flat_map(Handover::take).collect())
 }
 
 /// `DELETE /api/:ns/:queue/job/:job_id` — the job is never delivered again, whatever its
