@@ -74,6 +74,14 @@ def test_publish_batch_is_all_or_nothing(client: redelay.Client) -> None:
     assert q.stats().total == 0
 
 
+def test_an_unknown_option_is_a_type_error_naming_it_everywhere(client: redelay.Client, url: str) -> None:
+    # As for publish: a typo, or a wire name such as ttr_ms, is refused, not read or ignored.
+    with pytest.raises(TypeError, match=r"unknown key 'ttr_ms'; expected some of concurrency, prefetch, ttr"):
+        client.queue("opts").subscribe(lambda m: None, ttr_ms=500)  # type: ignore[call-arg]  # the point
+    with pytest.raises(TypeError, match=r"unknown key 'prefx'; expected some of prefix, "):
+        redelay.Client(url, prefx="p")  # type: ignore[call-arg]  # the misspelt option is the point
+
+
 def test_cancel_reschedule_peek(client: redelay.Client) -> None:
     q = client.queue("change")
     q.publish(b"x", id="r-1", delay=3600)

@@ -7,10 +7,9 @@ import functools
 import json
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Union
 
-from . import _runtime
+from . import _runtime, _types
 from ._native import Message, NativeClient, NativeSubscription, SyncMessage
 from ._ops import Async, ClientOps, QueueOps, Sources, SubscriptionBase, sources, start
-from ._results import wire
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
@@ -46,7 +45,7 @@ class AsyncClient(ClientOps, Async):
         Redis cannot be reached.
         """
         _runtime.read_log_level()
-        return cls(await NativeClient.connect(url, json.dumps(wire(options)), False))
+        return cls(await NativeClient.connect(url, json.dumps(_types.options(options, ClientOptions)), False))
 
     def queue(self, name: str, *, shards: int = 1) -> AsyncQueue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``), spread

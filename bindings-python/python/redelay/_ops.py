@@ -405,7 +405,7 @@ def _weight(name: str, w: Any) -> int:
 
 def start(client: NativeClient, src: Sources, wake: Any, closed: Any, opts: Any, blocking: bool) -> Any:
     """Starts a subscription on the core's bridge (see ``NativeClient.subscribe``)."""
-    return client.subscribe(*src, wake, closed, json.dumps(wire(opts)), blocking)
+    return client.subscribe(*src, wake, closed, json.dumps(_types.options(opts, _types.SubscribeOptions)), blocking)
 
 
 class SubscriptionBase:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Union
 
-from . import _runtime
+from . import _runtime, _types
 from ._native import NativeClient, NativeSubscription, SyncMessage
 from ._ops import ClientOps, QueueOps, Sources, SubscriptionBase, Sync, sources, start
-from ._results import wire
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ class Client(ClientOps, Sync):
         :class:`ClientOptions` given. Raises :class:`InvalidArgumentError` for a bad URL or
         option and :class:`ConnectionError` when Redis cannot be reached."""
         _runtime.read_log_level()
-        self._native: NativeClient = NativeClient.connect(url, json.dumps(wire(options)), True)
+        self._native: NativeClient = NativeClient.connect(url, json.dumps(_types.options(options, ClientOptions)), True)
         _runtime.clients.add(self)
 
     def queue(self, name: str, *, shards: int = 1) -> Queue:

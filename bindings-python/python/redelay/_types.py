@@ -109,11 +109,12 @@ def body(b: Body) -> bytes:
     return b.encode() if isinstance(b, str) else bytes(b)
 
 
-def options(kwargs: Mapping[str, Any]) -> Dict[str, Any]:
-    """``publish``'s keyword arguments in the core's wire form."""
-    unknown = sorted(set(kwargs) - set(PublishOptions.__annotations__))
+def options(kwargs: Mapping[str, Any], spec: Any = PublishOptions) -> Dict[str, Any]:
+    """Keyword arguments of the options ``spec`` (``publish``'s by default) in the core's wire
+    form; one that is not there (a typo, or a wire name such as ``ttr_ms``) is a TypeError."""
+    unknown = sorted(set(kwargs) - set(spec.__annotations__))
     if unknown:
-        raise TypeError(f"unknown key {unknown[0]!r}; expected some of {', '.join(PublishOptions.__annotations__)}")
+        raise TypeError(f"unknown key {unknown[0]!r}; expected some of {', '.join(spec.__annotations__)}")
     return wire(kwargs)
 
 
