@@ -356,6 +356,35 @@ test('a message first touched after its handler finished refuses ack too', async
   await assert.rejects(kept.nack(), { code: 'ERR_REDELAY_LEASE_LOST' })
 })
 
+test('a handler still running after the drain timeout can still ack its message itself', async (t) => {
+  const c = await connect('lateack')
+  t.after(() => c.close())
+  const q = c.queue('lateack')
+  await q.publish('x', { id: 'late' })
+  let release
+  const gate = new Promise((r) => (release = r))
+  let late = 'none'
+  const sub = await q.subscribe(
+    async (msg) => {
+      await gate // msg untouched until after the close gave up on it
+      try {
+        await msg.ack()
+        late = 'acked'
+      } catch (e) {
+        late = e.code
+      }
+    },
+    { concurrency: 1, drainTimeoutMs: 50, ttrMs: 30000 },
+  )
+  await until(async () => (await q.stats()).leased === 1, 5000, 'the handler running')
+  await sub.close() // returns at the drain timeout; the handler still runs
+  release()
+  await until(() => late !== 'none', 5000, 'the late ack')
+  // Its lease still held: the ack went through (as in Python and Rust), not LeaseLost.
+  assert.equal(late, 'acked')
+  assert.equal(await q.peek('late'), null)
+})
+
 test('thousands of messages over many batches: each handled once, within the concurrency', async (t) => {
   const c = await connect('many')
   t.after(() => c.close())

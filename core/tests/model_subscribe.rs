@@ -1657,9 +1657,11 @@ async fn a_handler_still_running_when_the_drain_timeout_runs_out_is_abandoned() 
         assert_eq!((info.state, info.attempts), (State::Leased, 0), "{case}: still leased, by the abandoned run");
         let deadline = info.lease_deadline.unwrap();
         if let Some((key, completer)) = reporter {
-            assert!(completer.delivery(key).is_none(), "{case}: the key is forgotten");
+            // Abandoned, not forgotten: its own settles could still reach it (`batch.rs`).
+            assert!(completer.delivery(key).is_some(), "{case}: the abandoned delivery");
             completer.complete(vec![(key, Ok(()))]);
             completer.give_back(vec![key]);
+            assert!(completer.delivery(key).is_none(), "{case}: gone once reported");
         }
         // Nothing extends the lease any more: once its deadline passed it is still that one.
         while SystemTime::now() < deadline + Duration::from_millis(20) {

@@ -236,7 +236,8 @@ pub struct SubscribeOptions {
     #[serde(rename = "ttr_ms", with = "wire::opt_ms")]
     pub ttr: Option<Duration>,
     /// How long `close` waits for running handlers (default 30 s). Those still running then
-    /// are abandoned; their messages are delivered again when their leases run out.
+    /// are abandoned; their messages are delivered again when their leases run out (a
+    /// handler's own ack, nack or extend still reaches its lease while it holds).
     #[serde(rename = "drain_timeout_ms", with = "wire::ms")]
     pub drain_timeout: Duration,
     /// Longest idle sleep between fetches, in case a wake-up was lost (default 1 s; 10 ms to

@@ -66,11 +66,11 @@ impl Completer {
     }
 
     /// The dispatched delivery `key`, until it is reported (for a handler that settles or
-    /// extends it itself).
+    /// extends it itself; also after close abandoned it at the drain timeout).
     pub fn delivery(&self, key: u64) -> Option<Delivery> {
         let shared = self.shared.upgrade()?;
         let st = shared.batch.lock().unwrap();
-        st.live.get(&key).cloned()
+        st.live.get(&key).or_else(|| st.abandoned.get(&key)).cloned()
     }
 }
 
@@ -79,7 +79,17 @@ impl Completer {
 fn take_live<T>(shared: &Shared, items: Vec<(u64, T)>) -> Vec<(Delivery, T)> {
     let taken: Vec<(Delivery, T)> = {
         let mut st = shared.batch.lock().unwrap();
-        items.into_iter().filter_map(|(k, t)| st.live.remove(&k).map(|d| (d, t))).collect()
+        let st = &mut *st;
+        items
+            .into_iter()
+            .filter_map(|(k, t)| match st.live.remove(&k) {
+                Some(d) => Some((d, t)),
+                None => {
+                    st.abandoned.remove(&k); // reported after close abandoned it: ignored
+                    None
+                }
+            })
+            .collect()
     };
     let mut held = shared.held.lock().unwrap();
     for (d, _) in &taken {
@@ -190,7 +200,8 @@ fn pump(shared: &Arc<Shared>) {
 
 /// Closing: stops dispatching, hands back what waits (no attempt counted), then waits up to the
 /// drain timeout for the dispatched ones to be reported and every settle to finish. What is
-/// still dispatched then is forgotten: later reports find nothing, the leases run out.
+/// still dispatched then is abandoned: later reports change nothing and the leases run out,
+/// but a handler's own ack, nack or extend still reaches its delivery while the lease holds.
 pub(crate) async fn close(shared: &Arc<Shared>) {
     let waiting: Vec<Delivery> = {
         let mut st = shared.batch.lock().unwrap();
@@ -227,5 +238,7 @@ pub(crate) async fn close(shared: &Arc<Shared>) {
         }
     })
     .await;
-    shared.batch.lock().unwrap().live.clear();
+    let mut st = shared.batch.lock().unwrap();
+    let running = std::mem::take(&mut st.live);
+    st.abandoned.extend(running);
 }

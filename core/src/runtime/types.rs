@@ -257,8 +257,9 @@ pub trait BatchHandler: Send + Sync + 'static {
 }
 
 /// Takes a batch handler's outcomes back. Cheap to clone; it does not keep the subscription
-/// alive, and reports that arrive after the subscription closed are ignored (those messages come
-/// back when their leases run out). Its methods are in `batch.rs`.
+/// alive, and reports that arrive after close's drain timeout ran out are ignored (those
+/// messages come back when their leases run out; the handler's own settles still reach their
+/// deliveries meanwhile). Its methods are in `batch.rs`.
 #[derive(Clone)]
 pub struct Completer {
     pub(crate) shared: Weak<Shared>,
@@ -271,6 +272,11 @@ pub(crate) struct BatchState {
     pub waiting: VecDeque<Delivery>,
     /// Dispatched and not yet reported, by key.
     pub live: HashMap<u64, Delivery>,
+    /// Still running when close's drain timeout ran out: their reports are ignored (the lease
+    /// is no longer kept; the message comes back when it runs out), but the handler's own
+    /// settles still reach its delivery, as they do where a binding holds the delivery itself.
+    /// Dropped when reported.
+    pub abandoned: HashMap<u64, Delivery>,
     pub next_key: u64,
     /// Free handler slots.
     pub free: usize,
