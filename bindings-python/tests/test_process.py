@@ -113,15 +113,19 @@ EXIT_SCRIPT = textwrap.dedent(
 
     url, prefix, mode = sys.argv[1:4]
 
-    if mode == "sync":
-        c = redelay.Client(url, prefix=prefix)
-        q = c.queue("exit")
+    if mode in ("sync", "sync-unheld"):
         started = threading.Event()
         def h(msg):
             started.set()
             time.sleep(0.3)
-        q.publish_batch([{"body": b"x", "max_attempts": 1}] * 6)
-        sub = q.subscribe(h, concurrency=2, prefetch=2)
+        def start():
+            c = redelay.Client(url, prefix=prefix)
+            q = c.queue("exit")
+            q.publish_batch([{"body": b"x", "max_attempts": 1}] * 6)
+            return c, q.subscribe(h, concurrency=2, prefetch=2)
+        c, sub = start()
+        if mode == "sync-unheld":
+            del c  # nothing holds the client any more; the subscription lives on
         assert started.wait(10)
     else:
         async def main():
@@ -152,7 +156,7 @@ EXIT_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("mode", ["sync", "async", "async-sync-handler", "loop-stopped"])
+@pytest.mark.parametrize("mode", ["sync", "sync-unheld", "async", "async-sync-handler", "loop-stopped"])
 def test_exit_with_a_live_subscription(
     tmp_path: Path, url: str, prefix: str, client: redelay.Client, mode: str
 ) -> None:

@@ -135,10 +135,10 @@ class LoopRunner:
 
     def done(self, key: int, msg: Any, fut: asyncio.Future[Any]) -> None:
         self.tasks.discard(fut)
-        if fut.cancelled() and self.closing and self.sub is not None:
-            self.sub.give_back([key])  # due now again, no attempt counted
-            return
         if fut.cancelled():
+            if self.closing and self.sub is not None:
+                self.sub.give_back([key])  # due now again, no attempt counted
+                return
             outcome: Outcome = ("handler task was cancelled", None)
         else:
             exc = fut.exception()
@@ -232,21 +232,22 @@ _exiting = False
 
 @atexit.register
 def _at_exit() -> None:
-    """At interpreter exit, closes open subscriptions (they drain and hand back what did not
-    start) and clients, then keeps the runtime's threads out of Python before Python finalizes.
-    (Python shut the handler thread pools down before: their feeders handed back what they
-    could no longer run.)"""
+    """At interpreter exit, closes open clients (their subscriptions drain at once, handing back
+    what did not start), then the subscriptions left open because nothing holds their client any
+    more, then keeps the runtime's threads out of Python before Python finalizes. (Python shut
+    the handler thread pools down before: their feeders handed back what they could no longer
+    run.)"""
     global _exiting
     _exiting = True
+    for c in list(clients):
+        try:
+            c._native.close(True, EXIT_DRAIN_SECONDS)
+        except BaseException:  # pragma: no cover
+            pass
     for s in list(subscriptions):
         try:
             if not s.closed:
                 s.close(True, EXIT_DRAIN_SECONDS)
-        except BaseException:  # pragma: no cover
-            pass
-    for c in list(clients):
-        try:
-            c._native.close(True, EXIT_DRAIN_SECONDS)
         except BaseException:  # pragma: no cover
             pass
     _native._shutdown(EXIT_SETTLE_SECONDS)
