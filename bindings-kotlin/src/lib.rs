@@ -567,27 +567,29 @@ impl NativeFetched {
     }
 }
 
-/// The lease of one delivery: ack, nack, release, extend.
+/// The lease of one delivery: ack, nack, release, extend. Each is sent to the core when Kotlin
+/// first polls it (not on the runtime), so a coroutine cancelled while it waits does not take
+/// the settle back: only its answer is lost.
 #[derive(uniffi::Object)]
 pub struct NativeLease(redelay::Delivery);
 
 #[uniffi::export]
 impl NativeLease {
     pub async fn ack(&self) -> Res<()> {
-        call!(self, |d| d.ack().await?)
+        Ok(self.0.ack().await?)
     }
 
     /// True when the message went to the dead letters.
     pub async fn nack(&self, retry_in: Option<Ms>, reason: String) -> Res<bool> {
-        call!(self, |d| d.nack(opt_dur("retry_in", retry_in)?, &reason).await?)
+        Ok(self.0.nack(opt_dur("retry_in", retry_in)?, &reason).await?)
     }
 
     pub async fn release(&self) -> Res<()> {
-        call!(self, |d| d.release().await?)
+        Ok(self.0.release().await?)
     }
 
     pub async fn extend(&self, ttr: Ms) -> Res<()> {
-        call!(self, |d| d.extend(dur("ttr", ttr)?).await?)
+        Ok(self.0.extend(dur("ttr", ttr)?).await?)
     }
 
     pub fn lease_deadline(&self) -> SystemTime {

@@ -84,24 +84,20 @@ methods! {
     }
     /// Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran out or it was settled.
     fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let d = self.d.clone();
-        run(py, self.blocking, async move { d.ack().await })
+        run(py, self.blocking, self.d.ack())
     }
     /// Give the message back for another attempt, after `retry_in` or its backoff; True when it went to the dead letters.
     #[pyo3(signature = (retry_in=None, reason=String::new()))]
     fn nack<'py>(&self, py: Python<'py>, retry_in: Option<Secs>, reason: String) -> PyResult<Bound<'py, PyAny>> {
-        let (d, retry_in) = (self.d.clone(), dur(retry_in, "retry_in")?);
-        run(py, self.blocking, async move { d.nack(retry_in, &reason).await })
+        run(py, self.blocking, self.d.nack(dur(retry_in, "retry_in")?, &reason))
     }
     /// Hand the message back unprocessed, due now, without counting an attempt.
     fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let d = self.d.clone();
-        run(py, self.blocking, async move { d.release().await })
+        run(py, self.blocking, self.d.release())
     }
     /// Extend the lease to `ttr` (seconds or timedelta) from now.
     fn extend<'py>(&self, py: Python<'py>, ttr: Secs) -> PyResult<Bound<'py, PyAny>> {
-        let (d, ttr) = (self.d.clone(), dur(Some(ttr), "ttr")?.unwrap_or_default());
-        run(py, self.blocking, async move { d.extend(ttr).await })
+        run(py, self.blocking, self.d.extend(dur(Some(ttr), "ttr")?.unwrap_or_default()))
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let d = &slf.get().d;

@@ -196,6 +196,32 @@ def test_a_pull_from_several_queues_cancelled_after_redis_leased_gives_the_messa
     run(body)
 
 
+def test_a_settle_whose_caller_is_cancelled_still_reaches_redis(url: str, prefix: str) -> None:
+    """A settle is sent when called: cancelling the task that awaits it loses only the answer
+    (as in Kotlin: one rule in the core)."""
+
+    async def body() -> None:
+        q = (await connect(url, prefix)).queue("cancel-settle")
+        await q.publish_batch([{"body": b"x", "id": f"m{i}"} for i in range(20)])
+        got = await q.fetch(20, wait=5)
+        assert len(got) == 20
+        for i, m in enumerate(got):
+            settle = m.ack() if i % 2 else m.nack(retry_in=3600, reason="cancelled caller")
+            task = asyncio.ensure_future(settle)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        stats = await q.stats()
+        for _ in range(500):  # up to 5 s
+            if stats.scheduled == 10 and stats.total == 10:
+                break
+            await asyncio.sleep(0.01)
+            stats = await q.stats()
+        assert (stats.total, stats.scheduled, stats.leased) == (10, 10, 0)
+
+    run(body)
+
+
 def test_cancelling_the_task_waiting_on_a_subscription_closes_it(url: str, prefix: str) -> None:
     async def body() -> None:
         c = await connect(url, prefix)

@@ -475,3 +475,35 @@ async fn the_replay_fields_of_a_batch_are_deleted_even_when_the_batch_meant_to_d
     assert!(last.iter().all(|f| !first.contains(f)), "the first batch's fields are gone: {last:?}");
     assert_eq!(q.stats().await.unwrap().total, 300, "a and c stored, b not");
 }
+
+/// A settle goes out when it is called: a caller cancelled while it waits for the answer (a
+/// binding's cancelled coroutine or asyncio task drops the future) does not take it back. Each
+/// future here is dropped without ever being polled.
+#[tokio::test]
+async fn a_settle_is_sent_when_called_even_if_its_future_is_dropped() {
+    let (_c, q) = common::queue("settle-dropped").await;
+    let msgs = ["acked", "nacked", "released", "extended"].map(|id| Message::new(b"x".to_vec()).id(id).ttr(ms(5_000)));
+    q.publish_batch(msgs.into()).await.unwrap();
+    let got = q.fetch(4, ms(500)).await.unwrap();
+    let by_id = |id: &str| got.iter().find(|d| d.id() == id).unwrap();
+    let before = by_id("extended").lease_deadline();
+    drop(by_id("acked").ack());
+    drop(by_id("nacked").nack(Some(Duration::from_secs(3600)), "dropped"));
+    drop(by_id("released").release());
+    drop(by_id("extended").extend(Duration::from_secs(600)));
+    eventually("the four settles applied", Duration::from_secs(10), || async {
+        let (n, r, e) = (q.peek("nacked").await.unwrap(), q.peek("released").await.unwrap(), q.peek("extended"));
+        let e = e.await.unwrap().unwrap();
+        q.peek("acked").await.unwrap().is_none()
+            && n.is_some_and(|n| {
+                (n.state, n.attempts, n.last_error.as_deref()) == (State::Scheduled, 1, Some("dropped"))
+            })
+            && r.is_some_and(|r| (r.state, r.attempts) == (State::Ready, 0))
+            && e.lease_deadline.is_some_and(|d| d > before + Duration::from_secs(60))
+    })
+    .await;
+    // A second settle of the same delivery is refused at the call, not at the await.
+    let again = by_id("acked").ack();
+    assert_eq!(again.await.unwrap_err().kind(), ErrorKind::LeaseLost);
+    common::assert_verified(&q).await;
+}

@@ -1,6 +1,7 @@
 //! A delivered message: its fields, and ack / nack / extend of its lease.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -152,38 +153,51 @@ impl Delivery {
 
     /// Acknowledge: the message is done and deleted. `LeaseLost` if the lease had expired (the
     /// message may then be delivered again) or it was already settled.
-    pub async fn ack(&self) -> Result<()> {
-        let op = self.ack_op()?;
-        self.inner.settler.settle(op).await.map(|_| ())
+    ///
+    /// Like every settle, it is sent when called: dropping the returned future (a caller
+    /// cancelled while it waits) does not take it back, only the answer is lost.
+    pub fn ack(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let sent = self.ack_op().map(|op| self.inner.settler.settle(op));
+        async move { sent?.await.map(|_| ()) }
     }
 
     /// Give the message back for another attempt: after `retry_in`, or after the message's
     /// exponential backoff when `None`. At max_attempts it goes to the dead letters with
-    /// `reason`. Returns true when it went to the dead letters.
-    pub async fn nack(&self, retry_in: Option<Duration>, reason: &str) -> Result<bool> {
-        let op = self.nack_op(retry_in, reason)?;
-        Ok(self.inner.settler.settle(op).await? == Settled::Dead)
+    /// `reason`. Returns true when it went to the dead letters. Sent when called (see `ack`).
+    pub fn nack(
+        &self,
+        retry_in: Option<Duration>,
+        reason: &str,
+    ) -> impl Future<Output = Result<bool>> + Send + 'static {
+        let sent = self.nack_op(retry_in, reason).map(|op| self.inner.settler.settle(op));
+        async move { Ok(sent?.await? == Settled::Dead) }
     }
 
     /// Hand the message back unprocessed, due now, without counting an attempt (for a
-    /// consumer that cannot start the work, e.g. while shutting down).
-    pub async fn release(&self) -> Result<()> {
-        let op = self.release_op()?;
-        self.inner.settler.settle(op).await.map(|_| ())
+    /// consumer that cannot start the work, e.g. while shutting down). Sent when called.
+    pub fn release(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let sent = self.release_op().map(|op| self.inner.settler.settle(op));
+        async move { sent?.await.map(|_| ()) }
     }
 
     /// Extend the lease to `ttr` from now (Redis clock). A subscription does this by itself
-    /// while the handler runs; pulled deliveries (`Queue::fetch`) need it for long work.
-    pub async fn extend(&self, ttr: Duration) -> Result<()> {
-        limits::check_ttr("ttr", ttr)?;
-        if self.is_settled() {
-            return Err(Error::lease_lost(&self.inner.id));
+    /// while the handler runs; pulled deliveries (`Queue::fetch`) need it for long work. Sent
+    /// when called.
+    pub fn extend(&self, ttr: Duration) -> impl Future<Output = Result<()>> + Send + 'static {
+        let inner = self.inner.clone();
+        let sent = limits::check_ttr("ttr", ttr).and_then(|()| {
+            if self.is_settled() {
+                return Err(Error::lease_lost(&inner.id));
+            }
+            let op = Op::Extend { id: inner.id.clone(), token: inner.token, ttr_ms: ttr.as_millis() as u64 };
+            Ok(inner.settler.settle(op))
+        });
+        async move {
+            if let Settled::Extended(deadline) = sent?.await? {
+                inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
+            }
+            Ok(())
         }
-        let op = Op::Extend { id: self.inner.id.clone(), token: self.inner.token, ttr_ms: ttr.as_millis() as u64 };
-        if let Settled::Extended(deadline) = self.inner.settler.settle(op).await? {
-            self.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
-        }
-        Ok(())
     }
 }
 

@@ -8,6 +8,7 @@
 //! the next batch: at low load a request goes out at once, at high load batches grow by
 //! themselves. No timer is involved.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
@@ -82,9 +83,11 @@ impl Settler {
         self.tx.same_channel(&other.tx)
     }
 
-    pub async fn settle(&self, op: Op) -> Result<Settled> {
+    /// Queues `op` now, when called, and returns the future of its result: dropping that
+    /// future (a cancelled caller) does not take the op back.
+    pub fn settle(&self, op: Op) -> impl Future<Output = Result<Settled>> + Send + 'static {
         let rx = self.submit(vec![op]);
-        rx.await.map_err(|_| closed())?.pop().unwrap_or_else(|| Err(closed()))
+        async move { rx.await.map_err(|_| closed())?.pop().unwrap_or_else(|| Err(closed())) }
     }
 
     /// Queues `ops` without waiting (callable from any thread); the receiver gets one result

@@ -2,6 +2,7 @@ package dev.redelay
 
 import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.cancel
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
@@ -141,6 +142,26 @@ class LifecycleTest {
             assertTrue(d.isSettled)
             assertFailsWith<RedelayException.LeaseLost> { d.ack() }
             sub.close()
+        }
+    }
+
+    @Test
+    fun `a settle called from a cancelled coroutine still reaches Redis`() = runBlocking<Unit> {
+        testClient("cset").use { client ->
+            val q = client.queue(uniqueName("cset"))
+            repeat(20) { q.publish("x".encodeToByteArray(), id = "m$it") }
+            val got = q.fetch(20, wait = 5.seconds)
+            assertEquals(20, got.size)
+            for (d in got) {
+                // Cancelled before the ack's answer comes: the ack is sent all the same.
+                val job = launch(Dispatchers.Default) {
+                    cancel()
+                    d.ack()
+                }
+                job.join()
+                assertTrue(job.isCancelled)
+            }
+            eventually(what = "all 20 acks applied") { q.stats().total == 0L }
         }
     }
 
