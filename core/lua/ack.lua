@@ -18,8 +18,10 @@ local recs = redis.call('HMGET', MSG, unpack(ids))
 local nok = 0
 for i = 1, n do
   local id, rec = ids[i], recs[i]
-  -- a fetch never issues the zero token, so a match means "leased by this holder"
-  local m = rec and not seen[id] and string.sub(rec, 43, 50) == ARGV[first + 2 * i - 1] and string.sub(rec, 19, 24) .. id
+  -- a record that is not leased stores the zero token, and a fetch never issues it: a match
+  -- with any other token means "leased by this holder"
+  local tok = ARGV[first + 2 * i - 1]
+  local m = rec and not seen[id] and tok ~= ZERO_TOKEN and string.sub(rec, 43, 50) == tok and string.sub(rec, 19, 24) .. id
   if m and not lapsed(m) then
     seen[id] = true
     nok = nok + 1

@@ -13,7 +13,9 @@ local recs = redis.call('HMGET', MSG, unpack(ids))
 for k, id in ipairs(ids) do
   local i = 3 * k - 2
   local rec = recs[k]
-  local m = rec and #rec >= HDR_LEN and string.sub(rec, 43, 50) == ARGV[i + 1] and string.sub(rec, 19, 24) .. id
+  -- a record that is not leased stores the zero token: that token never extends anything
+  local tok = ARGV[i + 1]
+  local m = rec and #rec >= HDR_LEN and tok ~= ZERO_TOKEN and string.sub(rec, 43, 50) == tok and string.sub(rec, 19, 24) .. id
   if m and not lapsed(m) then
     redis.call('ZADD', SCHED, 'XX', LEASED + now + tonumber(ARGV[i + 2]), m)
     out[#out + 1] = 1

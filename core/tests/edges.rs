@@ -507,3 +507,35 @@ async fn a_settle_is_sent_when_called_even_if_its_future_is_dropped() {
     assert_eq!(again.await.unwrap_err().kind(), ErrorKind::LeaseLost);
     common::assert_verified(&q).await;
 }
+
+/// A record that is not leased stores the zero token, and a fetch never hands it out: settling
+/// by id with that token changes nothing, whatever the message's state (an ack used to delete a
+/// scheduled or ready message, an extend to lease one nobody fetched).
+#[tokio::test]
+async fn the_zero_token_settles_nothing() {
+    let (_c, q) = common::queue("zero-token").await;
+    let zero = "0".repeat(16);
+    q.publish(Message::new(b"s".to_vec()).id("scheduled").delay(Duration::from_secs(600))).await.unwrap();
+    q.publish(Message::new(b"r".to_vec()).id("ready")).await.unwrap();
+    q.publish(Message::new(b"d".to_vec()).id("dead").max_attempts(1)).await.unwrap();
+    let d = q.fetch(2, ms(500)).await.unwrap();
+    let dead = d.iter().find(|d| d.id() == "dead").unwrap();
+    dead.nack(None, "to the dead letters").await.unwrap();
+    let ready = d.iter().find(|d| d.id() == "ready").unwrap();
+    ready.release().await.unwrap();
+    for id in ["scheduled", "ready", "dead"] {
+        let before = q.peek(id).await.unwrap().unwrap();
+        let calls = [
+            ("ack", q.ack(id, &zero).await.map(|_| ())),
+            ("nack", q.nack(id, &zero, None, "x").await.map(|_| ())),
+            ("release", q.release(id, &zero).await),
+            ("extend", q.extend(id, &zero, Duration::from_secs(60)).await),
+        ];
+        for (call, r) in calls {
+            assert_eq!(r.map_err(|e| e.kind()), Err(ErrorKind::LeaseLost), "{call} of {id}");
+        }
+        let after = q.peek(id).await.unwrap().unwrap();
+        assert_eq!((after.state, after.attempts, after.lease_deadline), (before.state, before.attempts, None), "{id}");
+    }
+    common::assert_verified(&q).await;
+}
