@@ -187,3 +187,34 @@ async fn a_foreign_consumer_of_several_queues_settles_each_message_on_its_own_qu
         assert_eq!(q.stats().await.unwrap().total, 0, "{} still holds messages", q.name());
     }
 }
+
+/// A queue whose fetches fail (here: data of another layout, written after the subscription
+/// started) waits out its own backoff; the other queues go on. Under strict priority the
+/// failing first queue used to be picked again at once after every backoff, so the second was
+/// never fetched at all. Once the first queue is readable again, it is fetched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_whose_fetches_fail_does_not_hold_up_the_others() {
+    let (c, _) = common::queue("failing").await;
+    let (first, second, _) = three(&c).await;
+    let (got, h) = recorder();
+    let qs = Queues::priority(vec![first.clone(), second.clone()]).unwrap();
+    let sub = qs.subscribe(h, SubscribeOptions::concurrency(4)).await.unwrap();
+    let meta = format!("{}:{{{}}}:meta", c.prefix(), first.name());
+    let mut r = common::raw().await;
+    let layout: Option<String> = redis::cmd("HGET").arg(&meta).arg("v").query_async(&mut r).await.unwrap();
+    let _: () = redis::cmd("HSET").arg(&meta).arg("v").arg("99").query_async(&mut r).await.unwrap();
+    fill(&second, 5).await;
+    wait_for(&got, 5).await;
+    assert!(sub.last_error().is_some_and(|e| e.message().contains("layout 99")), "{:?}", sub.last_error());
+    let restore = match &layout {
+        Some(v) => redis::cmd("HSET").arg(&meta).arg("v").arg(v).clone(),
+        None => redis::cmd("HDEL").arg(&meta).arg("v").clone(),
+    };
+    let _: () = restore.query_async(&mut r).await.unwrap();
+    fill(&first, 3).await;
+    wait_for(&got, 8).await;
+    sub.close().await;
+    let got = got.lock().unwrap().clone();
+    let names = |q: &redelay::Queue, n: usize| vec![q.name().to_string(); n];
+    assert_eq!(got, [names(&second, 5), names(&first, 3)].concat());
+}

@@ -35,6 +35,9 @@ use crate::runtime::types::{
 
 /// Most leases one fetch call of a subscription takes.
 const FETCH_PER_CALL: usize = 250;
+/// A source whose fetch failed waits this long before its next try, doubling up to MAX_BACKOFF.
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// A running subscription. [`close`](Subscription::close) it to stop gracefully; dropping it
 /// stops fetching too, and lets running handlers finish in the background.
@@ -287,6 +290,11 @@ struct Source {
     /// (local instant, Redis µs) of the last fetch, to map Redis times to local ones.
     clock: (Instant, i64),
     listener: crate::storage::wake::Listener,
+    /// After a failed fetch: not picked again before this instant (a wake does not lift it),
+    /// so that one failing queue or shard neither starves the others nor is retried in a spin.
+    hold: Option<Instant>,
+    /// The wait after this source's next failed fetch: 50 ms, doubling up to 2 s.
+    backoff: Duration,
 }
 
 impl Source {
@@ -300,7 +308,15 @@ impl Source {
     }
 
     fn eligible(&self, now: Instant) -> bool {
-        self.more || self.next.is_none_or(|t| t <= now)
+        self.hold.is_none_or(|t| t <= now) && (self.more || self.next.is_none_or(|t| t <= now))
+    }
+
+    /// When this source is next worth a look when idle (its `next`, but not before its hold).
+    fn next_look(&self) -> Option<Instant> {
+        match (self.next, self.hold) {
+            (Some(n), h) => Some(h.map_or(n, |h| n.max(h))),
+            (None, h) => h,
+        }
     }
 
     /// Takes what the wake channel signalled: a due time moves `next` earlier.
@@ -372,6 +388,8 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
             more: false,
             spins: 0,
             clock: start,
+            hold: None,
+            backoff: FIRST_BACKOFF,
         }));
         groups.push(Group { weight: i64::from(*w), credit: 0, members: first..sources.len() });
     }
@@ -380,7 +398,6 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
     // The keeper lives exactly as long as this loop: if the loop ends in any way (a panic
     // included), dropping the guard stops it, and the leases it kept run out.
     let _keeper = AbortOnDrop(tokio::spawn(lease_keeper(shared.clone())));
-    let mut backoff = Duration::from_millis(50);
     let mut saturated = false;
 
     'outer: while !shared.is_closing() {
@@ -393,7 +410,7 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
             // Idle: sleep until the earliest due time or lease deadline of any queue, or a wake.
             let now = Instant::now();
             let cap_at = now + opts.max_idle;
-            let target = sources.iter().filter_map(|s| s.next).min().unwrap_or(cap_at).min(cap_at);
+            let target = sources.iter().filter_map(Source::next_look).min().unwrap_or(cap_at).min(cap_at);
             let slept = {
                 let slots: Vec<_> = sources.iter().map(|s| s.listener.slot.clone()).collect();
                 let woken = futures_util::future::select_all(slots.iter().map(|s| Box::pin(s.notify.notified())));
@@ -432,6 +449,7 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
             }
         }
         let n = permit.num_permits();
+        let others_failing = sources.iter().any(|s| s.hold.is_some());
         let src = &mut sources[i];
         let mut f = match src.queue.fetch_call(&src.fetch_id, n, opts.ttr).await {
             Ok(f) => {
@@ -439,23 +457,26 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
                 f
             }
             Err(e) => {
+                // This source alone waits: the other queues (and shards) go on being fetched.
                 drop(permit);
-                if backoff == Duration::from_millis(50) {
+                // One warning per outage: a source that starts failing while others already are
+                // (Redis down under a many-queue or many-shard subscription) logs at debug.
+                if src.backoff == FIRST_BACKOFF && !others_failing {
                     tracing::warn!(queue = src.queue.name(), error = %e, "fetch failed; retrying with backoff");
+                } else if src.backoff == FIRST_BACKOFF {
+                    tracing::debug!(queue = src.queue.name(), error = %e, "fetch failed; retrying with backoff");
                 }
                 shared.record_error(e);
-                tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
-                    _ = shared.closed() => break,
-                }
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                let retry_at = Instant::now() + src.backoff;
+                (src.hold, src.next, src.more) = (Some(retry_at), Some(retry_at), false);
+                src.backoff = (src.backoff * 2).min(MAX_BACKOFF);
                 continue;
             }
         };
-        if backoff > Duration::from_millis(50) {
+        if src.backoff > FIRST_BACKOFF {
             tracing::info!(queue = src.queue.name(), "fetching again after errors");
         }
-        backoff = Duration::from_millis(50);
+        (src.hold, src.backoff) = (None, FIRST_BACKOFF);
         *shared.clock.lock().unwrap() = (f.local, f.now_us);
         src.clock = (f.local, f.now_us);
         if let Some(e) = f.corrupt.last() {
