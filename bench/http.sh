@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # HTTP benchmark, side by side on one private Redis: `redelay serve` and the lmstfy server
-# (../shared/peers/lmstfy, a build of its public source), both driven through lmstfy's API by
+# (a build of its public source: LMSTFY_DIR names the directory holding `lmstfy-server` and
+# the `lmstfy.toml` it was built with, from github.com/bitleak/lmstfy), both driven through lmstfy's API by
 # the same load generator (bench/http/main.go: Go standard library, keep-alive connections,
 # concurrent clients): publish N jobs, then consume and delete them one per request.
 # Rounds alternate the order (A B, B A, ...); each round then does the same work through the
 # Rust client (server/examples/direct_load.rs), for the gateway's overhead. Not part of CI.
 #
-#   bench/http.sh [--n 20000] [--clients 16] [--rounds 3]
+#   LMSTFY_DIR=/path/to/lmstfy bench/http.sh [--n 20000] [--clients 16] [--rounds 3]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 n=20000; clients=16; rounds=3
@@ -19,10 +20,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 peer="${LMSTFY_DIR:-}"
-for d in "$root/../shared/peers/lmstfy" "$root/../../shared/peers/lmstfy" /work/shared/peers/lmstfy; do
-  [ -z "$peer" ] && [ -x "$d/lmstfy-server" ] && peer="$d"
-done
-[ -x "$peer/lmstfy-server" ] || { echo "bench/http.sh: no lmstfy-server (set LMSTFY_DIR)" >&2; exit 1; }
+[ -x "$peer/lmstfy-server" ] && [ -f "$peer/lmstfy.toml" ] || {
+  echo "bench/http.sh: set LMSTFY_DIR to the directory holding lmstfy-server and lmstfy.toml (got '${peer}')" >&2
+  exit 1
+}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
