@@ -404,16 +404,16 @@ async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their
     assert_eq!(q.respawn(Select::Ids(vec!["none".into()])).await.unwrap(), 0);
     assert_eq!(q.purge_dead(Select::Ids(vec!["none".into()])).await.unwrap(), 0);
 
-    let ack = losing_reply(&proxy, &client, b"to-ack", leased("to-ack").ack()).await;
+    let ack = losing_reply(&proxy, &client, b"to-ack", || leased("to-ack").ack()).await;
     ack.expect("the first run's answer: acknowledged");
     let later = Some(Duration::from_secs(3600));
-    let nack = losing_reply(&proxy, &client, b"to-nack", leased("to-nack").nack(later, "later")).await;
+    let nack = losing_reply(&proxy, &client, b"to-nack", || leased("to-nack").nack(later, "later")).await;
     assert!(!nack.expect("the first run's answer: retried"), "retried, not dead");
-    let cancel = losing_reply(&proxy, &client, b"to-cancel", q.cancel("to-cancel")).await;
+    let cancel = losing_reply(&proxy, &client, b"to-cancel", || q.cancel("to-cancel")).await;
     assert!(cancel.unwrap(), "the first run's answer: deleted");
-    let respawn = losing_reply(&proxy, &client, b"dead-1", q.respawn(Select::Ids(vec!["dead-1".into()]))).await;
+    let respawn = losing_reply(&proxy, &client, b"dead-1", || q.respawn(Select::Ids(vec!["dead-1".into()]))).await;
     assert_eq!(respawn.unwrap(), 1, "the first run's count");
-    let purge = losing_reply(&proxy, &client, b"oldest", q.purge_dead(Select::All)).await;
+    let purge = losing_reply(&proxy, &client, b"oldest", || q.purge_dead(Select::All)).await;
     assert_eq!(purge.unwrap(), 2, "the first run's count: dead-2 and dead-3");
 
     let respawned = q.peek("dead-1").await.unwrap().expect("respawned");
@@ -440,16 +440,16 @@ async fn settles_and_cancels_sent_again_after_their_connection_dropped_get_their
 /// Runs `call` with the next reply that carries `pattern` lost on its way back (the cluster
 /// client then sends the call again by itself), checks that the fault was injected, and waits
 /// until the client has reconnected.
-async fn losing_reply<T>(
+async fn losing_reply<T, F: std::future::Future<Output = T>>(
     proxy: &common::FaultProxy,
     client: &Client,
     pattern: &[u8],
-    call: impl std::future::Future<Output = T>,
+    call: impl FnOnce() -> F,
 ) -> T {
     use std::sync::atomic::Ordering::SeqCst;
     let lost = proxy.lost.load(SeqCst);
     proxy.lose_next_reply_of(pattern);
-    let answer = call.await;
+    let answer = call().await; // made after the fault is armed: a settle is sent when called
     assert_eq!(proxy.lost.load(SeqCst), lost + 1, "the fault was injected");
     common::reconnected(client).await;
     answer
@@ -494,7 +494,7 @@ async fn publishes_sent_again_after_their_connection_dropped_are_stored_once() {
     let at = std::time::SystemTime::now() + Duration::from_secs(3600); // one due time: publish order
     q.publish(Message::new(b"first".to_vec()).at(at)).await.unwrap();
 
-    let p = losing_reply(&proxy, &client, b"cut-one", q.publish(Message::new(b"cut-one".to_vec()).at(at))).await;
+    let p = losing_reply(&proxy, &client, b"cut-one", || q.publish(Message::new(b"cut-one".to_vec()).at(at))).await;
     let p = p.unwrap();
     assert_eq!((p.id.as_str(), p.status), ("2", redelay::PublishStatus::Stored), "the first run's reply");
 
