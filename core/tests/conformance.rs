@@ -20,8 +20,15 @@ fn ms(a: &Value, k: &str) -> Duration {
     Duration::from_millis(a[k].as_u64().unwrap_or_default())
 }
 
+/// A time in ms since the epoch; a negative one before it.
 fn at(a: &Value, k: &str) -> std::time::SystemTime {
-    UNIX_EPOCH + ms(a, k)
+    let v = a[k].as_i64().unwrap_or_default();
+    let d = Duration::from_millis(v.unsigned_abs());
+    if v < 0 {
+        UNIX_EPOCH - d
+    } else {
+        UNIX_EPOCH + d
+    }
 }
 
 /// The case's arguments without `keys`, decoded as the core's wire form of `T`.

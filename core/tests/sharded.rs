@@ -418,3 +418,66 @@ async fn queues_named_open_each_queue_with_its_shard_count() {
     sub.close().await;
     assert_eq!(sharded(&c, &s, 4).stats().await.unwrap().total, 0);
 }
+
+/// A destroy by a handle whose shard count is not the stored one is refused and deletes
+/// nothing: it used to delete the shards it knew (or, from a plain handle, only the count and
+/// the name) and leave the rest unlisted.
+#[tokio::test]
+async fn destroy_with_the_wrong_shard_count_is_refused_and_deletes_nothing() {
+    // (count stored, count of the destroying handle, what it is told)
+    for (stored, wrong, want) in [
+        (8, 4, "has 8 shards in Redis and this handle was opened with 4"),
+        (4, 1, "has 4 shards in Redis and this handle was opened with 1"),
+    ] {
+        let c = client().await;
+        let name = common::unique("destroy-wrong");
+        let q = sharded(&c, &name, stored);
+        q.publish_batch((0..40).map(|i| Message::new(b"m".to_vec()).id(format!("m{i}"))).collect()).await.unwrap();
+        let other = client_with_prefix(c.prefix()).await;
+        let err = sharded(&other, &name, wrong).destroy().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{stored}/{wrong}: {err}");
+        assert!(err.message().contains(want), "{stored}/{wrong}: {err}");
+        assert_eq!(q.stats().await.unwrap().total, 40, "{stored}/{wrong}: nothing deleted");
+        assert_eq!(c.queues().await.unwrap(), vec![name.clone()], "{stored}/{wrong}: still registered");
+    }
+}
+
+/// A handle trusts Redis' confirmation of its shard count for 5 s only. After another client
+/// destroyed the queue, its next check stores the count again (a plain handle is then refused,
+/// instead of seeing an empty queue); after the queue was re-created with another count, it is
+/// refused instead of writing into a layout nobody reads; so is a subscription that runs on.
+#[tokio::test]
+async fn a_handle_notices_a_destroy_or_a_new_shard_count_by_another_client() {
+    let c = client().await;
+    let other = client_with_prefix(c.prefix()).await;
+    let (kept, recreated) = (common::unique("kept"), common::unique("recreated"));
+    let (a, b) = (sharded(&c, &kept, 4), sharded(&c, &recreated, 4));
+    a.publish(Message::new(b"x".to_vec())).await.unwrap();
+    b.publish(Message::new(b"x".to_vec())).await.unwrap();
+    let opts = SubscribeOptions { max_idle: Duration::from_millis(100), ..Default::default() };
+    let sub = b.subscribe(|_d: redelay::Delivery| async { Ok::<(), Failure>(()) }, opts).await.unwrap();
+    sharded(&other, &kept, 4).destroy().await.unwrap();
+    sharded(&other, &recreated, 4).destroy().await.unwrap();
+    let later = Message::new(b"y".to_vec()).delay(Duration::from_secs(3600));
+    sharded(&other, &recreated, 8).publish(later).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5_200)).await;
+
+    a.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
+    let plain = other.queue(&kept).unwrap().stats().await.unwrap_err();
+    assert!(plain.message().contains("has 4 shards in Redis and this handle was opened with 1"), "{plain}");
+    assert_eq!(sharded(&other, &kept, 4).peek("after").await.unwrap().map(|m| m.id), Some("after".into()));
+
+    let err = b.publish(Message::new(b"z".to_vec())).await.unwrap_err();
+    assert!(err.message().contains("has 8 shards in Redis and this handle was opened with 4"), "{err}");
+    assert_eq!(sharded(&other, &recreated, 8).stats().await.unwrap().total, 1);
+    let t = std::time::Instant::now();
+    while !sub.last_error().is_some_and(|e| e.message().contains("has 8 shards")) {
+        assert!(t.elapsed() < Duration::from_secs(10), "the subscription never noticed: {:?}", sub.last_error());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sub.close().await;
+}
+
+async fn client_with_prefix(prefix: &str) -> Client {
+    Client::builder(&common::url()).prefix(prefix).connect().await.unwrap()
+}

@@ -41,6 +41,11 @@ impl QueueKeys {
         &self.all[7]
     }
 
+    /// The queue's META hash (layout version, flags, a sharded queue's shard count).
+    pub fn meta(&self) -> &str {
+        &self.all[4]
+    }
+
     /// The keys holding the queue's data (everything but the wake channel), for `destroy`.
     pub fn data(&self) -> &[String] {
         &self.all[..7]

@@ -175,11 +175,17 @@ pub(crate) fn check_span(field: &str, d: Duration, min: Duration, max: Duration)
 /// `at` as ms since the Unix epoch; the limit is checked against the client's clock with the
 /// same 10-year bound (the due time itself is later compared with Redis' clock only).
 pub(crate) fn check_at(at_ms: i64, local_now_ms: i64) -> Result<()> {
-    if at_ms < 0 {
-        return Err(Error::invalid(format!("at: {at_ms} ms is before the Unix epoch")));
+    check_time("at", at_ms, local_now_ms)
+}
+
+/// A time argument named `field` (ms since the Unix epoch): not before the epoch, and at most
+/// the 10-year bound of delays past the client's clock.
+pub(crate) fn check_time(field: &str, ms: i64, local_now_ms: i64) -> Result<()> {
+    if ms < 0 {
+        return Err(Error::invalid(format!("{field}: {ms} ms is before the Unix epoch")));
     }
-    if at_ms - local_now_ms > MAX_DELAY.as_millis() as i64 {
-        return Err(Error::invalid(format!("at: more than {} days in the future", MAX_DELAY.as_secs() / 86400)));
+    if ms.saturating_sub(local_now_ms) > MAX_DELAY.as_millis() as i64 {
+        return Err(Error::invalid(format!("{field}: more than {} days in the future", MAX_DELAY.as_secs() / 86400)));
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! A queue handle: publish, pull, settle by id, inspect, change, dead letters.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -83,8 +83,8 @@ pub(crate) struct QueueInner {
     /// for a plain queue. A sharded handle's own `keys` are those of the plain tag `{name}`,
     /// whose META records the shard count.
     pub shards: Vec<Queue>,
-    /// Set once Redis confirmed the shard count of a sharded handle.
-    pub(crate) shards_checked: AtomicBool,
+    /// When Redis last confirmed the shard count of a sharded handle ([`mono_ms`]), 0: never.
+    pub(crate) shards_checked_at: AtomicU64,
     /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
     confirmed: std::sync::Mutex<Vec<String>>,
     /// This handle's replay key of publish calls (`lua/publish.lua`), random per handle.
@@ -203,7 +203,7 @@ impl Queue {
                 settler,
                 registered: AtomicBool::new(false),
                 shards,
-                shards_checked: AtomicBool::new(false),
+                shards_checked_at: AtomicU64::new(0),
                 confirmed: Default::default(),
                 publish_replay,
                 replied: Default::default(),
@@ -983,7 +983,8 @@ impl Queue {
             return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
         }
         limits::check_span("width", width, Duration::from_millis(1), limits::MAX_DELAY)?;
-        let start = time_to_ms(from).max(0);
+        let start = time_to_ms(from);
+        limits::check_time("from", start, time_to_ms(SystemTime::now()))?;
         let w = width.as_millis() as i64;
         let a = vec![start.to_string().into_bytes(), w.to_string().into_bytes(), buckets.to_string().into_bytes()];
         let v = array(self.run(&scripts::UPCOMING, args(a)).await?)?;

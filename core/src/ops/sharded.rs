@@ -32,6 +32,15 @@ pub fn shard_of(id: &str, shards: u32) -> u32 {
     (h % u64::from(shards.max(1))) as u32
 }
 
+/// How long a handle trusts Redis' confirmation of its shard count (see `Queue::check_shards`).
+const SHARDS_RECHECK: Duration = Duration::from_secs(5);
+
+/// Milliseconds on this process' monotonic clock (since its first call).
+fn mono_ms() -> u64 {
+    static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
+    START.elapsed().as_millis() as u64
+}
+
 /// An id for a message published to a sharded queue without one: the publish time (ms, hex)
 /// and 64 random bits, e.g. `18c2f3a4b5c-9f3e0d1c2b3a4958`. Never all digits (those are the
 /// plain queue's generated ids).
@@ -70,13 +79,21 @@ impl Queue {
         }
     }
 
-    /// Makes sure Redis agrees on the shard count (once per handle): the first sharded use of a
-    /// queue stores its count; a handle with another count, or a queue holding unsharded
-    /// messages, is refused with InvalidArgument.
+    /// Makes sure Redis agrees on the shard count: the first sharded use of a queue stores its
+    /// count; a handle with another count, or a queue holding unsharded messages, is refused
+    /// with InvalidArgument. A confirmation holds for [`SHARDS_RECHECK`]: a queue destroyed
+    /// meanwhile by another client gets its count stored again by the next check, and one
+    /// re-created with another count refuses this handle from then on.
     pub(crate) async fn check_shards(&self) -> Result<()> {
-        if !self.is_sharded() || self.inner.shards_checked.load(Ordering::Acquire) {
+        let at = self.inner.shards_checked_at.load(Ordering::Acquire);
+        if !self.is_sharded() || (at != 0 && mono_ms() < at.saturating_add(SHARDS_RECHECK.as_millis() as u64)) {
             return Ok(());
         }
+        self.check_shards_now().await
+    }
+
+    /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation.
+    async fn check_shards_now(&self) -> Result<()> {
         let n = self.shards();
         let arg = redis::Arg::Simple(n.to_string().into_bytes());
         let stored = int(&self.run(&scripts::SHARDS, vec![arg]).await?)?;
@@ -88,12 +105,9 @@ impl Queue {
             )));
         }
         if stored != i64::from(n) {
-            return Err(Error::invalid(format!(
-                "shards: queue {name:?} has {stored} shards in Redis and this handle was opened with {n}; \
-                 every client must open it with shards = {stored}"
-            )));
+            return Err(self.opened_with(stored.to_string(), n));
         }
-        self.inner.shards_checked.store(true, Ordering::Release);
+        self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
         Ok(())
     }
 
@@ -103,14 +117,28 @@ impl Queue {
         match e.message().find(MARK) {
             Some(at) => {
                 let n: String = e.message()[at + MARK.len()..].chars().take_while(char::is_ascii_digit).collect();
-                Error::invalid(format!(
-                    "shards: queue {:?} has {n} shards in Redis and this handle was opened with 1; \
-                     every client must open it with shards = {n}",
-                    self.name()
-                ))
+                self.opened_with(n, 1)
             }
             None => e,
         }
+    }
+
+    /// The InvalidArgument of a handle opened with `n` shards on a queue that has `stored`.
+    fn opened_with(&self, stored: String, n: u32) -> Error {
+        Error::invalid(format!(
+            "shards: queue {:?} has {stored} shards in Redis and this handle was opened with {n}; \
+             every client must open it with shards = {stored}",
+            self.name()
+        ))
+    }
+
+    /// For a plain handle: refused when Redis holds a shard count for the queue (whatever else
+    /// its META says: a queue of another layout may still be destroyed).
+    async fn check_not_sharded(&self) -> Result<()> {
+        let mut c = self.conn();
+        let stored: Option<String> =
+            redis::cmd("HGET").arg(self.inner.keys.meta()).arg("shards").query_async(&mut c).await?;
+        stored.map_or(Ok(()), |n| Err(self.opened_with(n, 1)))
     }
 
     /// The plain handle that holds message `id`.
@@ -424,13 +452,23 @@ impl Queue {
 
     /// Deletes the whole queue: every message in every state, and its name from the registry.
     /// Uses UNLINK, so Redis frees the memory in the background without blocking. A sharded
-    /// queue's shards go first, then its shard count (the queue is then no longer sharded).
+    /// queue's shards go first, then its shard count (the queue is then no longer sharded). A
+    /// handle whose shard count is not the one stored in Redis (a plain handle of a sharded
+    /// queue included) is refused with InvalidArgument and deletes nothing. Other handles of
+    /// the queue (other clients) notice within 5 s: see `check_shards`.
     pub async fn destroy(&self) -> Result<()> {
+        // Checked first, whatever an earlier call confirmed: a handle with the wrong shard count
+        // would delete part of the queue, or only its name and count.
+        if self.is_sharded() {
+            self.check_shards_now().await?;
+        } else {
+            self.check_not_sharded().await?;
+        }
         for q in &self.inner.shards {
             q.destroy_here().await?;
         }
         self.destroy_here().await?;
-        self.inner.shards_checked.store(false, Ordering::Release);
+        self.inner.shards_checked_at.store(0, Ordering::Release);
         Ok(())
     }
 

@@ -273,6 +273,9 @@ struct Group {
 /// What the fetch loop knows of one shard (or plain queue) it consumes.
 struct Source {
     queue: Queue,
+    /// The queue this source is a shard of (or the queue itself): its shard count is checked
+    /// again before a fetch once the last confirmation is 5 s old (`Queue::check_shards`).
+    whole: Queue,
     /// When this source was last picked (a count of picks): ties go to the longest unpicked.
     picked: u64,
     /// A fetch whose reply did not arrive is retried with the same fetch id (its leases come
@@ -378,9 +381,10 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
     let mut groups: Vec<Group> = Vec::new();
     for (q, w) in &shared.sources {
         let first = sources.len();
-        sources.extend(q.parts().iter().enumerate().map(|(k, q)| Source {
-            listener: q.inner.ctx.wake.listen(q.inner.keys.wake()),
-            queue: q.clone(),
+        sources.extend(q.parts().iter().enumerate().map(|(k, part)| Source {
+            listener: part.inner.ctx.wake.listen(part.inner.keys.wake()),
+            queue: part.clone(),
+            whole: q.clone(),
             picked: 0,
             fetch_id: crate::base::record::new_fetch_id(),
             next: None,
@@ -451,7 +455,11 @@ async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
         let n = permit.num_permits();
         let others_failing = sources.iter().any(|s| s.hold.is_some());
         let src = &mut sources[i];
-        let mut f = match src.queue.fetch_call(&src.fetch_id, n, opts.ttr).await {
+        let fetched = match src.whole.check_shards().await {
+            Ok(()) => src.queue.fetch_call(&src.fetch_id, n, opts.ttr).await,
+            Err(e) => Err(e),
+        };
+        let mut f = match fetched {
             Ok(f) => {
                 src.fetch_id = crate::base::record::new_fetch_id();
                 f
