@@ -53,8 +53,14 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, ErrorKind::InvalidArgument.code(), message, style)
     }
 
-    /// A core error, with the status of its kind.
+    /// A core error, with the status of its kind. On `/v1` the field it names is spelled as in
+    /// the JSON (`ttr_ms: must be 100 ms to 24 h …` where the core says `ttr: …`,
+    /// [`redelay::Spelling::SnakeMs`]); lmstfy's answers keep the core's words.
     pub fn core(e: redelay::Error, style: Style) -> Self {
+        let e = match style {
+            Style::V1 => e.spelled(redelay::Spelling::SnakeMs),
+            Style::Lmstfy => e,
+        };
         let status = status_of(e.kind());
         if status == StatusCode::INTERNAL_SERVER_ERROR || status == StatusCode::SERVICE_UNAVAILABLE {
             tracing::warn!(target: "redelay::server", "{}: {}", e.kind().name(), e.message());
@@ -104,5 +110,12 @@ mod tests {
         }
         assert_eq!(status_of(ErrorKind::InvalidArgument), StatusCode::BAD_REQUEST);
         assert_eq!(status_of(ErrorKind::LeaseLost), StatusCode::CONFLICT);
+    }
+
+    #[test]
+    fn v1_names_the_json_field_lmstfy_the_core_s() {
+        let e = || redelay::Error::invalid("ttr: must be 100 ms to 24 h, got 50 ms");
+        assert_eq!(ApiError::core(e(), Style::V1).message, "ttr_ms: must be 100 ms to 24 h, got 50 ms");
+        assert_eq!(ApiError::core(e(), Style::Lmstfy).message, "ttr: must be 100 ms to 24 h, got 50 ms");
     }
 }

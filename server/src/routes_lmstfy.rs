@@ -90,7 +90,10 @@ impl<const WRITE: bool> Req<WRITE> {
     async fn open(&self, queue: &str) -> ApiResult<Queue> {
         auth::check_name("queue", queue).map_err(|m| ApiError::invalid(m, S))?;
         if queue.starts_with('_') {
-            return Err(ApiError::invalid("queue name contains forbidden characters", S));
+            // lmstfy's words, then the name (as `auth::check_name` does): clients test the
+            // status, and a text that starts the same.
+            let m = format!("queue name contains forbidden characters: {queue:?} (may not start with _)");
+            return Err(ApiError::invalid(m, S));
         }
         self.st.queue(&queue_name(&self.ns, queue), S).await
     }

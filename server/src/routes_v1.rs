@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, Query};
+use axum::extract::{FromRequestParts, MatchedPath, Path, Query};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -68,7 +68,28 @@ pub fn namespace_of(queue: &str) -> Option<&str> {
     queue.split_once(':').map(|(ns, _)| ns)
 }
 
-/// An authenticated request (401 otherwise) and what its token allows.
+/// The query parameters each route reads, by method and route (besides `token`, which every
+/// route takes): any other is refused (400), so that a misspelt `limt=5` does not quietly give
+/// the default, nor `DELETE /v1/queues/q?confirm=no` destroy the queue. A route not listed reads
+/// none. `openapi.json` lists the same (a test checks).
+pub const QUERY_PARAMS: &[(&str, &str, &[&str])] = &[
+    ("GET", "/v1/overview", &["offset", "limit"]),
+    ("GET", "/v1/queues/{queue}/messages", &["state", "offset", "limit"]),
+    ("GET", "/v1/queues/{queue}/history", &["since_ms", "until_ms", "step"]),
+    ("GET", "/v1/queues/{queue}/upcoming", &["from_ms", "width_ms", "buckets"]),
+    ("GET", "/v1/queues/{queue}/search", &["id_prefix", "header", "body", "error", "cursor"]),
+    ("GET", "/v1/queues/{queue}/dead", &["offset", "limit"]),
+];
+
+/// The query parameters the route `path` reads with `method` ([`QUERY_PARAMS`]; a HEAD is its
+/// GET).
+pub fn query_params(method: &str, path: &str) -> &'static [&'static str] {
+    let method = if method == "HEAD" { "GET" } else { method };
+    QUERY_PARAMS.iter().find(|(m, p, _)| *m == method && *p == path).map_or(&[], |(_, _, reads)| reads)
+}
+
+/// An authenticated request (401 otherwise) and what its token allows, with its query: only
+/// the parameters its route reads ([`QUERY_PARAMS`]; another is a 400 naming it).
 pub struct Auth {
     pub st: AppState,
     pub access: Access,
@@ -83,6 +104,19 @@ impl FromRequestParts<AppState> for Auth {
         let Query(q) = Query::<HashMap<String, String>>::from_request_parts(parts, st)
             .await
             .map_err(|e| ApiError::invalid(format!("query: {e}"), S))?;
+        let route = parts.extensions.get::<MatchedPath>().map_or("", MatchedPath::as_str);
+        let reads = query_params(parts.method.as_str(), route);
+        // (Sorted, so that of several the error names the same one every time.)
+        let mut unknown: Vec<&String> = q.keys().filter(|k| *k != "token" && !reads.contains(&k.as_str())).collect();
+        unknown.sort();
+        if let Some(k) = unknown.first() {
+            let expected = if reads.is_empty() {
+                "this route reads none".to_string()
+            } else {
+                format!("expected {}", reads.join(", "))
+            };
+            return Err(ApiError::invalid(format!("{k}: unknown query parameter; {expected}"), S));
+        }
         Ok(Auth { st: st.clone(), access, q })
     }
 }
@@ -92,17 +126,6 @@ impl Auth {
     pub async fn open(&self, name: &str, write: bool) -> ApiResult<Queue> {
         self.access.check(namespace_of(name), write, S)?;
         self.st.queue(name, S).await
-    }
-
-    /// The query, refused when it has a parameter the route does not read (besides `token`):
-    /// a misspelt `limt=5` would otherwise quietly give the default.
-    fn query(&self, reads: &[&str]) -> ApiResult<&HashMap<String, String>> {
-        match self.q.keys().find(|k| *k != "token" && !reads.contains(&k.as_str())) {
-            Some(k) => {
-                Err(ApiError::invalid(format!("{k}: unknown query parameter; expected {}", reads.join(", ")), S))
-            }
-            None => Ok(&self.q),
-        }
     }
 
     /// The query parameter `name` as a whole number, if given.
@@ -151,6 +174,19 @@ pub fn parse<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
     redelay::wire::from_json(v).api(S)
 }
 
+/// The body of a route that takes none: empty, or an empty JSON object (`{}`, what some clients
+/// send with every POST). Anything else is refused rather than ignored, naming the field.
+fn no_body(body: &Bytes) -> ApiResult<()> {
+    match parse::<Value>(body)? {
+        Value::Object(m) if m.is_empty() => Ok(()),
+        Value::Object(m) => {
+            let k = m.keys().next().map_or("", String::as_str);
+            Err(ApiError::invalid(format!("{k}: unknown field `{k}`, this route takes no body"), S))
+        }
+        _ => Err(ApiError::invalid("body: this route takes no body (send none, or {})", S)),
+    }
+}
+
 fn ok(v: Value) -> ApiResult<Response> {
     Ok(Json(v).into_response())
 }
@@ -183,7 +219,6 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview shows,
 /// in one request. The hour ends now by the Redis clock (of each queue's node).
 async fn overview(a: Auth) -> ApiResult<Response> {
-    a.query(&["offset", "limit"])?;
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
     let limit = a.num::<usize>("limit")?.unwrap_or(100);
     if limit == 0 || limit > 1000 {
@@ -294,11 +329,27 @@ async fn fetch_many(a: Auth, body: Bytes) -> ApiResult<Response> {
     fetch_from(&a.st, qs, &f).await
 }
 
+/// The lease token every settle needs: without one the request is malformed (400), not a
+/// lost lease (409).
+fn lease_token(token: &Option<String>) -> ApiResult<&str> {
+    let t = token.as_deref().filter(|t| !t.is_empty());
+    t.ok_or_else(|| ApiError::invalid("token: required (the lease token the fetch returned)", S))
+}
+
+// One body per settle, each with only the fields that settle reads: another one (a nack's
+// `retry_in_ms` given to a release) is a 400 naming it, not a field quietly ignored.
+
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Settle {
+struct AckBody {
     token: Option<String>,
-    /// The nack's delay, as in the core's wire form (fractions of a ms allowed).
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NackBody {
+    token: Option<String>,
+    /// The retry's delay, as in the core's wire form (fractions of a ms allowed).
     #[serde(default, with = "redelay::wire::opt_ms")]
     retry_in_ms: Option<Duration>,
     /// The old name of `retry_in_ms`, still accepted.
@@ -306,22 +357,25 @@ struct Settle {
     delay_ms: Option<Duration>,
     #[serde(default)]
     reason: String,
-    ttr_ms: Option<u64>,
 }
 
-impl Settle {
-    /// The lease token every settle needs: without one the request is malformed (400), not a
-    /// lost lease (409).
-    fn token(&self) -> ApiResult<&str> {
-        let t = self.token.as_deref().filter(|t| !t.is_empty());
-        t.ok_or_else(|| ApiError::invalid("token: required (the lease token the fetch returned)", S))
-    }
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReleaseBody {
+    token: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtendBody {
+    token: Option<String>,
+    ttr_ms: Option<u64>,
 }
 
 /// `POST .../messages/{id}/ack` `{token}`.
 async fn ack(r: Write, body: Bytes) -> ApiResult<Response> {
-    let s: Settle = parse(&body)?;
-    r.queue.ack(&r.id, s.token()?).await.api(S)?;
+    let s: AckBody = parse(&body)?;
+    r.queue.ack(&r.id, lease_token(&s.token)?).await.api(S)?;
     ok(json!({ "acked": true }))
 }
 
@@ -329,7 +383,7 @@ async fn ack(r: Write, body: Bytes) -> ApiResult<Response> {
 /// (or the message's backoff), or dead at its last attempt: `{"dead": bool}`. `delay_ms` is
 /// the old name of `retry_in_ms`.
 async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
-    let s: Settle = parse(&body)?;
+    let s: NackBody = parse(&body)?;
     let retry_in = match (s.retry_in_ms, s.delay_ms) {
         (Some(_), Some(_)) => {
             return Err(ApiError::invalid(
@@ -339,28 +393,29 @@ async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
         }
         (r, d) => r.or(d),
     };
-    let dead = r.queue.nack(&r.id, s.token()?, retry_in, &s.reason).await.api(S)?;
+    let dead = r.queue.nack(&r.id, lease_token(&s.token)?, retry_in, &s.reason).await.api(S)?;
     ok(json!({ "dead": dead }))
 }
 
 /// `POST .../messages/{id}/release` `{token}`: handed back unprocessed, due now, no attempt
 /// counted (for a worker that cannot start the work, e.g. while shutting down).
 async fn release(r: Write, body: Bytes) -> ApiResult<Response> {
-    let s: Settle = parse(&body)?;
-    r.queue.release(&r.id, s.token()?).await.api(S)?;
+    let s: ReleaseBody = parse(&body)?;
+    r.queue.release(&r.id, lease_token(&s.token)?).await.api(S)?;
     ok(json!({ "released": true }))
 }
 
 /// `POST .../messages/{id}/extend` `{token, ttr_ms}`: the lease runs `ttr_ms` from now.
 async fn extend(r: Write, body: Bytes) -> ApiResult<Response> {
-    let s: Settle = parse(&body)?;
+    let s: ExtendBody = parse(&body)?;
     let ttr = s.ttr_ms.ok_or_else(|| ApiError::invalid("ttr_ms: required", S))?;
-    r.queue.extend(&r.id, s.token()?, Duration::from_millis(ttr)).await.api(S)?;
+    r.queue.extend(&r.id, lease_token(&s.token)?, Duration::from_millis(ttr)).await.api(S)?;
     ok(json!({ "extended": true }))
 }
 
 /// `DELETE .../messages/{id}`: deleted wherever it is; 404 when there is no such id.
-async fn cancel(r: Write) -> ApiResult<Response> {
+async fn cancel(r: Write, body: Bytes) -> ApiResult<Response> {
+    no_body(&body)?;
     if !r.queue.cancel(&r.id).await.api(S)? {
         return Err(ApiError::core(
             redelay::Error::new(redelay::ErrorKind::NotFound, format!("no message with id {:?}", r.id)),
@@ -373,15 +428,18 @@ async fn cancel(r: Write) -> ApiResult<Response> {
 /// `DELETE /v1/queues/{queue}`: the whole queue — every message in every state, its
 /// settings and counters, and its name from the registry (the core's `Queue::destroy`; a
 /// sharded queue's shards and shard count too): `{"destroyed": true}`, also for a queue that
-/// did not exist. Its webhook, if any, is kept (`DELETE .../webhook` removes it).
-async fn destroy(r: Write) -> ApiResult<Response> {
-    r.queue.destroy().await.api(S)?;
+/// did not exist. Its webhook, if any, is deleted too, first: the answer comes once this
+/// server's worker of it has stopped (what it had fetched but not POSTed released), so nothing
+/// of the queue is pushed afterwards (`webhook::sync`).
+async fn destroy(r: Write, body: Bytes) -> ApiResult<Response> {
+    no_body(&body)?;
     let st = &r.a.st;
-    st.forget_queue(r.queue.name());
     // Nothing of the queue stays: a webhook left behind would push its next messages.
     if webhook::stored(st)?.delete(r.queue.name()).await.api(S)? {
         webhook::sync(st).await;
     }
+    r.queue.destroy().await.api(S)?;
+    st.forget_queue(r.queue.name());
     ok(json!({ "destroyed": true }))
 }
 
@@ -423,7 +481,7 @@ fn state_of(s: &str) -> ApiResult<MsgState> {
 
 /// `GET /v1/queues/{queue}/messages?state=&offset=&limit=`: a page of one state, in order.
 async fn list(r: Read) -> ApiResult<Response> {
-    let state = state_of(r.a.query(&["state", "offset", "limit"])?.get("state").map_or("ready", String::as_str))?;
+    let state = state_of(r.a.q.get("state").map_or("ready", String::as_str))?;
     let page = r.queue.list(state, r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
     ok(json!({ "total": page.total, "items": page.items.iter().map(wire::message).collect::<Vec<_>>() }))
 }
@@ -432,17 +490,22 @@ async fn stats(r: Read) -> ApiResult<Response> {
     ok(to_json(&r.queue.stats().await.api(S)?))
 }
 
-/// `POST .../verify`: the invariant, checked atomically (O(n)).
-async fn verify(r: Read) -> ApiResult<Response> {
+/// `POST .../verify`: the invariant, checked atomically (O(n)). No body.
+async fn verify(r: Read, body: Bytes) -> ApiResult<Response> {
+    no_body(&body)?;
     let v = r.queue.verify().await.api(S)?;
     ok(json!({ "ok": v.is_ok(), "records": v.records, "problems": v.problems }))
 }
 
-async fn pause(r: Write) -> ApiResult<Response> {
+/// `POST .../pause`: consumers get nothing until a resume: `{"changed"}`. No body.
+async fn pause(r: Write, body: Bytes) -> ApiResult<Response> {
+    no_body(&body)?;
     ok(json!({ "changed": r.queue.pause().await.api(S)? }))
 }
 
-async fn resume(r: Write) -> ApiResult<Response> {
+/// `POST .../resume`: `{"changed"}`. No body.
+async fn resume(r: Write, body: Bytes) -> ApiResult<Response> {
+    no_body(&body)?;
     ok(json!({ "changed": r.queue.resume().await.api(S)? }))
 }
 
@@ -469,19 +532,39 @@ async fn set_history(r: Write, body: Bytes) -> ApiResult<Response> {
     ok(json!({ "changed": r.queue.set_history(on).await.api(S)? }))
 }
 
+/// A time given in the query (`since_ms`, `until_ms`, `from_ms`): ms since the Unix epoch, from the epoch
+/// to [`MAX_DELAY`](redelay::limits::MAX_DELAY) (10 years) from now by this machine's clock —
+/// the range of a message's `at_ms` — or a 400 naming the field and the range.
+fn query_time(a: &Auth, name: &str) -> ApiResult<Option<i64>> {
+    let Some(t) = a.num::<i64>(name)? else { return Ok(None) };
+    let ahead = redelay::limits::MAX_DELAY;
+    let latest = wire::ms(std::time::SystemTime::now()).saturating_add(ahead.as_millis() as i64);
+    if !(0..=latest).contains(&t) {
+        return Err(ApiError::invalid(
+            format!(
+                "{name}: must be 0 (the Unix epoch) to {} days from now, in ms since the epoch; got {t}",
+                ahead.as_secs() / 86_400
+            ),
+            S,
+        ));
+    }
+    Ok(Some(t))
+}
+
 /// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute,
-/// until now by the Redis clock).
+/// until now by the Redis clock). Each time within the epoch and 10 years from now.
 async fn history(r: Read) -> ApiResult<Response> {
-    let step = match r.a.query(&["since_ms", "until_ms", "step"])?.get("step").map_or("minute", String::as_str) {
+    let step = match r.a.q.get("step").map_or("minute", String::as_str) {
         "minute" => Step::Minute,
         "hour" => Step::Hour,
         s => return Err(ApiError::invalid(format!("step: minute or hour, got {s:?}"), S)),
     };
-    let until = match r.a.num::<i64>("until_ms")? {
+    let since = query_time(&r.a, "since_ms")?;
+    let until = match query_time(&r.a, "until_ms")? {
         Some(t) => t,
         None => wire::ms(r.queue.redis_now().await.api(S)?),
     };
-    let since = r.a.num::<i64>("since_ms")?.unwrap_or(until - 3_600_000);
+    let since = since.unwrap_or(until.saturating_sub(3_600_000).max(0));
     let pts = r.queue.history(wire::time(since), wire::time(until), step).await.api(S)?;
     ok(json!({ "points": pts.iter().map(point).collect::<Vec<_>>() }))
 }
@@ -491,10 +574,9 @@ async fn history_totals(r: Read) -> ApiResult<Response> {
 }
 
 /// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute, from now
-/// by the Redis clock).
+/// by the Redis clock). `from_ms` within the epoch and 10 years from now, as `since_ms`.
 async fn upcoming(r: Read) -> ApiResult<Response> {
-    r.a.query(&["from_ms", "width_ms", "buckets"])?;
-    let from = match r.a.num::<i64>("from_ms")? {
+    let from = match query_time(&r.a, "from_ms")? {
         Some(t) => t,
         None => wire::ms(r.queue.redis_now().await.api(S)?),
     };
@@ -508,7 +590,7 @@ async fn upcoming(r: Read) -> ApiResult<Response> {
 /// `GET .../search?id_prefix= | header=NAME:VALUE | body= | error=` and `cursor=`: one bounded
 /// step; call again with the returned cursor until it is null.
 async fn search(r: Read) -> ApiResult<Response> {
-    let q = r.a.query(&["id_prefix", "header", "body", "error", "cursor"])?;
+    let q = &r.a.q;
     let what = match (q.get("id_prefix"), q.get("header"), q.get("body"), q.get("error")) {
         (Some(p), None, None, None) => Search::IdPrefix(p.clone()),
         (None, Some(h), None, None) => {
@@ -529,7 +611,6 @@ async fn search(r: Read) -> ApiResult<Response> {
 
 /// `GET .../dead?offset=&limit=`: dead letters, the first to die first.
 async fn dead(r: Read) -> ApiResult<Response> {
-    r.a.query(&["offset", "limit"])?;
     let items = r.queue.dead_letters(r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
     ok(json!({ "items": items.iter().map(wire::message).collect::<Vec<_>>() }))
 }
@@ -619,7 +700,8 @@ fn check_url(url: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// `PUT /v1/queues/{queue}/webhook` `{"url": "http://..."}`.
+/// `PUT /v1/queues/{queue}/webhook` `{"url": "http://..."}`: answered once this server runs
+/// it, and a worker of the URL it replaces has stopped (`webhook::sync`).
 pub async fn put_hook(r: Write, body: Bytes) -> ApiResult<Response> {
     let h: webhook::Hook = parse(&body)?;
     check_url(&h.url)?;
@@ -640,8 +722,10 @@ pub async fn get_hook(r: Read) -> ApiResult<Response> {
     }
 }
 
-/// `DELETE /v1/queues/{queue}/webhook`: `{"deleted": bool}`.
-pub async fn delete_hook(r: Write) -> ApiResult<Response> {
+/// `DELETE /v1/queues/{queue}/webhook`: `{"deleted": bool}`, once this server's worker of it
+/// has stopped (`webhook::sync`): after the answer, nothing more is POSTed to its URL from here.
+pub async fn delete_hook(r: Write, body: Bytes) -> ApiResult<Response> {
+    no_body(&body)?;
     let st = &r.a.st;
     let deleted = webhook::stored(st)?.delete(r.queue.name()).await.api(S)?;
     webhook::sync(st).await;

@@ -1,7 +1,7 @@
 //! What every handler shares: the client, its queue handles, the token store, counters.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
@@ -39,12 +39,14 @@ pub struct Inner {
     pub webhooks: Webhooks,
 }
 
-/// The webhook workers of this server (`webhook.rs`), by queue: the URL each one POSTs to and
-/// the flag that stops it; and the HTTP client of every worker (one connection pool), made
-/// when the webhooks start.
+/// The webhook workers of this server (`webhook.rs`), by queue: each one's URL, its stop
+/// signal and its end (a worker stays here until it has ended, stopped or not); one `sync` at a
+/// time (its lock); and the HTTP client of every worker (one connection pool), made when the
+/// webhooks start.
 #[derive(Default)]
 pub struct Webhooks {
-    pub running: Mutex<HashMap<String, (String, Arc<AtomicBool>)>>,
+    pub running: Mutex<HashMap<String, crate::webhook::Worker>>,
+    pub sync: tokio::sync::Mutex<()>,
     pub http: std::sync::OnceLock<reqwest::Client>,
 }
 

@@ -10,10 +10,11 @@ use base64::Engine as _;
 use redelay::{Delivery, MessageInfo, PublishOptions};
 use serde_json::{json, Value};
 
+/// ms since the Unix epoch (negative before it), saturated at the ends of `i64`.
 pub fn ms(t: SystemTime) -> i64 {
     match t.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(d) => d.as_millis() as i64,
-        Err(e) => -(e.duration().as_millis() as i64),
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
     }
 }
 
@@ -35,7 +36,8 @@ fn body_fields(v: &mut Value, body: &[u8]) {
 }
 
 /// A message to publish: the core's [`PublishOptions`] wire form plus the body as text
-/// (`body`) or base64 (`body_base64`). Errors name the field; the core validates the rest.
+/// (`body`) or base64 (`body_base64`). Errors name the field as in the JSON; the core validates
+/// the rest.
 pub fn publish_parts(v: Value) -> Result<(Vec<u8>, PublishOptions), String> {
     let Value::Object(mut m) = v else {
         return Err("a message: must be a JSON object".into());
@@ -51,7 +53,8 @@ pub fn publish_parts(v: Value) -> Result<(Vec<u8>, PublishOptions), String> {
         (Some(_), None) => return Err("body: must be a string".into()),
         (None, Some(_)) => return Err("body_base64: must be a string of base64".into()),
     };
-    let o: PublishOptions = redelay::wire::from_json(Value::Object(m)).map_err(|e| e.message().to_string())?;
+    let o: PublishOptions = redelay::wire::from_json(Value::Object(m))
+        .map_err(|e| e.spelled(redelay::Spelling::SnakeMs).message().to_string())?;
     Ok((body, o))
 }
 

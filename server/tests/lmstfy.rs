@@ -438,6 +438,12 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
     let (st, v) = json(http.get(s.url("/api/ns/q.x/size")).header("X-Token", &t).send().await.unwrap()).await;
     assert_eq!(st, 400);
     assert!(v["error"].as_str().unwrap().contains("forbidden characters"), "{v}");
+    // A name lmstfy keeps for itself (a leading `_`), alone or among several: the error names it.
+    for path in ["/api/ns/_x/size", "/api/ns/q,_x?timeout=0"] {
+        let (st, v) = json(http.get(s.url(path)).header("X-Token", &t).send().await.unwrap()).await;
+        let want = json!({"error": "queue name contains forbidden characters: \"_x\" (may not start with _)"});
+        assert_eq!((st, v), (400, want), "{path}");
+    }
     let (st, v) = json(
         http.put(s.url("/api/ns/q")).header("X-Token", &t).body(vec![b'x'; common::MAX_BODY + 1]).send().await.unwrap(),
     )

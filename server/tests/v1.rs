@@ -126,7 +126,7 @@ async fn publish_fetch_settle_and_inspect() {
     )
     .await;
     assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")));
-    assert!(v["error"]["message"].as_str().unwrap().starts_with("message 1: ttr"), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("message 1: ttr_ms: must be 100 ms to 24 h"), "{v}");
     let (_, m) = call(&s, "GET", &format!("{q}/messages/a"), None).await;
     assert!(m["expires_at_ms"].as_i64().is_some());
     let (_, m) = call(&s, "GET", &format!("{q}/messages/b"), None).await;
@@ -275,7 +275,7 @@ async fn dead_letters_several_queues_and_bad_input() {
 
     // Bad input: the field and the limit, with the core's code.
     for (path, body, starts) in [
-        (format!("{q}/messages"), json!({"body": "x", "delay_ms": 1u64 << 50}), "delay"),
+        (format!("{q}/messages"), json!({"body": "x", "delay_ms": 1u64 << 50}), "delay_ms: "),
         (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "bogus: unknown field `bogus`"),
         (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
         (format!("{q}/messages"), json!({"id": "123"}), "id:"),
@@ -529,7 +529,7 @@ async fn bulk_actions_dead_letter_groups_and_whoami() {
     for (body, starts) in [
         (json!({"action": "explode", "ids": ["a"]}), "action: unknown value `explode`"),
         (json!({"action": "cancel"}), "ids/search"),
-        (json!({"action": "reschedule", "ids": ["a"]}), "delay/at"),
+        (json!({"action": "reschedule", "ids": ["a"]}), "delay_ms/at_ms: "),
         (json!({"action": "cancel", "ids": ["a"], "delay_ms": -1}), "delay_ms:"),
         (json!({"action": "cancel", "ids": ["a"], "nope": 1}), "nope: unknown field `nope`"),
     ] {
@@ -630,14 +630,14 @@ async fn respawn_keeps_clears_or_renews_the_expiry() {
 
     // Bad input: the field and the limit, with the core's code.
     for (path, body, starts) in [
-        ("dead/respawn", json!({"all": true, "expires_in_ms": 0}), "expires_in: must be after the due time"),
-        ("dead/respawn", json!({"all": true, "expires_in_ms": 1u64 << 50}), "expires_in: "),
-        ("dead/respawn", json!({"all": true, "expires_in_ms": 5, "clear_expiry": true}), "expires_in/clear_expiry"),
+        ("dead/respawn", json!({"all": true, "expires_in_ms": 0}), "expires_in_ms: must be after the due time"),
+        ("dead/respawn", json!({"all": true, "expires_in_ms": 1u64 << 50}), "expires_in_ms: "),
+        ("dead/respawn", json!({"all": true, "expires_in_ms": 5, "clear_expiry": true}), "expires_in_ms/clear_expiry"),
         ("dead/respawn", json!({"all": true, "expires_in_ms": "soon"}), "expires_in_ms: invalid type"),
         (
             "bulk",
             json!({"action": "cancel", "ids": ["x"], "clear_expiry": true}),
-            "expires_in/clear_expiry: only respawn",
+            "expires_in_ms/clear_expiry: only respawn",
         ),
     ] {
         let (st, v) = call(&s, "POST", &format!("{q}/{path}"), Some(body.clone())).await;
@@ -869,4 +869,245 @@ async fn a_tokens_creation_time_is_the_redis_clock() {
     let info = s.st.tokens.lookup(v["token"].as_str().unwrap()).await.unwrap().unwrap();
     let now = redis_ms().await;
     assert!(info.created_at_ms >= before - 2000 && info.created_at_ms <= now + 2000, "{}", info.created_at_ms);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_times_out_of_range_are_a_400_naming_the_field() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:range";
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x"}))).await.0, 201);
+    let range = "must be 0 (the Unix epoch) to 3650 days from now, in ms since the epoch; got";
+    for (query, field, got) in [
+        // The default `since` (an hour before `until`) would overflow.
+        ("history?until_ms=-9223372036854775808", "until_ms", "-9223372036854775808"),
+        ("history?until_ms=9223372036854775807", "until_ms", "9223372036854775807"),
+        ("history?since_ms=-1&until_ms=0", "since_ms", "-1"),
+        ("history?since_ms=-9223372036854775808&until_ms=9223372036854775807", "since_ms", "-9223372036854775808"),
+        ("history?since_ms=9223372036854775807", "since_ms", "9223372036854775807"),
+        // The upcoming buckets' start alike.
+        ("upcoming?from_ms=-9223372036854775808", "from_ms", "-9223372036854775808"),
+        ("upcoming?from_ms=9223372036854775807", "from_ms", "9223372036854775807"),
+    ] {
+        let (st, v) = call(&s, "GET", &format!("{q}/{query}"), None).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{query}: {v}");
+        assert_eq!(v["error"]["message"].as_str(), Some(format!("{field}: {range} {got}").as_str()), "{query}");
+    }
+    // The bounds themselves are fine: the epoch (the default `since` stops there), and a day
+    // by hour.
+    let (st, v) = call(&s, "GET", &format!("{q}/history?until_ms=0"), None).await;
+    assert_eq!((st, v["points"].as_array().map(Vec::len)), (200, Some(1)), "{v}");
+    let (st, v) = call(&s, "GET", &format!("{q}/history?since_ms=0&until_ms=86400000&step=hour"), None).await;
+    assert_eq!((st, v["points"].as_array().map(Vec::len)), (200, Some(25)), "{v}");
+    // Inside the range, the core's own rules, with the JSON's names.
+    let (st, v) = call(&s, "GET", &format!("{q}/history?since_ms=7200000&until_ms=0"), None).await;
+    assert_eq!((st, v["error"]["message"].as_str()), (400, Some("until_ms: must not be before since")), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_settle_refuses_the_fields_of_the_others() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:settle";
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "id": "m"}))).await.0, 201);
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 5000}))).await;
+    let token = v["messages"][0]["token"].clone();
+    assert!(token.is_string(), "{v}");
+    for (op, field, value, want) in [
+        ("release", "retry_in_ms", json!(60000), "retry_in_ms: unknown field `retry_in_ms`, expected `token`"),
+        ("release", "reason", json!("r"), "reason: unknown field `reason`, expected `token`"),
+        ("release", "ttr_ms", json!(1000), "ttr_ms: unknown field `ttr_ms`, expected `token`"),
+        ("ack", "reason", json!("r"), "reason: unknown field `reason`, expected `token`"),
+        ("ack", "delay_ms", json!(5), "delay_ms: unknown field `delay_ms`, expected `token`"),
+        (
+            "nack",
+            "ttr_ms",
+            json!(1000),
+            "ttr_ms: unknown field `ttr_ms`, expected one of `token`, `retry_in_ms`, `delay_ms`, `reason`",
+        ),
+        ("extend", "reason", json!("r"), "reason: unknown field `reason`, expected `token` or `ttr_ms`"),
+        ("extend", "retry_in_ms", json!(5), "retry_in_ms: unknown field `retry_in_ms`, expected `token` or `ttr_ms`"),
+    ] {
+        let mut body = json!({"token": token, "ttr_ms": 1000});
+        if op != "extend" {
+            body.as_object_mut().unwrap().remove("ttr_ms");
+        }
+        body[field] = value;
+        let (st, v) = call(&s, "POST", &format!("{q}/messages/m/{op}"), Some(body)).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{op} {field}: {v}");
+        assert_eq!(v["error"]["message"].as_str(), Some(want), "{op} {field}");
+    }
+    // Nothing was done: the lease is still held, and its own fields work.
+    let (_, m) = call(&s, "GET", &format!("{q}/messages/m"), None).await;
+    assert_eq!((m["state"].as_str(), m["last_error"].as_str()), (Some("leased"), None), "{m}");
+    let body = json!({"token": token, "ttr_ms": 30000});
+    assert_eq!(call(&s, "POST", &format!("{q}/messages/m/extend"), Some(body)).await, (200, json!({"extended": true})));
+    let body = json!({"token": token});
+    assert_eq!(
+        call(&s, "POST", &format!("{q}/messages/m/release"), Some(body)).await,
+        (200, json!({"released": true}))
+    );
+}
+
+/// The query parameters `openapi.json` documents for each route, by (METHOD, path).
+fn documented_query_params(doc: &Value) -> Vec<((String, String), BTreeSet<String>)> {
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (m, op) in item.as_object().unwrap().iter().filter(|(k, _)| *k != "parameters") {
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            let query = params.iter().filter(|p| p["in"] == "query").map(|p| p["name"].as_str().unwrap().to_string());
+            out.push(((m.to_uppercase(), path.clone()), query.collect()));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_refuses_a_query_parameter_it_does_not_read() {
+    let s = common::start().await;
+    let (_, doc) = call(&s, "GET", "/v1/openapi.json", None).await;
+    let routes = documented_query_params(&doc);
+    // The router's table is the document's.
+    for ((m, path), documented) in &routes {
+        let reads: BTreeSet<String> =
+            redelay_server::routes_v1::query_params(m, path).iter().map(|p| p.to_string()).collect();
+        assert_eq!(&reads, documented, "{m} {path}");
+    }
+    for (m, path, _) in redelay_server::routes_v1::QUERY_PARAMS {
+        assert!(routes.iter().any(|((dm, dp), _)| dm == m && dp == path), "{m} {path} is not a route");
+    }
+
+    let q = "/v1/queues/app:strict";
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "id": "k"}))).await.0, 201);
+    let hook = json!({"url": "http://127.0.0.1:9/hook"});
+    // Every route, each with a body it would take: the parameter is refused before anything
+    // is done (the queue is not destroyed, paused, fetched from ...).
+    for ((m, path), reads) in &routes {
+        let p = path.replace("{queue}", "app:strict").replace("{id}", "k");
+        let body = match (m.as_str(), path.rsplit('/').next().unwrap()) {
+            ("POST", "messages") => Some(json!({"body": "y"})),
+            ("POST", "fetch") if path == "/v1/fetch" => Some(json!({"queues": ["app:strict"]})),
+            ("PUT", "webhook") => Some(hook.clone()),
+            ("PUT", "history") => Some(json!({"on": false})),
+            ("POST", "bulk") => Some(json!({"action": "cancel", "ids": ["k"]})),
+            _ => None,
+        };
+        let (st, v) = call(&s, m, &format!("{p}?token={ADMIN}&x=1"), body).await;
+        let expected = if reads.is_empty() {
+            "this route reads none".to_string()
+        } else {
+            let table = redelay_server::routes_v1::query_params(m, path);
+            format!("expected {}", table.join(", "))
+        };
+        let want = format!("x: unknown query parameter; {expected}");
+        assert_eq!((st, v["error"]["message"].as_str()), (400, Some(want.as_str())), "{m} {path}: {v}");
+    }
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!(
+        (v["ready"].as_u64(), v["total"].as_u64(), v["paused"].as_bool()),
+        (Some(1), Some(1), Some(false)),
+        "{v}"
+    );
+    assert_eq!(call(&s, "GET", &format!("{q}/history/totals"), None).await.1["published"].as_u64(), Some(1));
+    assert_eq!(call(&s, "GET", &format!("{q}/webhook"), None).await.0, 404);
+    // Of several unknown ones, the first by name; `token` is everyone's.
+    let (st, v) = call(&s, "GET", &format!("{q}/stats?zz=1&aa=2&token={ADMIN}"), None).await;
+    assert_eq!((st, v["error"]["message"].as_str()), (400, Some("aa: unknown query parameter; this route reads none")));
+    let (st, v) = call(&s, "POST", &format!("{q}/fetch?max=5"), None).await;
+    assert_eq!(
+        (st, v["error"]["message"].as_str()),
+        (400, Some("max: unknown query parameter; this route reads none"))
+    );
+    assert_eq!(call(&s, "GET", &format!("{q}/stats?token={ADMIN}"), None).await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_resume_verify_and_deletes_refuse_a_body() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:nobody";
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "id": "k"}))).await.0, 201);
+    let raw = |m: &str, path: String, body: &'static str| {
+        let m = reqwest::Method::from_bytes(m.as_bytes()).unwrap();
+        let r = s.http.request(m, s.url(&path)).bearer_auth(ADMIN).header("content-type", "application/json");
+        async move { json(r.body(body).send().await.unwrap()).await }
+    };
+    for (m, path) in [
+        ("POST", format!("{q}/pause")),
+        ("POST", format!("{q}/resume")),
+        ("POST", format!("{q}/verify")),
+        ("DELETE", format!("{q}/messages/k")),
+        ("DELETE", format!("{q}/webhook")),
+        ("DELETE", q.to_string()),
+    ] {
+        for (body, want) in [
+            (r#"{"paused": true}"#, "paused: unknown field `paused`, this route takes no body"),
+            ("[1]", "body: this route takes no body (send none, or {})"),
+            ("true", "body: this route takes no body (send none, or {})"),
+            ("{x", "body: not JSON"),
+        ] {
+            let (st, v) = raw(m, path.clone(), body).await;
+            assert_eq!(
+                (st, v["error"]["code"].as_str()),
+                (400, Some("ERR_REDELAY_INVALID_ARGUMENT")),
+                "{m} {path} {body}: {v}"
+            );
+            assert!(v["error"]["message"].as_str().unwrap().starts_with(want), "{m} {path} {body}: {v}");
+        }
+    }
+    // Nothing was done.
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((v["total"].as_u64(), v["paused"].as_bool()), (Some(1), Some(false)), "{v}");
+    // No body, or an empty object, is fine.
+    assert_eq!(raw("POST", format!("{q}/pause"), "{}").await, (200, json!({"changed": true})));
+    assert_eq!(raw("POST", format!("{q}/resume"), " ").await, (200, json!({"changed": true})));
+    assert_eq!(raw("POST", format!("{q}/verify"), "{ }").await.1["ok"], true);
+    assert_eq!(raw("DELETE", format!("{q}/messages/k"), "{}").await, (200, json!({"cancelled": true})));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn range_errors_name_the_json_field() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:names";
+    let m = json!({"body": "x", "id": "m", "max_attempts": 5});
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(m)).await.0, 201);
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 5000}))).await;
+    let token = v["messages"][0]["token"].clone();
+    let big = 1u64 << 50;
+    let cases = [
+        ("POST", "messages", json!({"body": "x", "ttr_ms": 50}), "ttr_ms: must be 100 ms to 24 h, got 50 ms"),
+        ("POST", "messages", json!({"body": "x", "delay_ms": big}), "delay_ms: 1125899906842624 ms is more than"),
+        ("POST", "messages", json!({"body": "x", "expires_in_ms": big}), "expires_in_ms: "),
+        ("POST", "messages", json!({"body": "x", "at_ms": big}), "at_ms: more than 3650 days in the future"),
+        ("POST", "messages", json!({"body": "x", "delay_ms": 5, "at_ms": 5}), "delay_ms/at_ms: give one of them"),
+        ("POST", "messages", json!({"body": "x", "backoff_base_ms": 0}), "backoff_base_ms: must be 1 ms to 7 days"),
+        (
+            "POST",
+            "messages",
+            json!({"body": "x", "backoff_base_ms": 5, "backoff_max_ms": 1}),
+            "backoff_base_ms/backoff_max_ms: base (5 ms) must not be above max (1 ms)",
+        ),
+        (
+            "POST",
+            "messages/batch",
+            json!({"messages": [{"body": "x"}, {"body": "y", "ttr_ms": 1}]}),
+            "message 1: ttr_ms: must be 100 ms to 24 h",
+        ),
+        ("POST", "fetch", json!({"wait_ms": big}), "wait_ms: "),
+        ("POST", "fetch", json!({"ttr_ms": 1}), "ttr_ms: must be 100 ms to 24 h, got 1 ms"),
+        ("POST", "messages/m/nack", json!({"token": token, "retry_in_ms": big}), "retry_in_ms: "),
+        ("POST", "messages/m/extend", json!({"token": token, "ttr_ms": 1}), "ttr_ms: must be 100 ms to 24 h"),
+        ("POST", "messages/m/reschedule", json!({"at_ms": big}), "at_ms: more than 3650 days in the future"),
+        ("POST", "messages/m/reschedule", json!({}), "delay_ms/at_ms: "),
+        ("POST", "dead/respawn", json!({"all": true, "expires_in_ms": 0}), "expires_in_ms: must be after the due time"),
+        ("GET", "upcoming?width_ms=0", Value::Null, "width_ms: must be 1 ms to 3650 days, got 0 ms"),
+    ];
+    for (m, path, body, starts) in cases {
+        let (st, v) = call(&s, m, &format!("{q}/{path}"), (!body.is_null()).then_some(body.clone())).await;
+        assert_eq!(
+            (st, v["error"]["code"].as_str()),
+            (400, Some("ERR_REDELAY_INVALID_ARGUMENT")),
+            "{path} {body}: {v}"
+        );
+        assert!(v["error"]["message"].as_str().unwrap().starts_with(starts), "{path} {body}: {v}");
+    }
+    let body = json!({"token": token});
+    assert_eq!(call(&s, "POST", &format!("{q}/messages/m/ack"), Some(body)).await, (200, json!({"acked": true})));
 }

@@ -234,28 +234,7 @@ async fn an_https_webhook_is_delivered_when_its_ca_is_trusted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_slower_than_the_lease_is_a_nack_not_a_lost_lease() {
     // The first POST is answered after 3 s, past the message's 500 ms lease; later ones at once.
-    let got: Arc<Mutex<Vec<Value>>> = Default::default();
-    let rx = got.clone();
-    let receiver = Router::new().route(
-        "/slow",
-        post(move |Json(v): Json<Value>| {
-            let rx = rx.clone();
-            async move {
-                let first = {
-                    let mut g = rx.lock().unwrap();
-                    g.push(v);
-                    g.len() == 1
-                };
-                if first {
-                    tokio::time::sleep(Duration::from_secs(3)).await;
-                }
-                StatusCode::OK
-            }
-        }),
-    );
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/slow", l.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(l, receiver).await });
+    let (hook, got) = recording_receiver(Duration::from_secs(3)).await;
     let s = common::start().await;
     let put = s.http.put(s.url("/v1/queues/slowhook/webhook")).bearer_auth(ADMIN).json(&json!({"url": hook}));
     assert_eq!(put.send().await.unwrap().status().as_u16(), 200);
@@ -274,4 +253,146 @@ async fn a_receiver_slower_than_the_lease_is_a_nack_not_a_lost_lease() {
     let reason = g[1]["last_error"].as_str().unwrap_or_default().to_string();
     assert!(reason.starts_with("webhook:") && reason.contains(&hook), "{reason}");
     assert_eq!(g[1]["attempt"].as_u64(), Some(2));
+}
+
+/// A receiver at `/hook` that records every POST and answers 200; the first POST only after
+/// `hold_first`.
+async fn recording_receiver(hold_first: Duration) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let got: Arc<Mutex<Vec<Value>>> = Default::default();
+    let rx = got.clone();
+    let router = Router::new().route(
+        "/hook",
+        post(move |Json(v): Json<Value>| {
+            let rx = rx.clone();
+            async move {
+                let first = {
+                    let mut g = rx.lock().unwrap();
+                    g.push(v);
+                    g.len() == 1
+                };
+                if first {
+                    tokio::time::sleep(hold_first).await;
+                }
+                StatusCode::OK
+            }
+        }),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, router).await });
+    (hook, got)
+}
+
+/// The ids of the POSTs `got` recorded.
+fn ids(got: &Arc<Mutex<Vec<Value>>>) -> Vec<String> {
+    got.lock().unwrap().iter().map(|v| v["id"].as_str().unwrap_or_default().to_string()).collect()
+}
+
+/// Waits until `got` holds `n` POSTs (30 s at most).
+async fn wait_for_posts(got: &Arc<Mutex<Vec<Value>>>, n: usize) {
+    let t = Instant::now();
+    while got.lock().unwrap().len() < n {
+        assert!(t.elapsed() < Duration::from_secs(30), "POSTs {:?}", got.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Deleting a webhook, replacing it, or destroying its queue answers once the old worker has
+/// stopped: its fetch under way (a long-poll of up to 1 s) leases nothing more for the old URL,
+/// so a message published right after the answer never reaches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_webhook_is_deleted_or_replaced_nothing_reaches_its_old_url() {
+    let s = common::start().await;
+    let q = s.client.queue("gone").unwrap();
+    let publish = |id: &'static str| {
+        let r = s.http.post(s.url("/v1/queues/gone/messages")).bearer_auth(ADMIN);
+        async move { assert_eq!(r.json(&json!({"body": id, "id": id})).send().await.unwrap().status().as_u16(), 201) }
+    };
+    let put = |url: &str| {
+        let r = s.http.put(s.url("/v1/queues/gone/webhook")).bearer_auth(ADMIN).json(&json!({ "url": url }));
+        async move { assert_eq!(json(r.send().await.unwrap()).await.0, 200) }
+    };
+    let settled = || async {
+        let t = Instant::now();
+        while q.stats().await.unwrap().total > 0 {
+            assert!(t.elapsed() < Duration::from_secs(30), "{:?}", q.stats().await.unwrap());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+
+    // Replaced: A got m1; once the PUT of B answers, A's worker is gone and m2 goes to B.
+    let (a, got_a) = recording_receiver(Duration::ZERO).await;
+    let (b, got_b) = recording_receiver(Duration::ZERO).await;
+    put(&a).await;
+    publish("m1").await;
+    wait_for_posts(&got_a, 1).await;
+    settled().await;
+    put(&b).await;
+    publish("m2").await;
+    wait_for_posts(&got_b, 1).await;
+    settled().await;
+
+    // Deleted: the worker was waiting in its fetch; m3, published as soon as the DELETE
+    // answers, is not leased, by anyone, and stays ready.
+    let r = s.http.delete(s.url("/v1/queues/gone/webhook")).bearer_auth(ADMIN).send().await.unwrap();
+    assert_eq!(json(r).await, (200, json!({"deleted": true})));
+    publish("m3").await;
+
+    // Destroyed with its queue: the same for the webhook of another queue.
+    let (c, got_c) = recording_receiver(Duration::ZERO).await;
+    let hook = s.http.put(s.url("/v1/queues/doomed/webhook")).bearer_auth(ADMIN).json(&json!({ "url": c }));
+    assert_eq!(json(hook.send().await.unwrap()).await.0, 200);
+    let doomed = s.client.queue("doomed").unwrap();
+    let msg =
+        s.http.post(s.url("/v1/queues/doomed/messages")).bearer_auth(ADMIN).json(&json!({"body": "d1", "id": "d1"}));
+    assert_eq!(msg.send().await.unwrap().status().as_u16(), 201);
+    wait_for_posts(&got_c, 1).await;
+    while doomed.stats().await.unwrap().total > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let r = s.http.delete(s.url("/v1/queues/doomed")).bearer_auth(ADMIN).send().await.unwrap();
+    assert_eq!(json(r).await, (200, json!({"destroyed": true})));
+    let msg =
+        s.http.post(s.url("/v1/queues/doomed/messages")).bearer_auth(ADMIN).json(&json!({"body": "d2", "id": "d2"}));
+    assert_eq!(msg.send().await.unwrap().status().as_u16(), 201);
+
+    // Longer than a worker's fetch: a worker still running would have pushed m3 and d2.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(ids(&got_a), ["m1"]);
+    assert_eq!(ids(&got_b), ["m2"]);
+    assert_eq!(ids(&got_c), ["d1"]);
+    for (queue, id) in [(&q, "m3"), (&doomed, "d2")] {
+        let m = queue.peek(id).await.unwrap().unwrap();
+        assert_eq!(m.state, redelay::State::Ready, "{id}: never leased");
+        let st = queue.stats().await.unwrap();
+        assert_eq!((st.ready, st.leased), (1, 0), "{id}");
+    }
+    assert_eq!(q.history_totals().await.unwrap().delivered, 2, "m1 and m2 only");
+    assert!(s.st.webhooks.running.lock().unwrap().is_empty(), "no worker left");
+}
+
+/// A DELETE while a POST is under way waits for its answer: when it answers, the message is
+/// settled (acked here), not left leased, and nothing more is POSTed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_webhook_waits_for_the_post_under_way() {
+    let (hook, got) = recording_receiver(Duration::from_millis(1500)).await;
+    let s = common::start().await;
+    let put = s.http.put(s.url("/v1/queues/busy/webhook")).bearer_auth(ADMIN).json(&json!({ "url": hook }));
+    assert_eq!(json(put.send().await.unwrap()).await.0, 200);
+    let msg = s.http.post(s.url("/v1/queues/busy/messages")).bearer_auth(ADMIN);
+    let msg = msg.json(&json!({"body": "slow", "id": "s1", "ttr_ms": 30000}));
+    assert_eq!(msg.send().await.unwrap().status().as_u16(), 201);
+    wait_for_posts(&got, 1).await;
+    // The receiver holds the POST for 1.5 s.
+    let q = s.client.queue("busy").unwrap();
+    assert_eq!(q.stats().await.unwrap().leased, 1);
+    let r = s.http.delete(s.url("/v1/queues/busy/webhook")).bearer_auth(ADMIN).send().await.unwrap();
+    assert_eq!(json(r).await, (200, json!({"deleted": true})));
+    let st = q.stats().await.unwrap();
+    assert_eq!((st.leased, st.total), (0, 0), "acked before the answer: {st:?}");
+    let msg = s.http.post(s.url("/v1/queues/busy/messages")).bearer_auth(ADMIN).json(&json!({"body": "n", "id": "n"}));
+    assert_eq!(msg.send().await.unwrap().status().as_u16(), 201);
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert_eq!(ids(&got), ["s1"]);
+    assert_eq!(q.stats().await.unwrap().ready, 1);
 }

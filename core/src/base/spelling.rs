@@ -3,19 +3,26 @@
 //! `delay/at`) or a decoded wire field with its unit (`ttr_ms: invalid type …`, `at_ms`). A
 //! binding whose users write fields otherwise shows each message with their spelling
 //! ([`Error::spelled`](crate::Error::spelled)), so that an error names the field as it was given:
-//! `maxAttempts` in Kotlin and Node, `ttrMs` in Node.
+//! `maxAttempts` in Kotlin and Node, `ttrMs` in Node, `ttr_ms` in the HTTP gateway's JSON.
 //!
 //! What is respelled: the field path that starts a message (after a batch's `message 3: `), made
 //! of snake_case names joined by `.` (nested), `/` (alternatives) or `[n]` (list items), and every
 //! name in backquotes (serde's "expected one of `delay_ms`, `at_ms`", the core's "needs an expiry
 //! (`expires_in` or `expires_at`)"). A head of several words ("queue name", "backoff base")
-//! describes rather than names a field, and is left as it is; so are names in plain words.
+//! describes rather than names a field, and is left as it is (but in [`Spelling::SnakeMs`],
+//! whose `backoff_base_ms` and `backoff_max_ms` are the fields it describes); so are names in
+//! plain words.
 
 /// How a language spells the fields of its API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spelling {
-    /// snake_case, the core's own (Python, the CLI, the HTTP gateway): messages are unchanged.
+    /// snake_case, the core's own (Python, the CLI): messages are unchanged.
     Snake,
+    /// snake_case with units, the core's wire form (the HTTP gateway's JSON, `redelay::wire`):
+    /// a duration or a time carries `_ms` (`ttr` is `ttr_ms`, `at` is `at_ms`, `delay/at` is
+    /// `delay_ms/at_ms`), a name with its unit already stays (`ttr_ms`), and "backoff base" /
+    /// "backoff max" are `backoff_base_ms` / `backoff_max_ms`.
+    SnakeMs,
     /// camelCase without units (Kotlin): `max_attempts` is `maxAttempts`; a duration is a
     /// `Duration` and a time an `Instant`, so `ttr` stays `ttr` and `at_ms` is `at`.
     Camel,
@@ -25,7 +32,8 @@ pub enum Spelling {
 }
 
 /// Options the core names without their unit that are durations in milliseconds on the wire
-/// (`ttr` is `ttr_ms`): in [`Spelling::CamelMs`] they carry `Ms`.
+/// (`ttr` is `ttr_ms`): in [`Spelling::CamelMs`] they carry `Ms`, in [`Spelling::SnakeMs`]
+/// `_ms`.
 pub(crate) const DURATION_FIELDS: &[&str] = &[
     "delay",
     "ttr",
@@ -69,6 +77,10 @@ fn camel(s: &str) -> String {
 pub(crate) fn field(name: &str, spelling: Spelling) -> String {
     match spelling {
         Spelling::Snake => name.to_string(),
+        Spelling::SnakeMs if name.ends_with("_ms") => name.to_string(),
+        // A time the core names without its unit (`at`, `expires_at`, `until`) is `*_ms` too.
+        Spelling::SnakeMs if DURATION_FIELDS.contains(&name) || is_time(name) => format!("{name}_ms"),
+        Spelling::SnakeMs => name.to_string(),
         Spelling::Camel => camel(name.strip_suffix("_ms").unwrap_or(name)),
         Spelling::CamelMs => match name.strip_suffix("_ms") {
             Some(stem) if is_time(stem) => camel(stem),
@@ -84,6 +96,7 @@ pub(crate) fn field(name: &str, spelling: Spelling) -> String {
 fn given(name: &str, spelling: Spelling) -> String {
     match spelling {
         Spelling::CamelMs if !name.ends_with("_ms") => camel(name),
+        Spelling::SnakeMs => name.to_string(),
         _ => field(name, spelling),
     }
 }
@@ -115,6 +128,22 @@ fn path(head: &str, spell: impl Fn(&str) -> String) -> Option<String> {
     Some(out)
 }
 
+/// A head in [`Spelling::SnakeMs`] that [`path`] would leave as it is but that stands for wire
+/// fields exactly: the core's "backoff base" and "backoff max" (`backoff_base_ms`,
+/// `backoff_max_ms`; "default_backoff base" alike), and the "backoff" of a pair whose base is
+/// above its max (both fields).
+fn snake_ms_head(head: &str) -> Option<String> {
+    let (name, part) = head.rsplit_once(' ').unwrap_or((head, ""));
+    if !is_name(name) || !name.ends_with("backoff") {
+        return None;
+    }
+    match part {
+        "base" | "max" => Some(format!("{name}_{part}_ms")),
+        "" => Some(format!("{name}_base_ms/{name}_max_ms")),
+        _ => None,
+    }
+}
+
 /// `message` with its leading field path and its backquoted names in `spelling`.
 pub(crate) fn respell(message: &str, spelling: Spelling) -> String {
     if spelling == Spelling::Snake {
@@ -130,6 +159,9 @@ pub(crate) fn respell(message: &str, spelling: Spelling) -> String {
     // The head of "unknown field" names a field as given; any other names one of the core's.
     let head = |n: usize| match rest[n..].starts_with(": unknown field") {
         true => path(&rest[..n], |f| given(f, spelling)),
+        false if spelling == Spelling::SnakeMs => {
+            snake_ms_head(&rest[..n]).or_else(|| path(&rest[..n], |f| field(f, spelling)))
+        }
         false => path(&rest[..n], |f| field(f, spelling)),
     };
     let rest = match rest.find(": ").and_then(|n| head(n).map(|p| (p, n))) {
@@ -254,5 +286,88 @@ mod tests {
             assert_eq!(respell(core, Spelling::Camel), kotlin);
             assert_eq!(respell(core, Spelling::CamelMs), node);
         }
+    }
+
+    #[test]
+    fn the_gateways_json_names_carry_their_unit() {
+        // (core's name, the gateway's JSON)
+        let table = [
+            ("ttr", "ttr_ms"),
+            ("ttr_ms", "ttr_ms"),
+            ("delay", "delay_ms"),
+            ("at", "at_ms"),
+            ("at_ms", "at_ms"),
+            ("expires_in", "expires_in_ms"),
+            ("expires_at", "expires_at_ms"),
+            ("retry_in", "retry_in_ms"),
+            ("wait", "wait_ms"),
+            ("width", "width_ms"),
+            ("since", "since_ms"),
+            ("until", "until_ms"),
+            ("from", "from_ms"),
+            ("max_attempts", "max_attempts"),
+            ("drop_on_expiry", "drop_on_expiry"),
+            ("clear_expiry", "clear_expiry"),
+            ("state", "state"),
+            ("max", "max"),
+            ("id", "id"),
+        ];
+        for (core, json) in table {
+            assert_eq!(field(core, Spelling::SnakeMs), json, "{core}");
+        }
+        let messages = [
+            ("ttr: must be 100 ms to 24 h, got 50 ms", "ttr_ms: must be 100 ms to 24 h, got 50 ms"),
+            (
+                "delay: 1125899906842624 ms is more than the limit of 3650 days",
+                "delay_ms: 1125899906842624 ms is more than the limit of 3650 days",
+            ),
+            ("delay/at: give one of them, not both", "delay_ms/at_ms: give one of them, not both"),
+            ("at: -5 ms is before the Unix epoch", "at_ms: -5 ms is before the Unix epoch"),
+            ("expires_at: more than 3650 days in the future", "expires_at_ms: more than 3650 days in the future"),
+            ("expires_in/clear_expiry: give one of them", "expires_in_ms/clear_expiry: give one of them"),
+            ("message 1: ttr: must be 100 ms to 24 h, got 1 ms", "message 1: ttr_ms: must be 100 ms to 24 h, got 1 ms"),
+            ("wait: 1 ms is more than the limit", "wait_ms: 1 ms is more than the limit"),
+            ("width: must be 1 ms to 3650 days, got 0 ms", "width_ms: must be 1 ms to 3650 days, got 0 ms"),
+            ("until: must not be before since", "until_ms: must not be before since"),
+            (
+                "since/until: at most 1440 points of the step, got 2000",
+                "since_ms/until_ms: at most 1440 points of the step, got 2000",
+            ),
+            ("backoff base: must be 1 ms to 7 days, got 0 ms", "backoff_base_ms: must be 1 ms to 7 days, got 0 ms"),
+            (
+                "message 2: backoff max: must be 1 ms to 7 days, got 0 ms",
+                "message 2: backoff_max_ms: must be 1 ms to 7 days, got 0 ms",
+            ),
+            (
+                "backoff: base (5 ms) must not be above max (1 ms)",
+                "backoff_base_ms/backoff_max_ms: base (5 ms) must not be above max (1 ms)",
+            ),
+            (
+                "drop_on_expiry: needs an expiry (`expires_in` or `expires_at`)",
+                "drop_on_expiry: needs an expiry (`expires_in_ms` or `expires_at_ms`)",
+            ),
+            ("wait_for_replicas.timeout: must be 1 ms to 1 min", "wait_for_replicas.timeout_ms: must be 1 ms to 1 min"),
+            // Names given (an unknown field) and wire names stay as they are.
+            (
+                "delay: unknown field `delay`, expected one of `id`, `delay_ms`, `at_ms`",
+                "delay: unknown field `delay`, expected one of `id`, `delay_ms`, `at_ms`",
+            ),
+            (
+                "ttr_ms: invalid type: string \"x\", expected milliseconds",
+                "ttr_ms: invalid type: string \"x\", expected milliseconds",
+            ),
+            ("max_attempts: must be 1 to 1000, got 0", "max_attempts: must be 1 to 1000, got 0"),
+            // Descriptions, not field names.
+            ("queue name: must be 1 to 128 bytes", "queue name: must be 1 to 128 bytes"),
+            ("backoff of queue \"a\": no", "backoff of queue \"a\": no"),
+            ("no message with id \"at\"", "no message with id \"at\""),
+        ];
+        for (core, json) in messages {
+            assert_eq!(respell(core, Spelling::SnakeMs), json);
+        }
+        // The other spellings keep "backoff base" as it is.
+        assert_eq!(respell("backoff base: x", Spelling::CamelMs), "backoff base: x");
+        let e = crate::Error::invalid("ttr: must be 100 ms to 24 h, got 50 ms").spelled(Spelling::SnakeMs);
+        assert_eq!(e.message(), "ttr_ms: must be 100 ms to 24 h, got 50 ms");
     }
 }
