@@ -109,15 +109,15 @@ for i, m in ipairs(cand) do ids[i] = member_id(m) end
 local recs = redis.call('HMGET', MSG, unpack(ids))
 local msgs, zadd, leased = {}, {}, {}
 local bytes, n, maxttr = 0, 0, 0
-local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 20) .. 'I6I6c8I4'
+local LEASE_FMT = '>BBxxxxI4' .. string.rep('x', 14) .. 'I6I6I6c8I4'
 -- Lease deadlines as strings, one per distinct ttr: a number argument of redis.call is formatted
 -- with printf("%.14g") per call, which costs more than the rest of a message's lease.
 local deadline = {}
 local no = #out -- entries in out
 for i, m in ipairs(cand) do
   local id, rec = ids[i], recs[i]
-  local v, fl, ttr, due, exp, tok, blen
-  if rec and #rec >= HDR_LEN then v, fl, ttr, due, exp, tok, blen = struct.unpack(LEASE_FMT, rec) end
+  local v, fl, ttr, pub, due, exp, tok, blen
+  if rec and #rec >= HDR_LEN then v, fl, ttr, pub, due, exp, tok, blen = struct.unpack(LEASE_FMT, rec) end
   if v ~= VERSION or tok ~= ZERO_TOKEN or has(fl, F_DEAD) then
     -- unreadable, or flags that contradict the schedule: out of the way, kept for inspection
     redis.call('ZREM', SCHED, m)
@@ -159,7 +159,9 @@ for i, m in ipairs(cand) do
       no = no + 1
       out[no] = redis.call('HGET', BODY, id) or ''
     end
-    local late = now - due
+    -- Late since it was due, or since it was published when it came already due (an `at` in
+    -- the past, or a producer's clock ahead of Redis'): the queue's own delay, not the producer's.
+    local late = now - math.max(due, pub)
     if late < 1 then
       counts.l0 = (counts.l0 or 0) + 1
     else

@@ -67,18 +67,29 @@ async fn the_scripts_count_what_happens_per_minute_hour_and_in_total() {
 #[tokio::test]
 async fn each_delivery_lands_in_the_lateness_bucket_of_its_lateness() {
     let (_c, q) = common::queue("history-buckets").await;
-    let now = SystemTime::now();
-    // Due 5 s ago: 4,096 to 8,192 ms late (bucket 13); due 20 s ago: over 16,384 ms (bucket 15).
-    q.publish(Message::new(b"5s".to_vec()).at(now - Duration::from_secs(5))).await.unwrap();
-    q.publish(Message::new(b"20s".to_vec()).at(now - Duration::from_secs(20))).await.unwrap();
+    // Published already due (20 s ago): late from its publish, not from its due time; due in
+    // 1 ms and fetched a second later: about a second late.
+    q.publish(Message::new(b"past".to_vec()).id("past").at(SystemTime::now() - Duration::from_secs(20))).await.unwrap();
+    q.publish(Message::new(b"waited".to_vec()).id("waited").delay(ms(1))).await.unwrap();
+    tokio::time::sleep(ms(1_100)).await;
     let got = q.fetch(10, ms(500)).await.unwrap();
     assert_eq!(got.len(), 2);
-    let total = q.history_totals().await.unwrap();
+    let late = |id: &str| got.iter().find(|d| d.id() == id).unwrap().lateness();
+    assert!(late("past") < Duration::from_secs(10), "from its publish, not its due time: {:?}", late("past"));
+    assert!(late("waited") >= Duration::from_secs(1), "{:?}", late("waited"));
+    // The buckets: under 1 ms, then [2^(i-1), 2^i) ms, the last open.
+    let bucket = |d: Duration| match d.as_millis() as u64 {
+        0 => 0,
+        n => (64 - n.leading_zeros() as usize).min(15),
+    };
     let mut want = [0u64; 16];
-    want[13] = 1;
-    want[15] = 1;
+    for d in &got {
+        want[bucket(d.lateness())] += 1;
+    }
+    let total = q.history_totals().await.unwrap();
     assert_eq!(total.lateness, want);
-    assert!(total.lateness_sum_ms >= 25_000, "{}", total.lateness_sum_ms);
+    let sum: u64 = got.iter().map(|d| d.lateness().as_millis() as u64).sum();
+    assert!(total.lateness_sum_ms.abs_diff(sum) <= 2, "{} vs {sum}", total.lateness_sum_ms);
     q.destroy().await.unwrap();
 }
 

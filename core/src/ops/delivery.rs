@@ -91,9 +91,12 @@ impl Delivery {
     pub fn delivered_at(&self) -> SystemTime {
         UNIX_EPOCH + Duration::from_micros(self.inner.delivered_at_us.max(0) as u64)
     }
-    /// `delivered_at - due_at`, by the Redis clock.
+    /// How late the delivery is, by the Redis clock: `delivered_at - due_at`, or `delivered_at -
+    /// published_at` for a message published already due (an `at` in the past, or a producer
+    /// whose clock runs ahead of Redis'), so that lateness measures the queue's own delay.
     pub fn lateness(&self) -> Duration {
-        let us = self.inner.delivered_at_us - self.inner.record.due_at_ms * 1000;
+        let from_ms = self.inner.record.due_at_ms.max(self.inner.record.published_at_ms);
+        let us = self.inner.delivered_at_us - from_ms * 1000;
         Duration::from_micros(us.max(0) as u64)
     }
     /// The current lease deadline (Redis clock).
