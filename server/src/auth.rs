@@ -157,8 +157,11 @@ pub fn request_token(headers: &HeaderMap, query: Option<&str>, query_ok: bool) -
         return Some(v.to_string());
     }
     if let Some(v) = headers.get("authorization").and_then(|v| v.to_str().ok()) {
-        if let Some(t) = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")) {
-            return Some(t.trim().to_string());
+        // The scheme is case-insensitive (RFC 9110 §11.1): `Bearer`, `bearer`, `BEARER` …
+        if let Some((scheme, t)) = v.split_once(' ') {
+            if scheme.eq_ignore_ascii_case("bearer") && !t.trim().is_empty() {
+                return Some(t.trim().to_string());
+            }
         }
     }
     if query_ok {

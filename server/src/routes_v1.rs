@@ -171,7 +171,20 @@ pub fn parse<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
     } else {
         serde_json::from_slice(body).map_err(|e| ApiError::invalid(format!("body: not JSON: {e}"), S))?
     };
-    redelay::wire::from_json(v).api(S)
+    // Every body is an object: another JSON value is named as such, not as serde's "invalid
+    // length 1, expected an object".
+    let kind = match &v {
+        Value::Object(_) => None,
+        Value::Array(_) => Some("an array"),
+        Value::String(_) => Some("a string"),
+        Value::Number(_) => Some("a number"),
+        Value::Bool(_) => Some("a boolean"),
+        Value::Null => Some("null"),
+    };
+    redelay::wire::from_json(v).map_err(|e| match kind {
+        Some(k) => ApiError::invalid(format!("body: expected a JSON object, got {k}"), S),
+        None => ApiError::core(e, S),
+    })
 }
 
 /// The body of a route that takes none: empty, or an empty JSON object (`{}`, what some clients

@@ -280,6 +280,9 @@ async fn dead_letters_several_queues_and_bad_input() {
         (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
         (format!("{q}/messages"), json!({"id": "123"}), "id:"),
         (format!("{q}/fetch"), json!({"max": 0}), "max:"),
+        (format!("{q}/messages"), json!([{"body": "x"}]), "a message: must be a JSON object"),
+        (format!("{q}/fetch"), json!([{"max": 1}]), "body: expected a JSON object, got an array"),
+        (format!("{q}/fetch"), json!("x"), "body: expected a JSON object, got a string"),
         ("/v1/queues/bad%20name/stats".to_string(), json!(null), "queue name"),
     ] {
         let method = if path.ends_with("stats") { "GET" } else { "POST" };
@@ -324,6 +327,11 @@ async fn namespace_tokens_and_read_only_tokens() {
     assert_eq!(json(r).await.1, json!({"queues": ["app:a"]}));
     let r = s.http.get(s.url(&format!("/v1/queues?token={rw}"))).send().await.unwrap();
     assert_eq!(json(r).await.1, json!({"queues": ["app:a"]}));
+    // The Authorization scheme in any case (RFC 9110); another scheme is no token.
+    for (header, want) in [(format!("BEARER {ro}"), 200), (format!("bearer {ro}"), 200), (format!("Token {ro}"), 401)] {
+        let r = s.http.get(s.url("/v1/queues")).header("Authorization", &header).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), want, "{header}");
+    }
     let (_, v) = call(&s, "GET", "/v1/queues", None).await;
     assert_eq!(v, json!({"queues": ["app:a", "plain"]}));
 }
@@ -834,7 +842,7 @@ async fn history_counters_switch_off_and_on() {
         (r#"{"on": "yes"}"#, "on: invalid type: string \"yes\", expected a boolean"),
         (r#"{"on": 1}"#, "on: invalid type"),
         (r#"{"on": true, "off": true}"#, "off: unknown field `off`, expected `on`"),
-        ("true", "on: required, true or false (invalid type: boolean `true`"),
+        ("true", "on: required, true or false (body: expected a JSON object, got a boolean)"),
         ("{on}", "on: required, true or false (body: not JSON"),
     ] {
         let (st, v) = raw(body).await;
