@@ -37,9 +37,11 @@ for i = 1, n do
   end
 end
 if #ok > 0 then
-  hist({ a = #ok }, now)
+  -- Deletes first: at maxmemory (noeviction) Redis refuses a script whose first write may
+  -- grow memory (HINCRBY), not one that already wrote, so acks still drain a full server.
   redis.call('ZREM', SCHED, unpack(members))
   redis.call('HDEL', MSG, unpack(ok))
   if #big > 0 then redis.call('HDEL', BODY, unpack(big)) end
+  hist({ a = #ok }, now)
 end
 return replay_keep(table.concat(out))

@@ -301,3 +301,40 @@ async fn a_subscription_names_its_queues_in_order_and_keeps_its_latest_error() {
     assert!(sub.counters().errors >= 1);
     sub.close().await;
 }
+
+/// Counts its wakes; the test takes the inbox itself.
+struct Counted(AtomicUsize);
+
+impl Wake for Counted {
+    fn wake(&self) -> bool {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+}
+
+/// Deliveries that sat in the inbox past their lease (the foreign runtime busy or paused, and
+/// here the only runtime thread blocked, so nothing extended them) are not handed out by
+/// `take`: another consumer may be running them. They come back from Redis as attempt 2.
+#[tokio::test(flavor = "current_thread")]
+async fn take_hands_out_no_delivery_whose_lease_ran_out_in_the_inbox() {
+    let (_c, q) = common::queue("bridge-lapsed").await;
+    let msgs = (0..3).map(|i| Message::new(b"x".to_vec()).id(format!("m{i}")).ttr(ms(300))).collect();
+    q.publish_batch(msgs).await.unwrap();
+    let wake = Arc::new(Counted(AtomicUsize::new(0)));
+    let sub = q.subscribe_foreign(wake.clone(), SubscribeOptions::concurrency(3)).await.unwrap();
+    eventually("the inbox filled", Duration::from_secs(10), || wake.0.load(Ordering::SeqCst) > 0).await;
+    std::thread::sleep(ms(1_000)); // the runtime blocked: nothing extends the leases
+    assert!(sub.take().is_empty(), "lapsed deliveries were handed out");
+    let mut again = Vec::new();
+    let t = std::time::Instant::now();
+    while again.len() < 3 {
+        assert!(t.elapsed() < Duration::from_secs(20), "only {} came back", again.len());
+        tokio::time::sleep(ms(20)).await;
+        again.extend(sub.take());
+    }
+    assert!(again.iter().all(|(_, d)| d.attempt() == 2), "{again:?}");
+    sub.complete(again.into_iter().map(|(k, _)| (k, Ok(()))).collect());
+    eventually("acked", Duration::from_secs(10), || sub.counters().acked == 3).await;
+    assert!(sub.counters().lease_lost >= 3, "{:?}", sub.counters());
+    sub.close().await;
+}

@@ -539,3 +539,67 @@ async fn the_zero_token_settles_nothing() {
     }
     common::assert_verified(&q).await;
 }
+
+/// At maxmemory with `noeviction`, publishes fail cleanly and acks still go through, so
+/// consumers drain a full server. An ack used to be refused (its first write was a history
+/// counter, which Redis refuses out of memory), so handled messages came back and a full
+/// queue never drained.
+#[tokio::test]
+async fn at_maxmemory_publishes_fail_and_acks_still_drain() {
+    let server = common::RedisServer::start();
+    let c = Client::builder(&server.url()).connect().await.unwrap();
+    let q = c.queue("full").unwrap();
+    q.publish_batch((0..10).map(|i| Message::new(vec![b'x'; 2048]).id(format!("m{i}"))).collect()).await.unwrap();
+    let got = q.fetch(10, ms(500)).await.unwrap();
+    assert_eq!(got.len(), 10);
+    let mut r = redis::Client::open(server.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let info: String = redis::cmd("INFO").arg("memory").query_async(&mut r).await.unwrap();
+    let used: u64 = info.lines().find_map(|l| l.strip_prefix("used_memory:")).unwrap().trim().parse().unwrap();
+    let config = |k: &str, v: String| redis::cmd("CONFIG").arg("SET").arg(k).arg(v).clone();
+    let _: () = config("maxmemory-policy", "noeviction".into()).query_async(&mut r).await.unwrap();
+    let _: () = config("maxmemory", (used / 2).to_string()).query_async(&mut r).await.unwrap();
+
+    let e = q.publish(Message::new(b"more".to_vec()).id("more")).await.unwrap_err();
+    assert!(e.message().contains("OOM"), "{e}");
+    for d in &got {
+        d.ack().await.unwrap_or_else(|e| panic!("ack of {} out of memory: {e}", d.id()));
+    }
+    let _: () = config("maxmemory", "0".into()).query_async(&mut r).await.unwrap();
+    let st = q.stats().await.unwrap();
+    assert_eq!((st.total, st.leased), (0, 0));
+    assert!(q.peek("more").await.unwrap().is_none(), "the refused publish stored nothing");
+    assert_eq!(q.history_totals().await.unwrap().acked, 10, "the acks were counted too");
+    common::assert_verified(&q).await;
+}
+
+/// A subscription that sat on prefetched deliveries past their lease (its process paused — here
+/// a handler that blocks the only runtime thread, like a long GC pause — so the keeper could
+/// not extend them) does not start their handlers: another consumer may be running those
+/// messages by then. They run once Redis hands them out again, as attempt 2. (They used to
+/// run at attempt 1 after the pause, a second execution beside the new holder's.)
+#[tokio::test(flavor = "current_thread")]
+async fn prefetched_deliveries_whose_lease_ran_out_are_not_started() {
+    let (_c, q) = common::queue("lapsed").await;
+    let ids = ["m0", "m1", "m2", "m3"];
+    q.publish_batch(ids.iter().map(|id| Message::new(b"x".to_vec()).id(*id).ttr(ms(300))).collect()).await.unwrap();
+    let runs: Arc<std::sync::Mutex<Vec<(String, u32)>>> = Default::default();
+    let r = runs.clone();
+    let handler = move |d: Delivery| {
+        r.lock().unwrap().push((d.id().to_string(), d.attempt()));
+        if d.id() == "m0" && d.attempt() == 1 {
+            std::thread::sleep(ms(1_000)); // blocks the runtime: nothing extends the leases
+        }
+        async { Ok::<(), Failure>(()) }
+    };
+    let opts = SubscribeOptions { prefetch: Some(3), ..SubscribeOptions::concurrency(1) };
+    let sub = q.subscribe(handler, opts).await.unwrap();
+    eventually("every message handled", Duration::from_secs(20), || async { q.stats().await.unwrap().total == 0 })
+        .await;
+    sub.close().await;
+    let runs = runs.lock().unwrap().clone();
+    for id in &ids[1..] {
+        let attempts: Vec<u32> = runs.iter().filter(|(i, _)| i == id).map(|(_, a)| *a).collect();
+        assert_eq!(attempts, [2], "{id} ran once, after Redis gave it out again: {runs:?}");
+    }
+    assert!(sub.counters().lease_lost >= 3, "{:?}", sub.counters());
+}

@@ -481,3 +481,18 @@ async fn a_handle_notices_a_destroy_or_a_new_shard_count_by_another_client() {
 async fn client_with_prefix(prefix: &str) -> Client {
     Client::builder(&common::url()).prefix(prefix).connect().await.unwrap()
 }
+
+/// An offset past the end, up to the largest one, is an empty page with the total, on a sharded
+/// queue as on a plain one (it overflowed `offset + limit`).
+#[tokio::test]
+async fn a_list_offset_past_the_end_is_an_empty_page() {
+    let c = client().await;
+    for q in [sharded(&c, &common::unique("far"), 4), c.queue(&common::unique("far-plain")).unwrap()] {
+        q.publish_batch((0..5).map(|i| Message::new(b"m".to_vec()).id(format!("m{i}"))).collect()).await.unwrap();
+        for offset in [5, 1 << 40, usize::MAX] {
+            let page = q.list(State::Ready, offset, 10).await.unwrap();
+            assert_eq!((page.total, page.items.len()), (5, 0), "{} from {offset}", q.name());
+            assert!(q.dead_letters(offset, 10).await.unwrap().is_empty());
+        }
+    }
+}

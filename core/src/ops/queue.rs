@@ -33,6 +33,9 @@ pub(crate) const RECLAIM_LIMIT: usize = 200;
 pub(crate) const FETCH_REPLY_BYTES: usize = 1 << 20;
 /// Dead-letter pages stop at this many bytes of records and blobs (always at least one).
 const DEAD_LIST_BYTES: usize = 1 << 20;
+/// Offsets of list pages are passed to the scripts as at most this (beyond any queue's size,
+/// and exact in Lua's numbers): a larger one is an empty page, not a Redis range error.
+const MAX_OFFSET: usize = 1 << 48;
 /// Replay keys of earlier fetches deleted by one fetch call, at most.
 const CONFIRM_PER_FETCH: usize = 64;
 /// Most fields of answered publish calls one publish call deletes from the replay key.
@@ -999,7 +1002,7 @@ impl Queue {
         limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
         let a = vec![
             state.as_str().as_bytes().to_vec(),
-            offset.to_string().into_bytes(),
+            offset.min(MAX_OFFSET).to_string().into_bytes(),
             limit.to_string().into_bytes(),
             DEAD_LIST_BYTES.to_string().into_bytes(),
         ];
@@ -1091,7 +1094,7 @@ impl Queue {
     pub(crate) async fn dead_letters_here(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
         limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
         let a = vec![
-            offset.to_string().into_bytes(),
+            offset.min(MAX_OFFSET).to_string().into_bytes(),
             limit.to_string().into_bytes(),
             DEAD_LIST_BYTES.to_string().into_bytes(),
         ];

@@ -338,7 +338,7 @@ impl Queue {
             next: usize,
             total: u64,
         }
-        let page = (offset + limit).clamp(1, limits::MAX_FETCH);
+        let page = offset.saturating_add(limit).clamp(1, limits::MAX_FETCH);
         let parts = self.parts();
         let first = join_all(parts.iter().map(|q| q.list_here(state, 0, page))).await;
         let mut cursors = Vec::with_capacity(parts.len());
@@ -346,7 +346,10 @@ impl Queue {
             let p = p?;
             cursors.push(Cursor { next: p.items.len(), total: p.total, buf: p.items.into() });
         }
-        let total = cursors.iter().map(|c| c.total).sum();
+        let total: u64 = cursors.iter().map(|c| c.total).sum();
+        if offset as u64 >= total {
+            return Ok(ListPage { total, items: Vec::new() }); // past the end: nothing to merge
+        }
         let (mut skipped, mut items, mut bytes) = (0, Vec::new(), 0);
         while items.len() < limit && bytes < MERGED_PAGE_BYTES {
             // Every cursor with messages left has its next one buffered, so the least head is

@@ -166,24 +166,38 @@ pub(crate) fn enqueue(shared: &Arc<Shared>, deliveries: Vec<Delivery>) {
 /// Dispatches waiting deliveries to the free handler slots.
 fn pump(shared: &Arc<Shared>) {
     let Some(handler) = shared.batch_handler() else { return };
-    let batch: Vec<(u64, Delivery)> = {
+    let (batch, lapsed): (Vec<(u64, Delivery)>, Vec<Delivery>) = {
         let mut st = shared.batch.lock().unwrap();
         // Once close began nothing more starts: what waits is released by `close`.
         if st.closed || shared.is_closing() {
             return;
         }
-        let n = st.free.min(st.waiting.len());
-        st.free -= n;
-        let mut batch = Vec::with_capacity(n);
-        for _ in 0..n {
-            let d = st.waiting.pop_front().expect("n <= waiting");
+        let (mut batch, mut lapsed) = (Vec::new(), Vec::new());
+        while st.free > 0 {
+            let Some(d) = st.waiting.pop_front() else { break };
+            // Waited past its lease: another consumer may be running it now; not dispatched.
+            if shared.lease_lapsed(&d) {
+                lapsed.push(d);
+                continue;
+            }
+            st.free -= 1;
             let key = st.next_key;
             st.next_key += 1;
             st.live.insert(key, d.clone());
             batch.push((key, d));
         }
-        batch
+        (batch, lapsed)
     };
+    if !lapsed.is_empty() {
+        let mut held = shared.held.lock().unwrap();
+        for d in &lapsed {
+            tracing::warn!(queue = d.queue(), id = d.id(), "lease ran out before the handler started; not run");
+            held.remove(d.token());
+        }
+        drop(held);
+        shared.counters.lease_lost.fetch_add(lapsed.len() as u64, Ordering::Relaxed);
+        shared.inflight.add_permits(lapsed.len());
+    }
     if !batch.is_empty() {
         let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
         let completer = Completer { shared: Arc::downgrade(shared) };

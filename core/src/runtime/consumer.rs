@@ -578,6 +578,12 @@ async fn run_one(shared: Arc<Shared>, d: Delivery, _slot: OwnedSemaphorePermit) 
         p = shared.running.clone().acquire_owned() => p.ok(),
     };
     match run {
+        Some(_permit) if shared.lease_lapsed(&d) => {
+            // Waited past its lease: another consumer may be running it now. Not started;
+            // Redis gives it to the next fetch (or has already).
+            tracing::warn!(queue = d.queue(), id = d.id(), "lease ran out before the handler started; not run");
+            shared.counters.lease_lost.fetch_add(1, Ordering::Relaxed);
+        }
         Some(_permit) => {
             let Mode::Each(handler) = &shared.mode else { unreachable!("run_one in batch mode") };
             // A panic in the handler's synchronous part counts like one in its future.
@@ -624,13 +630,27 @@ impl Subscription {
     /// each with its key; re-arms the wake. Empty for a subscription not made with
     /// [`Queue::subscribe_foreign`].
     pub fn take(&self) -> Vec<(u64, Delivery)> {
-        self.inbox.as_ref().map(|i| i.take()).unwrap_or_default()
+        self.unlapsed(self.inbox.as_ref().map(|i| i.take()).unwrap_or_default())
     }
 
     /// [`take`](Self::take), blocking the calling thread up to `timeout` until something
     /// arrives or the subscription closes (for worker threads). Empty on timeout or close.
     pub fn take_wait(&self, timeout: Duration) -> Vec<(u64, Delivery)> {
-        self.inbox.as_ref().map(|i| i.take_wait(timeout)).unwrap_or_default()
+        self.unlapsed(self.inbox.as_ref().map(|i| i.take_wait(timeout)).unwrap_or_default())
+    }
+
+    /// `taken` without the deliveries whose lease ran out while they sat in the inbox (the
+    /// foreign runtime was busy or paused): another consumer may be running those now, so
+    /// they are reported back unstarted instead of handed to a handler.
+    fn unlapsed(&self, taken: Vec<(u64, Delivery)>) -> Vec<(u64, Delivery)> {
+        let (lapsed, live): (Vec<_>, Vec<_>) = taken.into_iter().partition(|(_, d)| self.shared.lease_lapsed(d));
+        if !lapsed.is_empty() {
+            for (_, d) in &lapsed {
+                tracing::warn!(queue = d.queue(), id = d.id(), "lease ran out before the handler started; not run");
+            }
+            self.give_back(lapsed.into_iter().map(|(k, _)| k).collect());
+        }
+        live
     }
 
     /// Reports outcomes by key: `Ok` acks, `Err` nacks with the failure's reason (after its

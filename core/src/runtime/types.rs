@@ -200,6 +200,12 @@ impl Shared {
         let (at, us) = *self.clock.lock().unwrap();
         us / 1000 + at.elapsed().as_millis() as i64
     }
+    /// True when `d`'s lease has run out by the estimate of the Redis clock: the subscription
+    /// sat on it (its process paused, Redis unreachable so the keeper could not extend it) and
+    /// another consumer may have the message by now, so its handler must not start.
+    pub fn lease_lapsed(&self, d: &Delivery) -> bool {
+        d.inner.lease_deadline_ms.load(Ordering::Relaxed) <= self.redis_now_ms()
+    }
     pub fn lease_ttr(&self, d: &Delivery) -> Duration {
         self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
     }
