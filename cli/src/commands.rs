@@ -9,6 +9,7 @@ use redelay::{
     Stats,
 };
 
+use crate::output::printable;
 use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
 
 /// A refusal of the core's (`buckets: must be 1 to 1000, got 6000`) prefixed with the flags the
@@ -231,9 +232,10 @@ fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::History
     out
 }
 
-/// One message for people, its times relative to `now` (the Redis clock).
+/// One message for people, its times relative to `now` (the Redis clock); its data escaped
+/// (`printable`).
 fn print_info(m: &MessageInfo, now: SystemTime) {
-    println!("id:           {}", m.id);
+    println!("id:           {}", printable(&m.id));
     println!("state:        {}", m.state.as_str());
     println!("attempts:     {} of {}", m.attempts, m.max_attempts);
     println!("published:    {}", when(m.published_at, now));
@@ -249,26 +251,35 @@ fn print_info(m: &MessageInfo, now: SystemTime) {
     }
     println!("ttr:          {}", human(m.ttr));
     for (k, v) in &m.headers {
-        println!("header:       {k}={v}");
+        println!("header:       {}={}", printable(k), printable(v));
     }
     if let Some(e) = &m.last_error {
-        println!("last error:   {e}");
+        println!("last error:   {}", printable(e));
     }
     match std::str::from_utf8(&m.body) {
-        Ok(s) => println!("body:         {s}"),
+        Ok(s) => println!("body:         {}", printable(s)),
         Err(_) => println!("body:         ({} bytes of binary)", m.body.len()),
     }
 }
 
-/// One message as JSON: times in epoch ms, the body as text when it is UTF-8.
+/// A body as the gateway's /v1 gives it (`redelay_server::wire`): `body` the text (null when
+/// the body is not UTF-8) and `body_base64` the bytes.
+fn body_fields(mut v: serde_json::Value, body: &[u8]) -> serde_json::Value {
+    v["body"] = std::str::from_utf8(body).map_or(serde_json::Value::Null, Into::into);
+    v["body_base64"] = redelay_server::wire::b64(body).into();
+    v
+}
+
+/// One message as JSON: times in epoch ms, the body as `body`/`body_base64` (`body_fields`).
 fn info_json(m: &MessageInfo) -> serde_json::Value {
-    serde_json::json!({
+    let v = serde_json::json!({
         "id": m.id, "state": m.state.as_str(), "attempts": m.attempts, "max_attempts": m.max_attempts,
         "ttr_ms": m.ttr.as_millis() as u64, "published_at_ms": epoch_ms(m.published_at),
         "due_at_ms": epoch_ms(m.due_at), "lease_deadline_ms": opt_ms(m.lease_deadline),
         "died_at_ms": opt_ms(m.died_at), "expires_at_ms": opt_ms(m.expires_at), "headers": m.headers,
-        "last_error": m.last_error, "body": String::from_utf8_lossy(&m.body), "body_bytes": m.body.len(),
-    })
+        "last_error": m.last_error, "body_bytes": m.body.len(),
+    });
+    body_fields(v, &m.body)
 }
 
 pub async fn peek(client: &Conn, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
@@ -300,11 +311,12 @@ pub async fn cancel(client: &Conn, queue: &str, id: &str) -> Result<ExitCode> {
 }
 
 #[derive(Args)]
+#[command(group(ArgGroup::new("due").required(true).args(["delay", "at"])))]
 pub struct RescheduleArgs {
     pub queue: String,
     pub id: String,
     /// Due after this long from now: 250ms, 3s, 30m, 2h (a bare number is milliseconds)
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true, required_unless_present = "at")]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
     /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
     #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
@@ -406,11 +418,11 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                 let v: Vec<_> = list
                     .iter()
                     .map(|m| {
-                        serde_json::json!({
+                        let v = serde_json::json!({
                             "id": m.id, "died_at_ms": opt_ms(m.died_at), "attempts": m.attempts,
-                            "max_attempts": m.max_attempts, "reason": m.last_error,
-                            "body": String::from_utf8_lossy(&m.body), "headers": m.headers,
-                        })
+                            "max_attempts": m.max_attempts, "reason": m.last_error, "headers": m.headers,
+                        });
+                        body_fields(v, &m.body)
                     })
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&v).expect("json"));
@@ -420,10 +432,10 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                     let died = m.died_at.map_or("-".into(), |t| relative(t, now));
                     println!(
                         "{:<24} died {:<14} after {} attempts: {}",
-                        m.id,
+                        printable(&m.id),
                         died,
                         m.attempts,
-                        m.last_error.as_deref().unwrap_or("-")
+                        printable(m.last_error.as_deref().unwrap_or("-"))
                     );
                 }
                 if list.is_empty() {
@@ -457,12 +469,20 @@ pub async fn pause(client: &Conn, queue: &str, pause: bool) -> Result<ExitCode> 
 }
 
 /// `destroy`: deletes the queue, every message in every state and its name from the registry;
-/// without `yes`, says what it would delete and refuses (bad input: 64).
+/// without `yes`, says what it would delete and refuses (bad input: 64). A name with no
+/// message that is not registered is no queue (exit 1, as a missing message's), but may still
+/// hold what `pause` or `set-history` stored under it: with `yes` that goes too.
 pub async fn destroy(client: &Conn, queue: &str, yes: bool) -> Result<ExitCode> {
     let q = client.queue(queue).await?;
     let n = q.stats().await?.total;
     if n == 0 && !client.queues().await?.iter().any(|r| r == queue) {
-        eprintln!("redelay: no queue {queue:?} under prefix {:?}", client.prefix());
+        let none = format!("no queue {queue:?} under prefix {:?}: no messages, not registered", client.prefix());
+        if yes {
+            q.destroy().await?;
+            eprintln!("redelay: {none} (anything else stored under the name, such as a pause, is deleted)");
+        } else {
+            eprintln!("redelay: {none} (--yes still deletes anything else stored under the name, such as a pause)");
+        }
         return Ok(ExitCode::from(1));
     }
     let what = format!("{n} message{} of queue {queue:?}", if n == 1 { "" } else { "s" });
@@ -564,25 +584,58 @@ pub async fn verify(client: &Conn, queue: &str) -> Result<ExitCode> {
     }
 }
 
+/// A duration as typed, for errors that name it.
+#[derive(Clone)]
+pub struct Typed {
+    text: String,
+    d: Duration,
+}
+
+fn typed(s: &str) -> std::result::Result<Typed, String> {
+    Ok(Typed { text: s.trim().to_string(), d: parse_duration(s)? })
+}
+
 #[derive(Args)]
 pub struct UpcomingArgs {
     pub queue: String,
-    /// How far ahead to look, from now by the Redis clock: 1h, 2d ... (--next / --every is the
-    /// number of buckets, 1 to 1000)
-    #[arg(long, default_value = "1h", value_parser = parse_duration)]
-    pub next: Duration,
-    /// Bucket width: 1m, 1h ...
-    #[arg(long, default_value = "1m", value_parser = parse_duration)]
-    pub every: Duration,
+    /// How far ahead to look, from now by the Redis clock: 1h, 2d, 1h30m ... (the whole of it
+    /// in buckets of --every: at most 1000 of them)
+    #[arg(long, default_value = "1h", value_parser = typed)]
+    pub next: Typed,
+    /// Bucket width: 1m, 1h ... (whole ms, at least 1ms; one longer than --next is cut to it)
+    #[arg(long, default_value = "1m", value_parser = typed)]
+    pub every: Typed,
     #[arg(long)]
     pub json: bool,
 }
 
+/// The width (whole ms) and number of the buckets of `upcoming`: enough to cover all of
+/// `next` (the last one may reach past it), at most 1000; a width longer than `next` is cut
+/// to it (one bucket).
+fn buckets(next: &Typed, every: &Typed) -> Result<(Duration, usize)> {
+    let invalid = redelay::Error::invalid;
+    if next.d < Duration::from_millis(1) {
+        return Err(invalid(format!("--next: must be at least 1ms, got {:?}", next.text)));
+    }
+    if every.d < Duration::from_millis(1) {
+        return Err(invalid(format!("--every: must be at least 1ms, got {:?}", every.text)));
+    }
+    let width_ms = every.d.min(next.d).as_millis();
+    let n = next.d.as_micros().div_ceil(width_ms * 1000);
+    if n > 1000 {
+        return Err(invalid(format!(
+            "--next / --every: {} in buckets of {} is {n} buckets, more than 1000: widen --every or shorten --next",
+            next.text, every.text
+        )));
+    }
+    Ok((Duration::from_millis(width_ms as u64), n as usize))
+}
+
 /// How many messages fall due per bucket, as a bar chart.
 pub async fn upcoming(client: &Conn, a: UpcomingArgs) -> Result<ExitCode> {
-    let n = (a.next.as_millis() / a.every.as_millis().max(1)).max(1) as usize;
+    let (width, n) = buckets(&a.next, &a.every)?;
     let q = client.queue(&a.queue).await?;
-    let b = q.upcoming(q.redis_now().await?, a.every, n).await.map_err(from_flags("--next / --every".into()))?;
+    let b = q.upcoming(q.redis_now().await?, width, n).await.map_err(from_flags("--next / --every".into()))?;
     if a.json {
         let v: Vec<_> = b.iter().map(|(t, c)| serde_json::json!({ "from_ms": epoch_ms(*t), "count": c })).collect();
         println!("{}", serde_json::Value::Array(v));
@@ -617,8 +670,10 @@ fn one_line(m: &MessageInfo, now: SystemTime) -> String {
         redelay::State::Dead => m.died_at.map(|t| format!("died {}", when(t, now))),
         _ => Some(format!("due {}", when(m.due_at, now))),
     };
-    let body = String::from_utf8_lossy(&m.body[..m.body.len().min(40)]).replace('\n', " ");
-    format!("{:<24} {:<9} {}  {body}", m.id, m.state.as_str(), when.unwrap_or_default())
+    // The first 40 chars (of at most 160 bytes: no char cut in them), escaped.
+    let head: String = String::from_utf8_lossy(&m.body[..m.body.len().min(160)]).chars().take(40).collect();
+    let body = printable(&head);
+    format!("{:<24} {:<9} {}  {body}", printable(&m.id), m.state.as_str(), when.unwrap_or_default())
 }
 
 pub async fn list(client: &Conn, a: ListArgs) -> Result<ExitCode> {

@@ -6,38 +6,92 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use redelay::{Delivery, Failure, Message, SubscribeOptions};
+use redelay::{Delivery, Failure, Message, Queue, SubscribeOptions, Subscription};
 
 use crate::units::human;
 
 #[derive(Args)]
 pub struct DemoArgs {
-    /// How many messages
-    #[arg(long, default_value_t = 30)]
+    /// How many messages, 1 to 10000
+    #[arg(long, default_value_t = 30, value_parser = count)]
     pub count: u32,
-    /// Spread the due times over this many seconds
-    #[arg(long, default_value_t = 10.0)]
+    /// Spread the due times over this many seconds, 0 to 3600
+    #[arg(long, default_value_t = 10.0, value_parser = seconds, allow_hyphen_values = true)]
     pub seconds: f64,
 }
 
+fn count(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .filter(|n| (1..=10_000).contains(n))
+        .ok_or_else(|| "must be a whole number, 1 to 10000".into())
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    // NaN is in no range: refused with the infinities.
+    s.trim().parse().ok().filter(|x| (0.0..=3600.0).contains(x)).ok_or_else(|| "must be 0 to 3600 (seconds)".into())
+}
+
+/// Resolves on Ctrl-C (never, when the handler cannot be installed).
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Runs the demo on its own queue `demo-<pid>`, which goes at the end: when the demo is done,
+/// fails or is interrupted by Ctrl-C (then the exit status is 130, as a shell's).
 pub async fn run(url: &str, prefix: &str, a: DemoArgs) -> redelay::Result<ExitCode> {
     let client = crate::commands::connect(url, prefix).await?;
     let queue = client.queue(&format!("demo-{}", std::process::id()))?;
     println!(
-        "redelay demo: {} messages due over {:.0} s on {} (queue {})",
+        "redelay demo: {} messages due over {} s on {} (queue {})",
         a.count,
         a.seconds,
         redelay::redact(url),
         queue.name()
     );
+    let mut sub = None;
+    let outcome = tokio::select! {
+        r = demo(&queue, &a, &mut sub) => Some(r),
+        () = ctrl_c() => None,
+    };
+    // The subscription drains first, so that no handler settles into the queue once it is gone.
+    let cleanup = async {
+        if let Some(s) = &sub {
+            s.close().await;
+        }
+        queue.destroy().await
+    };
+    let destroyed = match tokio::time::timeout(Duration::from_secs(10), cleanup).await {
+        Ok(r) => r,
+        Err(_) => Err(redelay::Error::new(redelay::ErrorKind::Timeout, "destroy: no answer in 10 s")),
+    };
+    match (outcome, destroyed) {
+        (None, Ok(())) => {
+            println!("interrupted: queue {} destroyed", queue.name());
+            Ok(ExitCode::from(130))
+        }
+        (None, Err(e)) => {
+            eprintln!("redelay: interrupted; queue {} not destroyed: {e}", queue.name());
+            Ok(ExitCode::from(130))
+        }
+        (Some(r), Ok(())) => r,
+        (Some(Ok(_)), Err(e)) => Err(e),
+        (Some(Err(e)), Err(_)) => Err(e),
+    }
+}
 
+/// The demo proper; the subscription is left in `sub` for `run` to close.
+async fn demo(queue: &Queue, a: &DemoArgs, sub: &mut Option<Subscription>) -> redelay::Result<ExitCode> {
     // Spread the due times evenly, published in shuffled order; #7 fails once to show a retry.
-    let n = a.count.max(1);
+    let n = a.count;
     let mut order: Vec<u32> = (0..n).collect();
     for i in (1..order.len()).rev() {
         order.swap(i, (i * 7919 + 13) % (i + 1));
     }
-    let spread = Duration::from_secs_f64(a.seconds.max(0.1));
+    let spread = Duration::from_secs_f64(a.seconds);
     let msgs = order
         .iter()
         .map(|&i| {
@@ -53,35 +107,37 @@ pub async fn run(url: &str, prefix: &str, a: DemoArgs) -> redelay::Result<ExitCo
     let start = Instant::now();
     let lateness: Arc<Mutex<Vec<Duration>>> = Arc::default();
     let l = lateness.clone();
-    let sub = queue
-        .subscribe(
-            move |d: Delivery| {
-                let l = l.clone();
-                let start = start;
-                async move {
-                    let body = String::from_utf8_lossy(d.body()).into_owned();
-                    if d.id() == "demo-07" && d.attempt() == 1 {
+    let sub = sub.insert(
+        queue
+            .subscribe(
+                move |d: Delivery| {
+                    let l = l.clone();
+                    let start = start;
+                    async move {
+                        let body = String::from_utf8_lossy(d.body()).into_owned();
+                        if d.id() == "demo-07" && d.attempt() == 1 {
+                            println!(
+                                "  {:>7.3}s  {body}  attempt {}  lateness {:>9}  -> fails, retried with backoff",
+                                start.elapsed().as_secs_f64(),
+                                d.attempt(),
+                                human(d.lateness())
+                            );
+                            return Err(Failure::new("demo: first attempt fails on purpose"));
+                        }
                         println!(
-                            "  {:>7.3}s  {body}  attempt {}  lateness {:>9}  -> fails, retried with backoff",
+                            "  {:>7.3}s  {body}  attempt {}  lateness {:>9}",
                             start.elapsed().as_secs_f64(),
                             d.attempt(),
                             human(d.lateness())
                         );
-                        return Err(Failure::new("demo: first attempt fails on purpose"));
+                        l.lock().unwrap().push(d.lateness());
+                        Ok(())
                     }
-                    println!(
-                        "  {:>7.3}s  {body}  attempt {}  lateness {:>9}",
-                        start.elapsed().as_secs_f64(),
-                        d.attempt(),
-                        human(d.lateness())
-                    );
-                    l.lock().unwrap().push(d.lateness());
-                    Ok(())
-                }
-            },
-            SubscribeOptions::concurrency(8),
-        )
-        .await?;
+                },
+                SubscribeOptions::concurrency(8),
+            )
+            .await?,
+    );
 
     let deadline = start + spread + Duration::from_secs(10);
     while (lateness.lock().unwrap().len() as u32) < n && Instant::now() < deadline {

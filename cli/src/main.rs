@@ -114,10 +114,7 @@ async fn main() -> ExitCode {
         cmd => {
             let client = match commands::connect(&cli.url, &cli.prefix).await {
                 Ok(c) => commands::Conn { client: c, shards: cli.shards },
-                Err(e) => {
-                    eprintln!("redelay: {e}");
-                    return ExitCode::from(2);
-                }
+                Err(e) => return fail(&e),
             };
             match cmd {
                 Cmd::Publish(a) => commands::publish(&client, a).await,
@@ -140,11 +137,44 @@ async fn main() -> ExitCode {
             }
         }
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("redelay: {e}");
-            ExitCode::from(if e.kind() == redelay::ErrorKind::InvalidArgument { 64 } else { 2 })
+    result.unwrap_or_else(|e| fail(&e))
+}
+
+/// The error on stderr, and the exit status of its kind (README, "CLI"): bad input 64, a
+/// message or lease that is not there 1 (as `peek` of a missing id), Redis unreachable or
+/// failing 2.
+fn fail(e: &redelay::Error) -> ExitCode {
+    eprintln!("redelay: {e}");
+    ExitCode::from(exit_status(e.kind()))
+}
+
+fn exit_status(kind: redelay::ErrorKind) -> u8 {
+    use redelay::ErrorKind as K;
+    match kind {
+        K::InvalidArgument => 64,
+        K::NotFound | K::LeaseLost => 1,
+        // Connection, Timeout, Redis, Handler, and any kind added later.
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn exit_status_by_kind() {
+        use redelay::ErrorKind as K;
+        let want = [
+            (K::InvalidArgument, 64),
+            (K::NotFound, 1),
+            (K::LeaseLost, 1),
+            (K::Connection, 2),
+            (K::Timeout, 2),
+            (K::Redis, 2),
+            (K::Handler, 2),
+        ];
+        assert_eq!(want.len(), K::ALL.len());
+        for (kind, status) in want {
+            assert_eq!(super::exit_status(kind), status, "{kind:?}");
         }
     }
 }

@@ -83,7 +83,7 @@ pub async fn token(url: &str, prefix: &str, cmd: TokenCmd) -> Result<ExitCode> {
         TokenCmd::List { namespace } => {
             for (id, i) in store.list(&namespace).await? {
                 let mode = if i.read_only { "read-only" } else { "read-write" };
-                println!("{id}  {mode}  {}", i.description);
+                println!("{id}  {mode}  {}", crate::output::printable(&i.description));
             }
         }
         TokenCmd::Revoke { namespace, token } => {

@@ -2,27 +2,52 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Parses `250ms`, `3s`, `1.5s`, `30m`, `2h`, `7d` (a bare number is milliseconds).
+/// The longest duration typed: longer ones are surely a slip (every limit of the core is far
+/// shorter), and refused naming the input rather than a number saturated on the way.
+const MAX_DURATION_DAYS: f64 = 36_500.0;
+
+/// Parses `250ms`, `3s`, `1.5s`, `30m`, `2h`, `7d` and compounds of them (`1h30m`,
+/// `1d12h`); a bare number is milliseconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if s.starts_with('-') {
         return Err(format!("{s:?}: a duration cannot be negative"));
     }
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a duration like 250ms, 3s, 30m, 2h, 7d"))?;
-    let ms = match unit {
-        "" | "ms" => n,
-        "s" => n * 1e3,
-        "m" => n * 60e3,
-        "h" => n * 3600e3,
-        "d" => n * 86400e3,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?} (ms, s, m, h, d)")),
+    let usage = || format!("{s:?} is not a duration like 250ms, 3s, 1.5s, 30m, 2h, 7d or 1h30m");
+    let number =
+        |n: &str| n.parse::<f64>().ok().filter(|_| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    let ms = if s.is_empty() {
+        return Err(usage());
+    } else if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        number(s).ok_or_else(usage)?
+    } else {
+        let (mut ms, mut rest) = (0.0, s);
+        while !rest.is_empty() {
+            let split = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+            let (num, tail) = rest.split_at(split);
+            let n = number(num).ok_or_else(usage)?;
+            let end = tail.find(|c: char| !c.is_alphabetic()).unwrap_or(tail.len());
+            let (unit, tail) = tail.split_at(end);
+            ms += n * match unit {
+                "ms" => 1.0,
+                "s" => 1e3,
+                "m" => 60e3,
+                "h" => 3600e3,
+                "d" => 86400e3,
+                "" => return Err(usage()),
+                _ => return Err(format!("{s:?}: unknown unit {unit:?} (ms, s, m, h, d)")),
+            };
+            rest = tail;
+        }
+        ms
     };
     if !ms.is_finite() || ms < 0.0 {
-        return Err(format!("{s:?} is not a duration"));
+        return Err(usage());
     }
-    Ok(Duration::from_micros((ms * 1000.0) as u64))
+    if ms > MAX_DURATION_DAYS * 86400e3 {
+        return Err(format!("{s:?} is longer than {MAX_DURATION_DAYS}d (100 years)"));
+    }
+    Ok(Duration::from_micros((ms * 1000.0).round() as u64))
 }
 
 /// Milliseconds since the Unix epoch.
@@ -109,51 +134,106 @@ pub fn iso(t: SystemTime) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
 }
 
+/// The latest time typed as epoch ms: the last millisecond of year 9999, the latest an ISO
+/// 8601 time of four-digit years names.
+const MAX_EPOCH_MS: u64 = 253_402_300_799_999;
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// The days of month `m` (1 to 12) of year `y` in the proleptic Gregorian calendar.
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 /// A time as people type it: ISO 8601 / RFC 3339 (`2026-11-23T08:00:00Z`,
-/// `2026-11-23T09:00:00.5+01:00`, `2026-11-23 08:00:00Z`) or milliseconds since the epoch.
+/// `2026-11-23T09:00:00.5+01:00`, `2026-11-23 08:00:00Z`) or milliseconds since the epoch (up
+/// to 9999-12-31T23:59:59.999Z). Every field is digits only and in its range: the days of the
+/// month (leap years counted), hours 00-23, minutes and seconds 00-59 (no leap second), offsets
+/// -23:59 to +23:59.
 pub fn parse_time(s: &str) -> Result<SystemTime, String> {
     let s = s.trim();
     let bad = || format!("{s:?} is not a time like 2026-11-23T08:00:00Z (ISO 8601, with Z or an offset) or epoch ms");
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-        return s.parse::<u64>().map(|ms| UNIX_EPOCH + Duration::from_millis(ms)).map_err(|_| bad());
+        return match s.parse::<u64>() {
+            Ok(ms) if ms <= MAX_EPOCH_MS => Ok(UNIX_EPOCH + Duration::from_millis(ms)),
+            _ => Err(format!("{s:?}: epoch ms out of range: at most {MAX_EPOCH_MS} (9999-12-31T23:59:59.999Z)")),
+        };
     }
+    // Bytes, not chars: a field holding a multi-byte char is no digits (and never sliced).
     let b = s.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
+    let at = |i: usize| b.get(i).copied();
+    let num = |r: std::ops::Range<usize>| -> Result<i64, String> {
+        let d = b.get(r).filter(|d| !d.is_empty() && d.iter().all(u8::is_ascii_digit)).ok_or_else(bad)?;
+        Ok(d.iter().fold(0, |n, c| n * 10 + i64::from(c - b'0')))
+    };
+    if at(4) != Some(b'-')
+        || at(7) != Some(b'-')
+        || !matches!(at(10), Some(b'T' | b't' | b' '))
+        || at(13) != Some(b':')
+        || at(16) != Some(b':')
     {
         return Err(bad());
     }
-    let num = |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(bad);
     let (y, mo, d, h, mi, sec) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
     let mut i = 19;
     let mut frac_ms = 0i64;
-    if b[i] == b'.' {
+    if at(i) == Some(b'.') {
         let start = i + 1;
         i = start;
-        while i < b.len() && b[i].is_ascii_digit() {
+        while at(i).is_some_and(|c| c.is_ascii_digit()) {
             i += 1;
         }
-        let digits = s.get(start..i).ok_or_else(bad)?;
-        if digits.is_empty() {
+        if i == start {
             return Err(bad());
         }
-        frac_ms = format!("{:0<3}", &digits[..digits.len().min(3)]).parse().map_err(|_| bad())?;
+        // Milliseconds: the first three digits, the rest cut off.
+        frac_ms = num(start..(start + 3).min(i))? * 10i64.pow((start + 3).saturating_sub(i) as u32);
     }
-    let offset_min = match s.get(i..).ok_or_else(bad)? {
-        "Z" | "z" => 0,
-        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && &o[3..4] == ":" => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            sign * (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?)
+    let offset_min = match &b[i..] {
+        b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if oh > 23 || om > 59 {
+                return Err(format!("{s:?}: the offset must be -23:59 to +23:59"));
+            }
+            (oh * 60 + om) * if *sign == b'-' { -1 } else { 1 }
         }
         _ => return Err(bad()),
     };
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return Err(bad());
+    let range = |what: &str, v: i64, lo: i64, hi: i64| {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(format!("{s:?}: {what} must be {lo:02} to {hi:02}"))
+        }
+    };
+    range("the month", mo, 1, 12)?;
+    let days = days_in_month(y, mo as u32);
+    if !(1..=i64::from(days)).contains(&d) {
+        let month = MONTHS[mo as usize - 1];
+        return Err(format!("{s:?}: the day must be 01 to {days} ({month} {y} has {days} days)"));
     }
+    range("the hour", h, 0, 23)?;
+    range("the minute", mi, 0, 59)?;
+    range("the second", sec, 0, 59)?;
     let days = days_from_civil(y, mo as u32, d as u32);
     let ms = ((days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60) * 1000) + frac_ms;
     if ms < 0 {
@@ -202,5 +282,92 @@ mod tests {
         }
         let now = UNIX_EPOCH + Duration::from_millis(1_795_412_000_000);
         assert_eq!(when(t, now), "2026-11-23T06:01:59.706Z, in 28m39.71s");
+    }
+
+    #[test]
+    fn compound_durations_and_too_long_ones_name_the_input() {
+        let ok = [
+            ("1h30m", 5_400_000_000),
+            ("1d2h3m4s5ms", 93_784_005_000),
+            ("2h", 7_200_000_000),
+            ("1.5h", 5_400_000_000),
+            ("0.3s", 300_000),
+            ("1m30.5s", 90_500_000),
+            ("0", 0),
+            ("1.5", 1_500),
+        ];
+        for (s, us) in ok {
+            assert_eq!(parse_duration(s), Ok(Duration::from_micros(us)), "{s}");
+        }
+        let bad = [
+            ("1h30", "is not a duration like"),
+            ("h", "is not a duration like"),
+            ("", "is not a duration like"),
+            ("1..5s", "is not a duration like"),
+            ("1 h", "is not a duration like"),
+            ("1x", "unknown unit \"x\""),
+            ("1h-5m", "is not a duration like"),
+            ("99999999999999999999999d", "\"99999999999999999999999d\" is longer than 36500d (100 years)"),
+            ("36501d", "\"36501d\" is longer than 36500d (100 years)"),
+        ];
+        for (s, want) in bad {
+            let e = parse_duration(s).unwrap_err();
+            assert!(e.contains(want), "{s}: {e}");
+        }
+        assert!(parse_duration("36500d").is_ok());
+    }
+
+    #[test]
+    fn impossible_times_are_refused_with_the_reason() {
+        let at = |s: &str| parse_time(s).map(iso);
+        let ok = [
+            ("2028-02-29T08:00:00Z", "2028-02-29T08:00:00.000Z"),
+            ("2000-02-29T08:00:00Z", "2000-02-29T08:00:00.000Z"),
+            ("2026-12-31T23:59:59.9999Z", "2026-12-31T23:59:59.999Z"),
+            ("2026-11-23T08:00:00+23:59", "2026-11-22T08:01:00.000Z"),
+            ("2026-11-23T08:00:00-23:59", "2026-11-24T07:59:00.000Z"),
+            ("2026-11-23t08:00:00-00:00", "2026-11-23T08:00:00.000Z"),
+            ("253402300799999", "9999-12-31T23:59:59.999Z"),
+        ];
+        for (s, want) in ok {
+            assert_eq!(at(s).as_deref(), Ok(want), "{s}");
+        }
+        let syntax = "is not a time like";
+        let bad = [
+            ("2026-11-23T08:00:00+0é00", syntax),
+            ("2026-11-23T08:00:00+01é0", syntax),
+            ("2026-11-23T08:00:00é", syntax),
+            ("é026-11-23T08:00:00Z", syntax),
+            ("2026-11-23T08:00:0éZ", syntax),
+            ("2026-11-23T08:00:00.éZ", syntax),
+            ("2026-+1-23T08:00:00Z", syntax),
+            ("+026-11-23T08:00:00Z", syntax),
+            ("2026-11-23T08:00:00+-1:00", syntax),
+            ("2026-11-23T08:00:00+01:+1", syntax),
+            ("2026-11-23T 8:00:00Z", syntax),
+            ("2026-11-23T08:00:00.Z", syntax),
+            ("2026-11-23T08:00:00ZZ", syntax),
+            ("2026-02-31T08:00:00Z", "day must be 01 to 28 (February 2026 has 28 days)"),
+            ("2026-02-29T08:00:00Z", "day must be 01 to 28 (February 2026 has 28 days)"),
+            ("1900-02-29T08:00:00Z", "February 1900 has 28 days"),
+            ("2026-04-31T08:00:00Z", "April 2026 has 30 days"),
+            ("2026-11-00T08:00:00Z", "November 2026 has 30 days"),
+            ("2026-13-01T08:00:00Z", "month must be 01 to 12"),
+            ("2026-00-01T08:00:00Z", "month must be 01 to 12"),
+            ("2026-11-23T24:00:00Z", "hour must be 00 to 23"),
+            ("2026-11-23T08:60:00Z", "minute must be 00 to 59"),
+            ("2026-11-23T08:00:60Z", "second must be 00 to 59"),
+            ("2026-11-23T08:00:00+99:99", "offset must be -23:59 to +23:59"),
+            ("2026-11-23T08:00:00+24:00", "offset must be -23:59 to +23:59"),
+            ("2026-11-23T08:00:00-00:60", "offset must be -23:59 to +23:59"),
+            ("1969-12-31T23:59:59Z", "is before 1970"),
+            ("18446744073709551615", "epoch ms out of range: at most 253402300799999 (9999-12-31T23:59:59.999Z)"),
+            ("99999999999999999999", "epoch ms out of range"),
+            ("253402300800000", "epoch ms out of range"),
+        ];
+        for (s, want) in bad {
+            let e = parse_time(s).unwrap_err();
+            assert!(e.starts_with(&format!("{s:?}")) && e.contains(want), "{s}: {e}");
+        }
     }
 }

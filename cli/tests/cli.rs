@@ -64,7 +64,7 @@ fn publish_inspect_change_dead_letters_verify() {
     let o = redelay(&prefix, &["reschedule", "jobs", "a", "--delay", "2h"]);
     assert!(o.status.success(), "{o:?}");
     let o = redelay(&prefix, &["reschedule", "jobs", "nope", "--delay", "2h"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1), "no message: as peek's and cancel's");
     assert!(String::from_utf8_lossy(&o.stderr).contains("no message with id \"nope\""));
 
     assert!(redelay(&prefix, &["cancel", "jobs", "a"]).status.success());
@@ -247,7 +247,7 @@ fn upcoming_refuses_more_than_1000_buckets_and_list_help_states_its_default() {
     let o = redelay(&prefix, &["upcoming", "q", "--next", "2h", "--every", "1s"]);
     assert_eq!(o.status.code(), Some(64), "{o:?}");
     let err = stderr(&o);
-    assert!(err.contains("--next / --every: buckets: must be 1 to 1000, got 7200"), "{err}");
+    assert!(err.contains("--next / --every: 2h in buckets of 1s is 7200 buckets, more than 1000"), "{err}");
     // The CLI's pages are smaller than the library's, and say so.
     for cmd in [&["list", "--help"][..], &["dead", "list", "--help"]] {
         let help = text(&redelay(&prefix, cmd));
@@ -508,4 +508,365 @@ fn set_history_off_then_on_reports_the_change_and_stops_the_counters() {
         assert!(stderr(&o).starts_with("error: "), "{args:?}: {o:?}");
     }
     redelay(&prefix, &["destroy", "h", "--yes"]);
+}
+
+/// Runs `redelay` with stdout going to `stdout`.
+fn redelay_to(prefix: &str, args: &[&str], stdout: std::process::Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &redis_url(), "--prefix", prefix])
+        .args(args)
+        .stdout(stdout)
+        .output()
+        .expect("run redelay")
+}
+
+/// A queue's total, from `stats --json`.
+fn total(prefix: &str, queue: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(prefix, &["stats", queue, "--json"]))).unwrap();
+    v[0]["total"].as_u64().unwrap()
+}
+
+#[test]
+fn bad_times_and_durations_are_refused_with_64_naming_the_flag_and_the_value() {
+    let prefix = format!("clibadtime{}", std::process::id());
+    assert!(redelay(&prefix, &["publish", "q", "x", "--id", "a", "--delay", "1h"]).status.success());
+    let non_ascii = "2026-11-23T08:00:00+0é00";
+    // (flag, value, what stderr says besides the flag and the value)
+    let cases = [
+        ("--at", non_ascii, "not a time like 2026-11-23T08:00:00Z"),
+        ("--at", "2026-11-23T08:00:00+0é:0", "not a time like"),
+        ("--at", "2026-11-23T08:00:00é", "not a time like"),
+        ("--at", "2026-11-2éT08:00:00Z", "not a time like"),
+        ("--at", "2026-02-31T08:00:00Z", "February 2026 has 28 days"),
+        ("--at", "2026-02-29T08:00:00Z", "February 2026 has 28 days"),
+        ("--at", "2026-04-31T08:00:00Z", "April 2026 has 30 days"),
+        ("--at", "2026-00-10T08:00:00Z", "month must be 01 to 12"),
+        ("--at", "2026-11-00T08:00:00Z", "November 2026 has 30 days"),
+        ("--at", "2026-11-23T08:00:00+99:99", "offset must be -23:59 to +23:59"),
+        ("--at", "2026-11-23T08:00:00+24:00", "offset must be -23:59 to +23:59"),
+        ("--at", "2026-11-23T08:00:00+01:60", "offset must be -23:59 to +23:59"),
+        ("--at", "2026-11-23T08:00:00+-1:00", "not a time like"),
+        ("--at", "2026-+1-23T08:00:00Z", "not a time like"),
+        ("--at", "2026-11-23T+8:00:00Z", "not a time like"),
+        ("--at", "2026-11-23T08:00: 1Z", "not a time like"),
+        ("--at", "2026-11-23T08:00:60Z", "second must be 00 to 59"),
+        ("--at", "2026-11-23T24:00:00Z", "hour must be 00 to 23"),
+        ("--at", "2026-11-23T08:60:00Z", "minute must be 00 to 59"),
+        ("--at", "18446744073709551615", "out of range"),
+        ("--at", "99999999999999999999", "out of range"),
+        ("--delay", "99999999999999999999999d", "longer than"),
+        ("--delay", "1h30", "not a duration like"),
+        ("--delay", "1x", "unknown unit \"x\""),
+    ];
+    for (flag, value, want) in cases {
+        let runs: [&[&str]; 3] = [
+            &["publish", "q", "x", flag, value],
+            &["reschedule", "q", "a", flag, value],
+            &["bulk", "q", "reschedule", "a", flag, value],
+        ];
+        for args in runs {
+            let o = redelay(&prefix, args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(64), "{args:?}: {err}");
+            assert!(
+                err.contains(want) && err.contains(flag) && err.contains(value) && !err.contains("panicked"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert_eq!(total(&prefix, "q"), 1, "nothing published");
+    assert_eq!(peek_json(&prefix, "q", "a").unwrap()["state"], "scheduled");
+    // What is right is taken: a leap day, offsets at the ends, compound durations.
+    for (flag, value) in [
+        ("--at", "2028-02-29T08:00:00Z"),
+        ("--at", "2028-02-29T08:00:00-23:59"),
+        ("--at", "2028-02-29T08:00:00.123456+23:59"),
+        ("--delay", "1h30m"),
+        ("--delay", "1d2h3m4s5ms"),
+    ] {
+        let o = redelay(&prefix, &["reschedule", "q", "a", flag, value, "--json"]);
+        assert!(o.status.success(), "{flag} {value}: {o:?}");
+    }
+    let before = peek_json(&prefix, "q", "a").unwrap();
+    let o = redelay(&prefix, &["reschedule", "q", "a", "--delay", "1h30m", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let left = v["due_at_ms"].as_i64().unwrap() - before["published_at_ms"].as_i64().unwrap();
+    assert!((5_400_000..5_460_000).contains(&left), "1h30m from now: {left} ms");
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+#[test]
+fn reschedule_without_a_time_names_both_flags() {
+    let o = redelay("clinotime", &["reschedule", "q", "a"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    let err = stderr(&o);
+    assert!(err.contains("--delay") && err.contains("--at"), "{err}");
+}
+
+#[test]
+fn demo_refuses_bad_counts_and_spreads_naming_the_flag_and_range() {
+    for (args, want) in [
+        (&["demo", "--seconds", "inf"][..], "--seconds"),
+        (&["demo", "--seconds", "1e300"], "--seconds"),
+        (&["demo", "--seconds", "nan"], "--seconds"),
+        (&["demo", "--seconds", "-1"], "--seconds"),
+        (&["demo", "--seconds", "3601"], "--seconds"),
+        (&["demo", "--count", "0"], "--count"),
+        (&["demo", "--count", "10001"], "--count"),
+    ] {
+        let o = redelay("clidemobad", args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {err}");
+        assert!(err.contains(want) && !err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains("0 to 3600") || err.contains("1 to 10000"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}: nothing done");
+    }
+}
+
+/// The queue a demo run named on its first line.
+fn demo_queue(first_line: &str) -> String {
+    let q = first_line.rsplit("(queue ").next().unwrap().trim_end().trim_end_matches(')');
+    assert!(q.starts_with("demo-"), "{first_line}");
+    q.to_string()
+}
+
+#[test]
+fn demo_destroys_its_queue_at_the_end_and_on_ctrl_c() {
+    let prefix = format!("clidemo{}", std::process::id());
+    let o = redelay(&prefix, &["demo", "--count", "3", "--seconds", "0.3"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = text(&o);
+    assert!(out.contains("ok: 3/3 delivered"), "{out}");
+    let q = demo_queue(out.lines().next().unwrap());
+    assert_eq!((lasting_keys(&prefix, &q), registered(&prefix)), (vec![], vec![]), "{out}");
+
+    // Ctrl-C while messages wait: the queue goes too, and the demo ends with 130.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &redis_url(), "--prefix", &prefix, "demo", "--count", "5", "--seconds", "600"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let q = demo_queue(&lines.next().unwrap().unwrap());
+    let t = std::time::Instant::now();
+    while keys_of(&prefix, &q).is_empty() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "never published");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200)); // subscribed
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let rest: Vec<String> = lines.map_while(|l| l.ok()).collect();
+    assert_eq!(o.status.code(), Some(130), "{rest:?} {}", stderr(&o));
+    assert!(rest.iter().any(|l| l.contains(&format!("queue {q} destroyed"))), "{rest:?}");
+    assert_eq!((lasting_keys(&prefix, &q), registered(&prefix)), (vec![], vec![]));
+}
+
+/// The keys of `queue` that do not expire by themselves (a fetch's replay key, which lives
+/// at most a lease, does).
+fn lasting_keys(prefix: &str, queue: &str) -> Vec<String> {
+    let keys = keys_of(prefix, queue);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = common::raw().await;
+        let mut out = Vec::new();
+        for k in keys {
+            let ttl: i64 = redis::cmd("PTTL").arg(&k).query_async(&mut c).await.unwrap();
+            if ttl < 0 {
+                out.push(k);
+            }
+        }
+        out
+    })
+}
+
+#[test]
+fn exit_codes_follow_the_kind_of_error() {
+    let prefix = format!("cliexit{}", std::process::id());
+    assert!(redelay(&prefix, &["publish", "q", "x", "--id", "a", "--delay", "1h"]).status.success());
+    // (--url, --prefix, command, exit code, what stderr says)
+    let url = redis_url();
+    let cases: [(&str, &str, &[&str], i32, &str); 9] = [
+        (&url, &prefix, &["reschedule", "q", "nosuch", "--delay", "1s"], 1, "no message with id \"nosuch\""),
+        (&url, &prefix, &["peek", "q", "nosuch"], 1, "no message with id \"nosuch\""),
+        (&url, &prefix, &["cancel", "q", "nosuch"], 1, "no message with id \"nosuch\""),
+        ("notaurl", &prefix, &["stats"], 64, "url: unknown scheme"),
+        ("redis://127.0.0.1:1/abc", &prefix, &["stats"], 64, "url: "),
+        (&url, "a\"b", &["stats"], 64, "prefix: must be"),
+        (&url, "", &["stats"], 64, "prefix: must be"),
+        ("notaurl", &prefix, &["demo"], 64, "url: unknown scheme"),
+        (&url, "a\"b", &["token", "list", "ns"], 64, "prefix: must be"),
+    ];
+    for (url, prefix, args, code, want) in cases {
+        let o = Command::new(env!("CARGO_BIN_EXE_redelay"))
+            .args(["--url", url, "--prefix", prefix])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{url} {prefix} {args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{url} {prefix} {args:?}: {}", stderr(&o));
+    }
+    // A failed write to stdout (a full disk) is no unreachable Redis: 74 (EX_IOERR).
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = redelay_to(&prefix, &["stats"], full.into());
+        assert_eq!(o.status.code(), Some(74), "{}", stderr(&o));
+        assert!(stderr(&o).contains("cannot write to stdout"), "{}", stderr(&o));
+    }
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+#[test]
+fn destroy_deletes_what_pause_or_set_history_stored_for_an_unknown_queue() {
+    let prefix = format!("clidestroyleft{}", std::process::id());
+    for (queue, args) in [("p", &["pause", "p"][..]), ("h", &["set-history", "h", "off"])] {
+        assert!(redelay(&prefix, args).status.success());
+        assert!(!keys_of(&prefix, queue).is_empty(), "{queue}: something stored");
+        // No queue (no message, not registered): exit 1, as before, but --yes deletes the rest.
+        let o = redelay(&prefix, &["destroy", queue]);
+        assert_eq!(o.status.code(), Some(1), "{queue}: without --yes: {o:?}");
+        assert!(stderr(&o).contains(&format!("no queue \"{queue}\"")), "{o:?}");
+        assert!(!keys_of(&prefix, queue).is_empty(), "{queue}: kept without --yes");
+        let o = redelay(&prefix, &["destroy", queue, "--yes"]);
+        assert_eq!(o.status.code(), Some(1), "{queue}: {o:?}");
+        assert!(stderr(&o).contains(&format!("no queue \"{queue}\"")), "{o:?}");
+        assert_eq!(keys_of(&prefix, queue), Vec::<String>::new(), "{queue}: nothing left");
+    }
+    assert_eq!(registered(&prefix), Vec::<String>::new());
+}
+
+#[test]
+fn upcoming_covers_the_whole_window_and_refuses_zero_or_too_many_buckets() {
+    let prefix = format!("cliwindow{}", std::process::id());
+    // (--next, --every, buckets, width ms)
+    for (next, every, n, width) in [
+        ("90m", "1h", 2, 3_600_000),
+        ("1h", "1h", 1, 3_600_000),
+        ("61m", "1m", 61, 60_000),
+        ("1h", "7m", 9, 420_000),
+        ("1000m", "1m", 1000, 60_000),
+        ("1h", "2h", 1, 3_600_000),
+        ("30s", "1m", 1, 30_000),
+    ] {
+        let o = redelay(&prefix, &["upcoming", "q", "--next", next, "--every", every, "--json"]);
+        assert!(o.status.success(), "{next}/{every}: {o:?}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let from: Vec<i64> = v.as_array().unwrap().iter().map(|b| b["from_ms"].as_i64().unwrap()).collect();
+        assert_eq!(from.len(), n, "{next}/{every}");
+        assert!(from.windows(2).all(|w| w[1] - w[0] == width), "{next}/{every}: {from:?}");
+    }
+    for (next, every, want) in [
+        ("1h", "0", "--every: must be at least 1ms, got \"0\""),
+        ("1h", "0.5ms", "--every: must be at least 1ms, got \"0.5ms\""),
+        ("0", "1m", "--next: must be at least 1ms, got \"0\""),
+        ("0.9ms", "1m", "--next: must be at least 1ms, got \"0.9ms\""),
+        ("2h", "1s", "--next / --every: 2h in buckets of 1s is 7200 buckets, more than 1000"),
+        ("1001m", "1m", "--next / --every: 1001m in buckets of 1m is 1001 buckets, more than 1000"),
+    ] {
+        let o = redelay(&prefix, &["upcoming", "q", "--next", next, "--every", every]);
+        assert_eq!(o.status.code(), Some(64), "{next}/{every}: {o:?}");
+        assert!(stderr(&o).contains(want), "{next}/{every}: {}", stderr(&o));
+    }
+}
+
+/// Publishes through the library (bodies and headers the command line cannot give).
+fn publish_raw(prefix: &str, queue: &str, id: &str, body: &[u8], headers: &[(&str, &str)], max_attempts: u32) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(prefix).connect().await.unwrap();
+        let mut m = redelay::Message::new(body.to_vec()).id(id).max_attempts(max_attempts);
+        for (k, v) in headers {
+            m = m.header(*k, *v);
+        }
+        c.queue(queue).unwrap().publish(m).await.unwrap();
+    });
+}
+
+#[test]
+fn json_bodies_are_text_or_null_with_base64_as_the_gateway_gives_them() {
+    let prefix = format!("clibinary{}", std::process::id());
+    let binary: &[u8] = &[0xff, 0xfe, 0x00, 0x80];
+    publish_raw(&prefix, "q", "x-bin", binary, &[], 1);
+    publish_raw(&prefix, "q", "x-txt", b"hello", &[], 1);
+    let want = |id: &str| match id {
+        "x-bin" => (serde_json::Value::Null, "//4AgA=="),
+        _ => (serde_json::json!("hello"), "aGVsbG8="),
+    };
+    let check = |what: &str, m: &serde_json::Value| {
+        let id = m["id"].as_str().unwrap();
+        let (body, b64) = want(id);
+        assert_eq!((&m["body"], m["body_base64"].as_str()), (&body, Some(b64)), "{what}: {m}");
+    };
+    for id in ["x-bin", "x-txt"] {
+        check("peek", &peek_json(&prefix, "q", id).unwrap());
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&text(&redelay(&prefix, &["list", "q", "ready", "--json"]))).unwrap();
+    assert_eq!(v["items"].as_array().unwrap().len(), 2);
+    v["items"].as_array().unwrap().iter().for_each(|m| check("list", m));
+    let v: serde_json::Value =
+        serde_json::from_str(&text(&redelay(&prefix, &["search", "q", "--id-prefix", "x-", "--json"]))).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    v.as_array().unwrap().iter().for_each(|m| check("search", m));
+    // Dead letters too.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
+        let q = c.queue("q").unwrap();
+        for d in q.fetch(2, std::time::Duration::from_secs(1)).await.unwrap() {
+            q.nack(d.id(), d.token(), None, "failed").await.unwrap();
+        }
+    });
+    let v: serde_json::Value =
+        serde_json::from_str(&text(&redelay(&prefix, &["dead", "list", "q", "--json"]))).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    v.as_array().unwrap().iter().for_each(|m| check("dead list", m));
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+#[test]
+fn control_characters_in_message_data_are_escaped_for_people_not_in_json() {
+    let prefix = format!("cliescape{}", std::process::id());
+    let body = "a\x1b[2Jb\x1b]0;pwned\x07c\nd\te\u{202e}f\u{9b}g";
+    let escaped = r"a\x1b[2Jb\x1b]0;pwned\x07c\nd\te\u{202e}f\u{9b}g";
+    publish_raw(&prefix, "q", "e1", body.as_bytes(), &[("k\x1b[31m", "v\nline 2\r")], 1);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
+        let q = c.queue("q").unwrap();
+        let d = q.fetch(1, std::time::Duration::from_secs(1)).await.unwrap().remove(0);
+        q.nack(d.id(), d.token(), None, "boom\x1b]0;pwned\x07\nsecond line").await.unwrap();
+    });
+    let raw = |s: &str| s.chars().any(|c| c.is_control() && c != '\n' || ('\u{202a}'..='\u{202e}').contains(&c));
+    let peek = text(&redelay(&prefix, &["peek", "q", "e1"]));
+    assert!(!raw(&peek), "{peek:?}");
+    assert!(peek.contains(&format!("body:         {escaped}\n")), "{peek}");
+    assert!(peek.contains("header:       k\\x1b[31m=v\\nline 2\\r\n"), "{peek}");
+    assert!(peek.contains("last error:   boom\\x1b]0;pwned\\x07\\nsecond line\n"), "{peek}");
+    // One line per message (and a summary line).
+    for (args, lines) in
+        [(&["list", "q", "dead"][..], 2), (&["search", "q", "--body", "pwned"], 2), (&["dead", "list", "q"], 1)]
+    {
+        let out = text(&redelay(&prefix, args));
+        assert!(!raw(&out), "{args:?}: {out:?}");
+        assert!(out.contains(r"\x1b"), "{args:?}: {out}");
+        assert_eq!(out.lines().count(), lines, "{args:?}: {out}");
+    }
+    // JSON keeps the data as it is (JSON escapes it).
+    let v = peek_json(&prefix, "q", "e1").unwrap();
+    assert_eq!((v["body"].as_str(), v["headers"]["k\x1b[31m"].as_str()), (Some(body), Some("v\nline 2\r")), "{v}");
+    assert_eq!(v["last_error"].as_str(), Some("boom\x1b]0;pwned\x07\nsecond line"));
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+#[test]
+fn history_takes_compound_durations_as_its_help_says() {
+    let prefix = format!("clicompound{}", std::process::id());
+    for (last, points, step) in [("1h30m", 91, 60_000), ("23h59m", 1440, 60_000), ("1d1h", 26, 3_600_000)] {
+        let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "at_ms");
+        assert_eq!(n, points, "{last}");
+        assert!(gaps.iter().all(|&g| g == step), "{last}: {gaps:?}");
+    }
 }
