@@ -870,3 +870,28 @@ fn history_takes_compound_durations_as_its_help_says() {
         assert!(gaps.iter().all(|&g| g == step), "{last}: {gaps:?}");
     }
 }
+
+/// `serve --listen 127.0.0.1:0` takes any free port and says which (it printed `:0`).
+#[test]
+fn serve_on_port_zero_prints_the_port_it_got() {
+    use std::io::BufRead;
+    let prefix = format!("cliport{}", std::process::id());
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_redelay"))
+        .args(["--url", &redis_url(), "--prefix", &prefix, "serve", "--no-admin", "--listen", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("redelay serve");
+    let mut first = String::new();
+    std::io::BufReader::new(serve.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let port: u16 = first
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {first:?}"));
+    let health = http(port, "GET", "/healthz", "", "");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_ne!(port, 0, "{first}");
+    assert_eq!(health.map(|(st, _)| st), Some(200), "{first}");
+}

@@ -191,10 +191,13 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
         Some(a) => Some(bind(a).await?),
         None => None,
     };
+    // The bound addresses, so that a port 0 (any free one) prints the port it got.
+    let data_addr = data.local_addr().unwrap_or(config.listen);
+    let admin_addr = admin.as_ref().and_then(|l| l.local_addr().ok().or(config.admin_listen));
     eprintln!(
         "redelay serve: data API on http://{0} (lmstfy /api, native /v1), dashboard on http://{0}/{1}",
-        config.listen,
-        config.admin_listen.map(|a| format!(", admin (tokens) on http://{a}")).unwrap_or_default()
+        data_addr,
+        admin_addr.map(|a| format!(", admin (tokens) on http://{a}")).unwrap_or_default()
     );
     if config.admin_token.is_none() {
         eprintln!("redelay serve: no admin token: create namespace tokens with `redelay token create NAMESPACE`");
