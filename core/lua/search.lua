@@ -4,8 +4,9 @@
 -- ARGV[1] HSCAN cursor ('0' to start), ARGV[2] records to scan in this step (HSCAN COUNT),
 -- ARGV[3] what: 'id' (id prefix), 'header' (ARGV[5] = name, ARGV[4] = value), 'body' (substring
 -- of the body, text or bytes), 'error' (substring of the last error); ARGV[4] the needle
--- Reply: { next cursor ('0' when the scan is complete), scanned, now_ms, then 2 per match: id, record,
--- then one blob per match, in order (false when inline in the record, or longer than BLOB_MAX) }
+-- Reply: { next cursor ('0' when the scan is complete), scanned, now_ms, then 3 per match: id,
+-- record, and its time of death (dead) or lease deadline (leased) in ms, else -1; then one blob
+-- per match, in order (false when inline in the record, or longer than BLOB_MAX) }
 -- A step reads about COUNT records (HSCAN may return a few more), and a body kept apart from its
 -- record only when it is at most BLOB_MAX bytes: headers and bodies longer than that are not
 -- searched. A million records take a few thousand steps of a few milliseconds each.
@@ -66,8 +67,16 @@ for i = 1, #kv, 2 do
     elseif what == 'body' then hit = string.find(body_of(blob), needle, 1, true) ~= nil end
   end
   if hit then
+    local when = -1
+    if r and has(r.flags, F_DEAD) then
+      when = tonumber(redis.call('ZSCORE', DIED, id) or -1)
+    elseif r and is_leased(r) then
+      local s = redis.call('ZSCORE', SCHED, member(r.seq, id))
+      if s then when = tonumber(s) - LEASED end
+    end
     out[#out + 1] = id
     out[#out + 1] = rec
+    out[#out + 1] = when
     if r and not has(r.flags, F_INLINE) and r.blen <= BLOB_MAX then
       blobs[#blobs + 1] = redis.call('HGET', BODY, id) or false
     else

@@ -141,3 +141,38 @@ async fn settings_hashes_under_the_prefix() {
         assert!(e.message().starts_with("settings name"), "{}", e.message());
     }
 }
+
+/// A search result carries what `peek` shows: a dead letter's time of death and a leased
+/// message's lease deadline (both used to be missing from every search).
+#[tokio::test]
+async fn search_results_carry_the_time_of_death_and_the_lease_deadline() {
+    let (_c, q) = common::queue("search-times").await;
+    q.publish(Message::new(b"x".to_vec()).id("s-dead").max_attempts(1)).await.unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("s-leased").ttr(Duration::from_secs(60))).await.unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("s-waiting").delay(Duration::from_secs(3600))).await.unwrap();
+    for d in q.fetch(2, ms(500)).await.unwrap() {
+        if d.id() == "s-dead" {
+            assert!(d.nack(None, "boom").await.unwrap());
+        }
+    }
+    let mut found = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = q.search(&Search::IdPrefix("s-".into()), cursor.as_deref()).await.unwrap();
+        found.extend(page.items);
+        cursor = page.cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(found.len(), 3);
+    for m in found {
+        let p = q.peek(&m.id).await.unwrap().unwrap();
+        assert_eq!((m.state, m.died_at, m.lease_deadline), (p.state, p.died_at, p.lease_deadline), "{}", m.id);
+        match m.state {
+            State::Dead => assert!(m.died_at.is_some()),
+            State::Leased => assert!(m.lease_deadline.is_some_and(|t| t > SystemTime::now())),
+            _ => assert_eq!((m.died_at, m.lease_deadline), (None, None)),
+        }
+    }
+}

@@ -90,9 +90,9 @@ impl MessageInfo {
         }
     }
 
-    /// A message whose state is read from its record (a search): dead, leased (lease
-    /// deadline unknown), or waiting — ready when due by `now_ms`.
-    pub(crate) fn from_raw_any(id: String, raw: &[u8], blob: Option<&[u8]>, now_ms: i64) -> MessageInfo {
+    /// A message whose state is read from its record (a search): dead, leased, or waiting —
+    /// ready when due by `now_ms`; `when_ms` its time of death or lease deadline (-1: none).
+    pub(crate) fn from_raw_any(id: String, raw: &[u8], blob: Option<&[u8]>, now_ms: i64, when_ms: i64) -> MessageInfo {
         let state = match record::decode(&id, raw, blob) {
             Ok(r) if r.flags & record::F_DEAD != 0 => State::Dead,
             Ok(r) if r.token.0 != [0; 8] => State::Leased,
@@ -100,7 +100,7 @@ impl MessageInfo {
             Ok(_) => State::Scheduled,
             Err(_) => State::Dead,
         };
-        Self::from_raw(id, state, raw, blob, -1)
+        Self::from_raw(id, state, raw, blob, when_ms)
     }
 
     fn from_record(id: String, state: State, r: Record, when: (Option<SystemTime>, Option<SystemTime>)) -> MessageInfo {

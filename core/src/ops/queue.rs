@@ -1046,22 +1046,23 @@ impl Queue {
             name.as_bytes().to_vec(),
         ];
         let v = array(self.run(&scripts::SEARCH, args(a)).await?)?;
-        if v.len() < 3 || (v.len() - 3) % 3 != 0 {
+        if v.len() < 3 || (v.len() - 3) % 4 != 0 {
             return Err(bad("search"));
         }
-        let matches = (v.len() - 3) / 3;
+        let matches = (v.len() - 3) / 4;
         let mut it = v.into_iter();
         let next = string(it.next().ok_or_else(|| bad("search"))?)?;
         let scanned = int(&it.next().ok_or_else(|| bad("search"))?)? as u64;
         let now = int(&it.next().ok_or_else(|| bad("search"))?)?;
         let rest: Vec<Value> = it.collect();
-        let (pairs, blobs) = rest.split_at(2 * matches);
+        let (found, blobs) = rest.split_at(3 * matches);
         let mut items = Vec::with_capacity(matches);
-        for (k, pair) in pairs.chunks(2).enumerate() {
-            let id = string(pair[0].clone())?;
-            let raw = bytes(pair[1].clone())?;
+        for (k, m) in found.chunks(3).enumerate() {
+            let id = string(m[0].clone())?;
+            let raw = bytes(m[1].clone())?;
+            let when_ms = int(&m[2])?;
             let blob = opt_bytes(blobs[k].clone())?;
-            items.push(MessageInfo::from_raw_any(id, &raw, blob.as_deref(), now));
+            items.push(MessageInfo::from_raw_any(id, &raw, blob.as_deref(), now, when_ms));
         }
         Ok(SearchPage { items, scanned, cursor: (next != "0").then_some(next) })
     }
