@@ -603,3 +603,39 @@ async fn prefetched_deliveries_whose_lease_ran_out_are_not_started() {
     }
     assert!(sub.counters().lease_lost >= 3, "{:?}", sub.counters());
 }
+
+/// Once an extend finds a lease gone (here the message was cancelled while its handler ran),
+/// the keeper stops extending it; it used to try again every tick until the handler returned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keeper_stops_extending_a_lease_that_is_gone() {
+    let server = common::RedisServer::start();
+    let c = Client::builder(&server.url()).connect().await.unwrap();
+    let q = c.queue("gone").unwrap();
+    q.publish(Message::new(b"x".to_vec()).id("g").ttr(ms(200))).await.unwrap();
+    let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let handler = move |_d: Delivery| {
+        if let Some(tx) = started_tx.lock().unwrap().take() {
+            let _ = tx.send(());
+        }
+        async {
+            tokio::time::sleep(ms(2_500)).await;
+            Ok::<(), Failure>(())
+        }
+    };
+    let sub = q.subscribe(handler, SubscribeOptions::concurrency(1)).await.unwrap();
+    started.await.unwrap();
+    assert!(q.cancel("g").await.unwrap());
+    let mut r = redis::Client::open(server.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let evalsha = |info: String| -> u64 {
+        let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).unwrap_or("calls=0,");
+        line.split("calls=").nth(1).and_then(|s| s.split(',').next()).unwrap().parse().unwrap()
+    };
+    tokio::time::sleep(ms(300)).await; // the keeper's first refused extend
+    let before = evalsha(redis::cmd("INFO").arg("commandstats").query_async(&mut r).await.unwrap());
+    tokio::time::sleep(ms(1_500)).await; // about 30 keeper ticks of a 200 ms ttr
+    let after = evalsha(redis::cmd("INFO").arg("commandstats").query_async(&mut r).await.unwrap());
+    assert!(after - before <= 3, "{} script calls while nothing was leased", after - before);
+    sub.close().await;
+    assert_eq!(sub.counters().lease_lost, 1, "the handler's ack found the lease gone");
+}

@@ -31,6 +31,8 @@ pub(crate) struct Inner {
     pub delivered_at_us: i64,
     pub lease_deadline_ms: AtomicI64,
     pub settled: AtomicBool,
+    /// Set when an extend found the lease gone: the keeper stops trying to extend it.
+    pub lost: AtomicBool,
     pub settler: Settler,
 }
 

@@ -670,6 +670,7 @@ impl Queue {
                     delivered_at_us,
                     lease_deadline_ms: AtomicI64::new(deadline_ms),
                     settled: AtomicBool::new(false),
+                    lost: AtomicBool::new(false),
                     settler: self.inner.settler.clone(),
                 }),
             });

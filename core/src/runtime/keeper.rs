@@ -20,7 +20,8 @@ pub(crate) async fn lease_keeper(shared: Arc<Shared>) {
                 let ttr = shared.lease_ttr(d);
                 tick = tick.min(ttr / 4);
                 let left = d.inner.lease_deadline_ms.load(Ordering::Relaxed) - now;
-                if !d.is_settled() && left < (ttr.as_millis() / 2) as i64 {
+                let lost = d.inner.lost.load(Ordering::Relaxed);
+                if !d.is_settled() && !lost && left < (ttr.as_millis() / 2) as i64 {
                     due.push((d.clone(), ttr));
                 }
             }
@@ -30,8 +31,12 @@ pub(crate) async fn lease_keeper(shared: Arc<Shared>) {
             let settler = d.inner.settler.clone();
             async move {
                 let op = Op::Extend { id: d.id().to_string(), token: d.inner.token, ttr_ms: ttr.as_millis() as u64 };
-                if let Ok(Settled::Extended(deadline)) = settler.settle(op).await {
-                    d.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed);
+                match settler.settle(op).await {
+                    Ok(Settled::Extended(deadline)) => d.inner.lease_deadline_ms.store(deadline, Ordering::Relaxed),
+                    // Gone for good (it ran out, or the message was cancelled or replaced): not
+                    // tried again every tick; the handler's own settle reports it.
+                    Err(e) if e.kind() == crate::ErrorKind::LeaseLost => d.inner.lost.store(true, Ordering::Relaxed),
+                    _ => {}
                 }
             }
         });
