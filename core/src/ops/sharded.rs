@@ -156,6 +156,11 @@ impl Queue {
     /// exactly as the same messages published one by one, in order: an id given twice sees the
     /// first (a duplicate, or with `replace` a replacement).
     ///
+    /// A batch that fails once sent (a dropped connection, Redis out of memory) may have stored
+    /// its first calls of 100: the error does not say how many. Publish the same batch again
+    /// with the same ids: what was stored comes back as duplicates and nothing is stored twice
+    /// (messages without an id would be stored again: give ids to batches you may retry).
+    ///
     /// A sharded queue groups the batch by shard (publish order is kept within each shard) and
     /// sends every shard's calls at once; messages without an id get a generated one.
     pub async fn publish_batch(&self, msgs: Vec<Message>) -> Result<Vec<Published>> {
