@@ -929,10 +929,11 @@ impl Queue {
     /// scripts that do the work, by the Redis clock; points with nothing are zeros.
     pub async fn history(&self, since: SystemTime, until: SystemTime, step: Step) -> Result<Vec<HistoryPoint>> {
         let unit = step.millis();
-        let (a, b) = (time_to_ms(since).max(0) / unit, time_to_ms(until).max(0) / unit);
-        if b < a {
+        let (since_ms, until_ms) = (time_to_ms(since).max(0), time_to_ms(until).max(0));
+        if until_ms < since_ms {
             return Err(Error::invalid("until: must not be before since"));
         }
+        let (a, b) = (since_ms / unit, until_ms / unit);
         let n = (b - a + 1) as usize;
         if n > 1440 {
             return Err(Error::invalid(format!("since/until: at most 1440 points of the step, got {n}")));
