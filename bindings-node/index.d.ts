@@ -33,7 +33,11 @@ export declare class NativeClient {
 }
 
 export declare class NativeDelivery {
-  /** `ack`, `nack` or `extend` of this delivery, with its arguments in wire form. */
+  /**
+   * `ack`, `nack`, `release` or `extend` of this delivery, with its arguments in wire form:
+   * sent now, on the JS thread (the core's `Delivery::call`), so that a handler's settle it
+   * did not await is not overtaken by its subscription's settle of the handler's outcome.
+   */
   call(op: string, a: object): Promise<unknown>
   get settled(): boolean
   get leaseDeadline(): number

@@ -141,6 +141,16 @@ function toWire(o, what = 'opts') {
   return w
 }
 
+/**
+ * Options in wire form beside a call's own arguments: an option that is one of those arguments
+ * (`q.nack(id, token, { id })`) is refused rather than let override or be overridden by it.
+ */
+function optsBeside(o, ...args) {
+  const w = toWire(o)
+  for (const k of args) if (k in w) throw invalid(`${camel(k)}: is an argument of this call, not one of its options`)
+  return w
+}
+
 /** A result from its wire form: camelCase fields, times as Dates, big counts as numbers. */
 function fromWire(v) {
   if (typeof v === 'bigint') return Number(v)
@@ -235,7 +245,7 @@ class Client extends Handle {
    * any, waiting up to `waitMs` (default 0) for one; `message.queue` says which.
    */
   fetch(queues, max, opts) {
-    return fetched(() => this[N].fetch(names(queues), { max, ...toWire(opts) }))
+    return fetched(() => this[N].fetch(names(queues), { ...optsBeside(opts, 'max'), max }))
   }
 
   get closed() {
@@ -389,7 +399,7 @@ class Queue extends Handle {
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
   fetch(max, opts) {
-    return fetched(() => this[N].fetch({ max, ...toWire(opts) }))
+    return fetched(() => this[N].fetch({ ...optsBeside(opts, 'max'), max }))
   }
 }
 
@@ -406,7 +416,7 @@ function due(when) {
 const select = (s) => (Array.isArray(s) ? { ids: s } : typeof s === 'number' ? { oldest: s } : { all: s === 'all' })
 ops(Queue, {
   ack: [(id, token) => ({ id, token }), VOID],
-  nack: [(id, token, o) => ({ id, token, ...toWire(o) })],
+  nack: [(id, token, o) => ({ ...optsBeside(o, 'id', 'token'), id, token })],
   release: [(id, token) => ({ id, token }), VOID],
   extend: [(id, token, ttrMs) => ({ id, token, ttr_ms: ttrMs }), VOID],
   cancel: [(id) => ({ id })],
@@ -414,7 +424,7 @@ ops(Queue, {
   peek: [(id) => ({ id })],
   stats: [],
   deadLetters: [(o) => toWire(o)],
-  respawn: [(s, o) => ({ ...select(s), ...toWire(o) })],
+  respawn: [(s, o) => ({ ...optsBeside(o, 'ids', 'oldest', 'all'), ...select(s) })],
   purgeDead: [select],
   bulk: [(o) => toWire(o)],
   verify: [null, (r) => ({ ...r, ok: r.problems.length === 0 })],
@@ -425,7 +435,7 @@ ops(Queue, {
   history: [(since, until, step) => toWire({ since, until, step })],
   historyTotals: [],
   upcoming: [(from, widthMs, buckets) => toWire({ from, widthMs, buckets })],
-  list: [(state, o) => ({ state, ...toWire(o) })],
+  list: [(state, o) => ({ ...optsBeside(o, 'state'), state })],
   search: [(what, cursor) => ({ search: searchFor(what), cursor })],
 })
 

@@ -148,11 +148,12 @@ pub struct NativeDelivery {
 
 #[napi]
 impl NativeDelivery {
-    /// `ack`, `nack` or `extend` of this delivery, with its arguments in wire form.
+    /// `ack`, `nack`, `release` or `extend` of this delivery, with its arguments in wire form:
+    /// sent now, on the JS thread (the core's `Delivery::call`), so that a handler's settle it
+    /// did not await is not overtaken by its subscription's settle of the handler's outcome.
     #[napi(ts_args_type = "op: string, a: object", ts_return_type = "Promise<unknown>")]
     pub fn call<'e>(&self, env: &'e Env, op: String, a: Value) -> Result<JsPromise<'e>> {
-        let d = self.d.clone();
-        spawn(env, async move { d.call(&op, a).await })
+        spawn(env, self.d.call(&op, a))
     }
 
     #[napi(getter)]

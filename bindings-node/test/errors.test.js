@@ -181,3 +181,36 @@ test('waitForReplicas: a publish no replica confirms rejects, naming the count',
     isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /waitForReplicas.replicas/),
   )
 })
+
+test('an option that is an argument of the call, or of another call, is refused', async (t) => {
+  const c = await connect('beside')
+  t.after(() => c.close())
+  const q = c.queue('beside')
+  await q.publishBatch([
+    { body: 'a', id: 'a' },
+    { body: 'b', id: 'b' },
+  ])
+  const [a, b] = await q.fetch(2, { waitMs: 1000 })
+  const bad = isRedelay(ErrorCodes.InvalidArgument)
+  await assert.rejects(
+    q.nack(a.id, a.token, { id: b.id, token: b.token }),
+    (e) => bad(e) && /^id: is an argument of this call/.test(e.message),
+  )
+  await assert.rejects(q.list('ready', { state: 'leased' }), /^RedelayError: state: is an argument/)
+  await assert.rejects(q.fetch(1, { max: 5 }), /max: is an argument/)
+  await assert.rejects(c.fetch(['beside'], 1, { max: 5 }), /max: is an argument/)
+  await assert.rejects(q.respawn(['x'], { oldest: 3 }), /oldest: is an argument/)
+  // A field of another operation: refused by the core, named as JavaScript spells it.
+  await assert.rejects(
+    a.nack({ delayMs: 600000 }),
+    (e) => bad(e) && /^delayMs: unknown field `delayMs`/.test(e.message),
+  )
+  await assert.rejects(
+    q.nack(b.id, b.token, { since: new Date() }),
+    (e) => bad(e) && /^since: unknown field/.test(e.message),
+  )
+  // Nothing above settled a or b by mistake.
+  assert.equal((await q.stats()).leased, 2)
+  await a.ack()
+  await b.ack()
+})

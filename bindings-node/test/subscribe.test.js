@@ -417,3 +417,27 @@ test('thousands of messages over many batches: each handled once, within the con
   assert.equal(k.nacked, n / 100)
   assert.equal((await q.verify()).ok, true)
 })
+
+test('a settle the handler did not await is not overtaken by the handler outcome', async (t) => {
+  const c = await connect('noawait')
+  t.after(() => c.close())
+  const q = c.queue('noawait')
+  const refused = []
+  let handled = 0
+  const sub = await q.subscribe(
+    (m) => {
+      handled++
+      const settle = Number(m.id.slice(1)) % 2 ? m.nack({ retryInMs: 600000, reason: 'later' }) : m.release()
+      settle.catch((e) => refused.push(e.code))
+    },
+    { concurrency: 8 },
+  )
+  await q.publishBatch(Array.from({ length: 40 }, (_, i) => ({ body: 'x', id: `m${i}` })))
+  // Released ones come back at once and are released again: wait for the nacked half.
+  await until(async () => (await q.stats()).scheduled === 20, 10000, 'the 20 nacks applied')
+  await sub.close()
+  assert.deepEqual(refused, [])
+  const st = await q.stats()
+  assert.equal(st.total, 40, 'nothing was acked instead')
+  assert.ok(handled >= 40)
+})

@@ -7,8 +7,10 @@
 //! JSON). [`Queue::fetch_wire`] gives deliveries; publishing and subscribing, which carry bodies or
 //! handlers, keep their own calls.
 
+use std::future::Future;
 use std::time::{Duration, SystemTime};
 
+use futures_util::future::{BoxFuture, FutureExt, TryFutureExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -84,6 +86,39 @@ struct Args {
     cursor: Option<String>,
 }
 
+/// The wire fields each queue operation decoded as [`Args`] reads: `Args` holds the fields of
+/// them all, so without this a field of another operation would be taken and read by no one
+/// (a nack's `delay_ms`, a release's `reason`). None: an operation with a type of its own.
+fn queue_fields(op: &str) -> Option<&'static [&'static str]> {
+    Some(match op {
+        "ack" | "release" => &["id", "token"],
+        "nack" => &["id", "token", "retry_in_ms", "reason"],
+        "extend" => &["id", "token", "ttr_ms"],
+        "cancel" | "peek" => &["id"],
+        "reschedule" => &["id", "delay_ms", "at_ms"],
+        "stats" | "verify" | "destroy" | "pause" | "resume" | "history_totals" => &[],
+        "set_history" => &["on"],
+        "history" => &["since_ms", "until_ms", "step"],
+        "upcoming" => &["from_ms", "width_ms", "buckets"],
+        "list" => &["state", "offset", "limit"],
+        "search" => &["search", "cursor"],
+        _ => return None,
+    })
+}
+
+/// Refuses a field of `v` that is not one of `fields` (when given), naming it as serde does.
+fn only_fields(fields: Option<&[&str]>, v: &Value) -> Result<()> {
+    let (Some(fields), Value::Object(m)) = (fields, v) else { return Ok(()) };
+    match m.keys().find(|k| !fields.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(k) if fields.is_empty() => Err(Error::invalid(format!("{k}: unknown field `{k}`, there are no fields"))),
+        Some(k) => {
+            let expected: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+            Err(Error::invalid(format!("{k}: unknown field `{k}`, expected one of {}", expected.join(", "))))
+        }
+    }
+}
+
 /// The arguments of `fetch`: up to `max` deliveries, waiting up to `wait_ms` (default 0) for
 /// the first, leased for `ttr_ms` (default: each message's own).
 #[derive(Deserialize, Default)]
@@ -142,6 +177,7 @@ impl Queue {
     /// its arguments `v` in wire form (an object, or null for none).
     pub async fn call(&self, op: &str, v: Value) -> Result<Reply> {
         let v = obj(v);
+        only_fields(queue_fields(op), &v)?;
         let typed = matches!(op, "dead_letters" | "respawn" | "purge_dead" | "bulk");
         let a: Args = if typed { Args::default() } else { wire::from_json(v.clone())? };
         let (id, token) = (a.id.as_str(), a.token.as_str());
@@ -214,16 +250,30 @@ impl Queue {
 
 impl Delivery {
     /// Runs `ack`, `nack` (`retry_in_ms`, `reason`), `release` or `extend` (`ttr_ms`) of this
-    /// delivery with its arguments `v` in wire form (an object, or null for none).
-    pub async fn call(&self, op: &str, v: Value) -> Result<Reply> {
-        let a: Args = wire::from_json(obj(v))?;
-        Ok(match op {
-            "ack" => self.ack().await.map(|_| Reply::None)?,
-            "nack" => Reply::Bool(self.nack(a.retry_in_ms, &a.reason).await?),
-            "release" => self.release().await.map(|_| Reply::None)?,
-            "extend" => self.extend(a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
-            _ => return Err(unknown(op)),
-        })
+    /// delivery with its arguments `v` in wire form (an object, or null for none). Like the
+    /// methods it calls, the settle is sent when this is called, before the returned future is
+    /// polled: a binding that runs the future later (a task on its runtime) cannot be overtaken
+    /// by its subscription's own settle of the same delivery, nor lose it to a cancel.
+    pub fn call(&self, op: &str, v: Value) -> impl Future<Output = Result<Reply>> + Send + 'static {
+        let started = (|| -> Result<BoxFuture<'static, Result<Reply>>> {
+            let v = obj(v);
+            let fields: Option<&[&str]> = match op {
+                "ack" | "release" => Some(&[]),
+                "nack" => Some(&["retry_in_ms", "reason"]),
+                "extend" => Some(&["ttr_ms"]),
+                _ => None,
+            };
+            only_fields(fields, &v)?;
+            let a: Args = wire::from_json(v)?;
+            Ok(match op {
+                "ack" => self.ack().map_ok(|_| Reply::None).boxed(),
+                "nack" => self.nack(a.retry_in_ms, &a.reason).map_ok(Reply::Bool).boxed(),
+                "release" => self.release().map_ok(|_| Reply::None).boxed(),
+                "extend" => self.extend(a.ttr_ms.unwrap_or_default()).map_ok(|_| Reply::None).boxed(),
+                _ => return Err(unknown(op)),
+            })
+        })();
+        async move { started?.await }
     }
 }
 

@@ -81,9 +81,19 @@ async fn a_delivery_settles_by_name() {
     q.publish(Message::new(b"x".to_vec())).await.unwrap();
     let d = q.fetch(1, Duration::ZERO).await.unwrap().remove(0);
     assert_eq!(to_json(&d.call("extend", json!({"ttr_ms": 4000})).await.unwrap()), Value::Null);
-    assert_eq!(to_json(&d.call("ack", Value::Null).await.unwrap()), Value::Null);
+    // Another operation's field is refused before anything is sent (the lease still holds).
+    let e = d.call("nack", json!({"delay_ms": 5})).await.unwrap_err();
+    assert!(e.message().starts_with("delay_ms: unknown field `delay_ms`, expected one of `retry_in_ms`"), "{e}");
+    assert!(!d.is_settled());
+    // Sent when called: the returned future, dropped unpolled, still acks.
+    drop(d.call("ack", Value::Null));
     assert!(d.is_settled());
     assert_eq!(d.call("ack", Value::Null).await.unwrap_err().kind(), ErrorKind::LeaseLost);
+    let t = std::time::Instant::now();
+    while q.stats().await.unwrap().total > 0 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the dropped ack never applied");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let e = d.call("settle", Value::Null).await.unwrap_err();
     assert!(e.message().contains("no operation \"settle\""), "{e}");
 }
@@ -95,6 +105,11 @@ async fn bad_arguments_and_names_are_refused_naming_the_field() {
         ("reschedule", json!({"id": "a", "delay_ms": 1, "at_ms": 1}), vec!["delay", "at"]),
         ("nack", json!({"id": "a", "token": "t", "retry_in_ms": -1}), vec!["retry_in_ms"]),
         ("ack", json!({"id": "a", "tokn": "t"}), vec!["unknown field `tokn`"]),
+        // A field of another operation is refused too, not read by no one.
+        ("nack", json!({"id": "a", "token": "t", "delay_ms": 5}), vec!["delay_ms: unknown field", "`retry_in_ms`"]),
+        ("release", json!({"id": "a", "token": "t", "reason": "x"}), vec!["reason: unknown field"]),
+        ("list", json!({"state": "dead", "cursor": "x"}), vec!["cursor: unknown field", "`offset`"]),
+        ("stats", json!({"id": "a"}), vec!["id: unknown field", "no fields"]),
         ("dead_letters", json!({"limit": 0}), vec!["limit", "1 to"]),
         ("list", json!({"state": "dead", "limit": 5000}), vec!["limit", "1 to"]),
         ("list", json!({}), vec!["state"]),
