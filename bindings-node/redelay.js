@@ -61,7 +61,19 @@ function sync(fn) {
 }
 
 const date = (ms) => (ms == null ? null : new Date(ms))
-const typeOf = (v) => (v === null ? 'null' : typeof v)
+const typeOf = (v) =>
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'object' && !isPlain(v)
+        ? `a ${v.constructor?.name ?? 'object'}`
+        : typeof v
+/** An object literal (or `Object.create(null)`): the only form options and headers take. */
+const isPlain = (v) => {
+  const p = Object.getPrototypeOf(v)
+  return p === Object.prototype || p === null
+}
 const INTERNAL = Symbol('redelay.internal')
 
 function internal(token) {
@@ -127,7 +139,9 @@ function searchFor(w) {
 /** Options in the core's wire form; undefined and null fields are left out (the defaults). */
 function toWire(o, what = 'opts') {
   if (o == null) return {}
-  if (typeof o !== 'object' || Array.isArray(o)) throw invalid(`${what}: must be an object, got ${typeOf(o)}`)
+  // A Map, a Date or a class instance would be read as its own enumerable fields: empty, or
+  // not the ones meant (getters are not among them).
+  if (typeof o !== 'object' || !isPlain(o)) throw invalid(`${what}: must be a plain object, got ${typeOf(o)}`)
   const w = {}
   for (const [k, v] of Object.entries(o)) {
     const s = snake(k)
@@ -136,6 +150,8 @@ function toWire(o, what = 'opts') {
     else if (TIME.test(s)) w[`${s}_ms`] = epochMs(k, v)
     else if (k === 'search') w[s] = searchFor(v)
     else if (k === 'action' && typeof v === 'string') w[s] = snake(v)
+    else if (k === 'headers' && (typeof v !== 'object' || !isPlain(v)))
+      throw invalid(`headers: must be a plain object of strings, got ${typeOf(v)}`)
     else w[s] = typeof v === 'object' && !Array.isArray(v) && k !== 'headers' ? toWire(v, k) : v
   }
   return w
@@ -178,7 +194,8 @@ function defaultLog({ level, target, message }) {
  * restores the default: warnings as process warnings, everything with `DEBUG=redelay`.
  */
 function setLogger(fn, level = 'debug') {
-  logger = fn
+  if (fn != null && typeof fn !== 'function') throw invalid(`logger: must be a function or null, got ${typeOf(fn)}`)
+  if (typeof level !== 'string') throw invalid(`level: must be a level name such as 'warn', got ${typeOf(level)}`)
   sync(() =>
     native.setLogger(fn == null ? (DEBUG ? 'debug' : 'warn') : level, ([l, target, message]) => {
       try {
@@ -188,6 +205,7 @@ function setLogger(fn, level = 'debug') {
       }
     }),
   )
+  logger = fn // once the native side took the level
 }
 if (isMainThread) setLogger(null)
 
@@ -283,12 +301,22 @@ function subscribe(native, queues, shards, handler, opts) {
 // instead of vanishing with its messages leased: the outcomes of finished handlers reach Redis
 // and what waits is handed back (no attempt counted). The close keeps the process alive until
 // it is done; then the process exits.
+// One listener for all of them (one each would trip Node's MaxListenersExceededWarning).
 const EXIT = Symbol('redelay.beforeExit')
+const unrefd = new Set()
+const closeAllBeforeExit = () => {
+  for (const sub of unrefd) void sub.close()
+  unrefd.clear()
+  process.removeListener('beforeExit', closeAllBeforeExit)
+}
 
 function closeBeforeExit(sub) {
-  const onExit = () => void sub.close()
-  sub[EXIT] = () => process.removeListener('beforeExit', onExit)
-  process.once('beforeExit', onExit)
+  if (unrefd.size === 0) process.on('beforeExit', closeAllBeforeExit)
+  unrefd.add(sub)
+  sub[EXIT] = () => {
+    unrefd.delete(sub)
+    if (unrefd.size === 0) process.removeListener('beforeExit', closeAllBeforeExit)
+  }
 }
 
 // A thrown error's reason is worded by the core from its name and message ("Name: message", as
@@ -431,7 +459,12 @@ ops(Queue, {
   destroy: [null, VOID],
   pause: [],
   resume: [],
-  setHistory: [(on) => ({ on })],
+  setHistory: [
+    (on) => {
+      if (typeof on !== 'boolean') throw invalid(`on: must be true or false, got ${typeOf(on)}`)
+      return { on }
+    },
+  ],
   history: [(since, until, step) => toWire({ since, until, step })],
   historyTotals: [],
   upcoming: [(from, widthMs, buckets) => toWire({ from, widthMs, buckets })],

@@ -65,7 +65,14 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
     ],
     [() => q.publishBatch('nope'), /messages: must be an array/],
     [() => q.publishBatch([null]), /message 0: must be an object with a body/],
-    [() => q.publish('x', 5), /opts: must be an object, got number/],
+    [() => q.publish('x', 5), /opts: must be a plain object, got number/],
+    [() => q.publish('x', new Map([['delayMs', 5]])), /^opts: must be a plain object, got a Map$/],
+    [() => q.publish('x', []), /^opts: must be a plain object, got an array$/],
+    [
+      () => q.publish('x', { headers: new Map([['a', 'b']]) }),
+      /^headers: must be a plain object of strings, got a Map$/,
+    ],
+    [() => q.setHistory(), /^on: must be true or false, got undefined$/],
     [() => q.cancel(5), /^id: invalid type: integer `5`, expected a string$/],
     [() => q.fetch(0), /max: must be 1 to 1000/],
     [() => q.fetch(1001), /max/],
@@ -213,4 +220,25 @@ test('an option that is an argument of the call, or of another call, is refused'
   assert.equal((await q.stats()).leased, 2)
   await a.ack()
   await b.ack()
+})
+
+test('setLogger takes a function or null, and keeps the logger it had when refused', () => {
+  const { setLogger } = require('..')
+  assert.throws(
+    () => setLogger('console'),
+    isRedelay(ErrorCodes.InvalidArgument, /^logger: must be a function or null, got string$/),
+  )
+  assert.throws(() => setLogger(() => {}, 3), isRedelay(ErrorCodes.InvalidArgument, /^level: must be a level name/))
+  setLogger(null)
+})
+
+test('many unref subscriptions share one beforeExit listener', async (t) => {
+  const c = await connect('unref-many')
+  t.after(() => c.close())
+  const before = process.listenerCount('beforeExit')
+  const subs = []
+  for (let i = 0; i < 12; i++) subs.push(await c.queue(`u${i}`).subscribe(() => {}, { unref: true }))
+  assert.equal(process.listenerCount('beforeExit'), before + 1)
+  for (const s of subs) await s.close()
+  assert.equal(process.listenerCount('beforeExit'), before)
 })

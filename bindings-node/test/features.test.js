@@ -131,7 +131,7 @@ test('client.fetch from several queues: the first with due messages, each messag
   await assert.rejects(fetch(['high'], 1, { waitMs: Infinity }), isInvalid(/^waitMs: must be a finite number/))
   await assert.rejects(fetch(['high'], 1, { ttrMs: 1 }), isInvalid(/^ttrMs/))
   await assert.rejects(fetch(['high'], 1, { wait: 10 }), isInvalid(/^wait: unknown field/))
-  await assert.rejects(fetch(['high'], 1, 5), isInvalid(/^opts: must be an object, got number$/))
+  await assert.rejects(fetch(['high'], 1, 5), isInvalid(/^opts: must be a plain object, got number$/))
   await assert.rejects(fetch('high', 1), isInvalid(/^queues: must be an array of names, got string$/))
   await assert.rejects(fetch(['high', 7], 1), isInvalid(/^queues\[1\]: must be a string, got number$/))
   await assert.rejects(fetch([], 1), isInvalid(/^queues: give 1 to/))
