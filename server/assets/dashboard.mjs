@@ -1,7 +1,8 @@
 // The dashboard of redelay serve: a plain ES module, no dependency, no build step. Every number
 // comes from the native API (/v1, docs/server.md) with the token the page was given, kept in this
 // tab's sessionStorage; the server decides what the token may see and do (a read-only token's
-// actions are hidden here and refused there). Text from the API is only ever set as textContent.
+// actions are hidden here and refused there). Text from the API is only ever set as text, and
+// stored data only through data() (below): isolated, its hidden characters shown.
 /* global document, window, location, history */
 
 const TOKEN_KEY = 'redelay.token'
@@ -19,7 +20,18 @@ const app = {
   view: 0,
   timer: null,
   lastOk: 0,
+  // Redis' clock minus this browser's, from the last `now_ms` seen (null: none yet). Times the
+  // page computes (the upcoming chart's start, the history's end, "in 5 min") use Redis' clock,
+  // the one the server schedules by, not the browser's.
+  skew: null,
 }
+
+/** Notes Redis' time `nowMs` of an answer just received. */
+function noteNow(nowMs) {
+  if (typeof nowMs === 'number') app.skew = nowMs - Date.now()
+}
+/** Now by Redis' clock (as last seen). */
+const redisNow = () => Date.now() + (app.skew || 0)
 
 // ---- small helpers -------------------------------------------------------------------------
 
@@ -39,6 +51,68 @@ function h(tag, attrs = {}, ...children) {
     el.append(c instanceof Object && 'nodeType' in c ? c : document.createTextNode(String(c)))
   }
   return el
+}
+
+// ---- stored data in the page -----------------------------------------------------------------
+// Ids, queue names, header names and values, errors and bodies come from whoever published or
+// failed the messages. Shown as they are, a bidi control (U+202E…) in one would reorder the text
+// around it (the dialog's own sentence) or disguise itself ("rtl-\u202Ecod.exe" showing as
+// "rtl-exe.doc"); a zero-width or control character would hide. So data is only ever shown
+// through data(): each such character as a visible, distinct escape (\u{202e}), the whole in a
+// <bdi>, isolated from the text around it.
+
+/** Bidi controls (U+061C, U+200E/F, U+202A–E, U+2066–9), zero-width and invisible characters,
+ * line/paragraph separators and C0/C1 controls (with tab and newlines). */
+const HIDDEN =
+  // eslint-disable-next-line no-control-regex -- control characters are what it finds
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/gu
+const escape = (c) => `\\u{${c.codePointAt(0).toString(16)}}`
+
+/** The text of `v` with every hidden character escaped; `multiline` keeps tab, CR and LF. */
+function shown(v, multiline = false) {
+  return String(v).replace(HIDDEN, (c) => (multiline && (c === '\n' || c === '\t' || c === '\r') ? c : escape(c)))
+}
+
+/** Nodes showing `v`: its text, each hidden character as a marked escape. */
+function dataNodes(v, multiline = false) {
+  const s = String(v)
+  const out = []
+  let last = 0
+  for (const m of s.matchAll(HIDDEN)) {
+    if (multiline && (m[0] === '\n' || m[0] === '\t' || m[0] === '\r')) continue
+    if (m.index > last) out.push(document.createTextNode(s.slice(last, m.index)))
+    out.push(
+      h(
+        'span',
+        { class: 'ctl', title: `U+${m[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}` },
+        escape(m[0]),
+      ),
+    )
+    last = m.index + m[0].length
+  }
+  if (last < s.length || !out.length) out.push(document.createTextNode(s.slice(last)))
+  return out
+}
+
+/** A piece of stored data, isolated from the text around it: <bdi class="data">. */
+const data = (v, attrs = {}) =>
+  h('bdi', { ...attrs, class: `data${attrs.class ? ` ${attrs.class}` : ''}` }, dataNodes(v))
+
+/** A sentence of the UI with data in it: ui`Cancel ${id}`; each value is shown by data() (a
+ * number as it is, a nested ui`` or an array of them as their own parts). `nodes(line)` makes
+ * fresh nodes of it (a plain string is UI text). */
+const ui = (strings, ...values) => ({ strings, values })
+const isLine = (v) => v !== null && typeof v === 'object' && Array.isArray(v.strings)
+function nodes(line) {
+  if (!isLine(line)) return [String(line)]
+  const part = (v) =>
+    isLine(v) ? nodes(v) : Array.isArray(v) ? v.flatMap(part) : typeof v === 'number' ? [String(v)] : [data(v)]
+  const out = []
+  line.strings.forEach((s, i) => {
+    if (s) out.push(s)
+    if (i < line.values.length) out.push(...part(line.values[i]))
+  })
+  return out
 }
 
 function svg(tag, attrs = {}, ...children) {
@@ -74,10 +148,18 @@ function dur(ms) {
 }
 
 const pad = (n) => String(n).padStart(2, '0')
+/** The browser's time zone at `ms`, as its offset: "UTC", "UTC+05:30", "UTC-08:00". */
+function zone(ms) {
+  const off = -new Date(ms).getTimezoneOffset()
+  if (!off) return 'UTC'
+  const a = Math.abs(off)
+  return `UTC${off < 0 ? '-' : '+'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`
+}
+/** A time in the browser's zone, always with the zone: "14:03:22 UTC+02:00". */
 function clock(ms, withDate = false) {
   if (ms === null || ms === undefined) return '–'
   const d = new Date(ms)
-  const t = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  const t = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zone(ms)}`
   return withDate ? `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${t}` : t
 }
 const hm = (ms) => {
@@ -94,7 +176,13 @@ function bound(b) {
   return `< ${dur(b)}`
 }
 
-const qpath = (queue) => `/v1/queues/${encodeURIComponent(queue)}`
+// A queue or message id may be "." or "..": encoded or not (even as %2E), a URL's path resolves
+// such a segment away (fetch('/v1/queues/q/messages/..') would be DELETE /v1/queues/q, the
+// queue's destroy). So api() refuses to send any path holding one (isDotSegment).
+const seg = (s) => encodeURIComponent(s)
+const isDotSegment = (s) => /^(\.|%2e){1,2}$/i.test(s)
+const qpath = (queue) => `/v1/queues/${seg(queue)}`
+const mpath = (queue, id) => `${qpath(queue)}/messages/${seg(id)}`
 const queueHref = (queue) => `#/q/${encodeURIComponent(queue)}`
 const messageHref = (queue, id) => `#/q/${encodeURIComponent(queue)}/m/${encodeURIComponent(id)}`
 const canWrite = () => app.who && !app.who.read_only
@@ -109,6 +197,12 @@ class ApiError extends Error {
 
 /** One call of the native API with the token; a 401 asks for another token. */
 async function api(method, path, body) {
+  if (path.split('?')[0].split('/').some(isDotSegment))
+    throw new ApiError(
+      0,
+      'DOT_SEGMENT',
+      'a queue or message named “.” or “..” cannot be reached from a browser (a URL path resolves such a name away); use the CLI or a client library',
+    )
   const headers = { authorization: `Bearer ${app.token}` }
   if (body !== undefined) headers['content-type'] = 'application/json'
   let res
@@ -136,22 +230,23 @@ let toastTimer = null
 /** Shows what an action did (or why it failed) for a few seconds; also kept in #result. */
 function toast(text, bad = false) {
   const t = document.getElementById('toast')
-  t.textContent = text
+  t.replaceChildren(...nodes(text))
   t.className = `toast show${bad ? ' bad' : ''}`
   clearTimeout(toastTimer)
   toastTimer = setTimeout(() => (t.className = 'toast'), 6000)
   const r = document.getElementById('result')
   if (r) {
-    r.textContent = text
+    r.replaceChildren(...nodes(text))
     r.className = bad ? 'error' : 'muted'
   }
 }
 
-/** Asks to confirm an action in a modal dialog (Escape or Cancel: no). */
+/** Asks to confirm an action in a modal dialog (Escape or Cancel: no); `title` and `text` are
+ * strings or ui`` lines (their data isolated). */
 function confirmAction(title, text, okLabel, extra) {
   const dlg = document.getElementById('confirm')
-  document.getElementById('confirm-title').textContent = title
-  document.getElementById('confirm-text').textContent = text
+  document.getElementById('confirm-title').replaceChildren(...nodes(title))
+  document.getElementById('confirm-text').replaceChildren(...nodes(text))
   document.getElementById('confirm-ok').textContent = okLabel
   document.getElementById('confirm-extra').replaceChildren(...(extra ? [extra] : []))
   return new Promise((resolve) => {
@@ -183,9 +278,10 @@ function toggle(name, options, initial, onChange) {
   return buttons
 }
 
-/** An action button: asks to confirm (with the fields of `extra`, a `{ el }`, in the dialog),
- * runs `run`, shows its report, then refreshes the view. */
-function actionButton(label, { title, text, ok, danger = false, extra, run, after }) {
+/** An action button: checks its input (`check` throws to refuse, with its reason, before any
+ * dialog), asks to confirm (with the fields of `extra`, a `{ el }`, in the dialog), runs `run`,
+ * shows its report, then refreshes the view. */
+function actionButton(label, { title, text, ok, danger = false, check, extra, run, after }) {
   return h(
     'button',
     {
@@ -193,6 +289,12 @@ function actionButton(label, { title, text, ok, danger = false, extra, run, afte
       class: danger ? 'danger' : '',
       dataset: { action: label },
       onclick: async () => {
+        try {
+          if (check) check()
+        } catch (e) {
+          toast(ui`${title}: refused: ${e.message}`, true)
+          return
+        }
         const fields = extra && extra()
         if (!(await confirmAction(title, typeof text === 'function' ? text() : text, ok || label, fields?.el))) return
         try {
@@ -201,7 +303,7 @@ function actionButton(label, { title, text, ok, danger = false, extra, run, afte
           if (after) after()
           else poll(true)
         } catch (e) {
-          toast(`${title}: failed: ${e.message}`, true)
+          toast(ui`${title}: failed: ${e.message}`, true)
         }
       },
     },
@@ -267,8 +369,7 @@ function renderHeader(crumbs) {
   const who = document.getElementById('who')
   who.replaceChildren()
   if (app.who) {
-    const scope = app.who.admin ? 'admin' : `namespace ${app.who.namespace}`
-    who.append(scope, ' ')
+    who.append(...(app.who.admin ? ['admin'] : ['namespace ', data(app.who.namespace)]), ' ')
     if (app.who.read_only) who.append(h('span', { class: 'badge ro', id: 'read-only-badge' }, 'read-only'))
   }
   document.getElementById('signout').hidden = !app.who
@@ -289,7 +390,7 @@ function renderLogin(message) {
     spellcheck: 'false',
     'aria-describedby': 'token-help',
   })
-  const err = h('p', { class: 'error', role: 'alert', id: 'login-error' }, message || '')
+  const err = h('p', { class: 'error', role: 'alert', id: 'login-error' }, nodes(message || ''))
   const form = h(
     'form',
     {
@@ -302,7 +403,7 @@ function renderLogin(message) {
           sessionStorage.setItem(TOKEN_KEY, app.token)
           route()
         } catch (e) {
-          if (e.status !== 401) err.textContent = `Cannot sign in: ${e.message}`
+          if (e.status !== 401) err.replaceChildren(...nodes(ui`Cannot sign in: ${e.message}`))
         }
       },
     },
@@ -341,7 +442,7 @@ async function poll(force = false) {
     await current.refresh()
   } catch (e) {
     if (e.status === 401) return
-    if (view === app.view) toast(`Update failed: ${e.message}`, true)
+    if (view === app.view) toast(ui`Update failed: ${e.message}`, true)
   }
   if (view === app.view) {
     const live = document.getElementById('live')
@@ -358,7 +459,7 @@ async function route() {
     try {
       app.who = await api('GET', '/v1/whoami')
     } catch (e) {
-      if (e.status !== 401) renderLogin(`Cannot sign in: ${e.message}`)
+      if (e.status !== 401) renderLogin(ui`Cannot sign in: ${e.message}`)
       return
     }
   }
@@ -372,7 +473,7 @@ async function route() {
   else current = overviewView()
   renderHeader(current.crumbs)
   main.replaceChildren(current.el)
-  document.title = `${current.title} · redelay`
+  document.title = `${shown(current.title)} · redelay`
   poll(true)
 }
 
@@ -432,7 +533,7 @@ function overviewView() {
     const tr = h('tr', { dataset: { queue: name } })
     for (const [k] of OVERVIEW_COLUMNS) {
       const td = h('td', { class: k === 'queue' || k === 'state' ? '' : 'num', dataset: { col: k } })
-      if (k === 'queue') td.append(h('a', { href: queueHref(name) }, name))
+      if (k === 'queue') td.append(h('a', { href: queueHref(name) }, data(name)))
       cells[k] = td
       tr.append(td)
     }
@@ -445,6 +546,7 @@ function overviewView() {
     const view = app.view
     const data = await api('GET', '/v1/overview?limit=1000')
     if (view !== app.view) return
+    if (data.queues.length) noteNow(data.queues[0].stats.now_ms)
     setText(
       summary,
       data.total === 0
@@ -663,11 +765,11 @@ function messageTable(queue, items, id) {
         h(
           'tr',
           { dataset: { id: m.id } },
-          h('td', { class: 'mono' }, h('a', { href: messageHref(queue, m.id) }, m.id)),
-          h('td', {}, m.state),
+          h('td', { class: 'mono' }, h('a', { href: messageHref(queue, m.id) }, data(m.id))),
+          h('td', {}, data(m.state)),
           h('td', { class: 'num', title: clock(m.due_at_ms, true) }, clock(m.due_at_ms, true)),
           h('td', { class: 'num' }, `${m.attempts} / ${m.max_attempts}`),
-          h('td', { title: m.last_error || '' }, m.last_error || ''),
+          h('td', { title: shown(m.last_error || '') }, m.last_error ? data(m.last_error) : ''),
         ),
       ),
     ),
@@ -778,7 +880,7 @@ function queueView(queue) {
   const el = h(
     'div',
     {},
-    h('h1', {}, h('span', { class: 'mono' }, queue), state, pauseBox),
+    h('h1', {}, data(queue, { class: 'mono' }), state, pauseBox),
     readOnlyNote,
     result,
     h(
@@ -825,6 +927,7 @@ function queueView(queue) {
 
   async function refreshStats() {
     const s = await api('GET', `${base}/stats`)
+    noteNow(s.now_ms)
     for (const k of ['scheduled', 'ready', 'leased', 'dead']) setText(cards[k].v, num(s[k]))
     setText(cards.next.v, s.next_due_ms === null ? '–' : dur(Math.max(0, s.next_due_ms - s.now_ms)))
     setText(cards.oldest.v, s.oldest_ready_due_ms === null ? '–' : dur(s.now_ms - s.oldest_ready_due_ms))
@@ -836,20 +939,20 @@ function queueView(queue) {
         pauseBox.append(
           paused
             ? actionButton('Resume', {
-                title: `Resume ${queue}`,
+                title: ui`Resume ${queue}`,
                 text: 'Consumers receive its due messages again.',
                 run: async () => {
                   const r = await api('POST', `${base}/resume`)
-                  return r.changed ? `Resumed ${queue}.` : `${queue} was not paused.`
+                  return r.changed ? ui`Resumed ${queue}.` : ui`${queue} was not paused.`
                 },
               })
             : actionButton('Pause', {
-                title: `Pause ${queue}`,
+                title: ui`Pause ${queue}`,
                 text: 'Consumers receive nothing from this queue until it is resumed; publishing goes on.',
                 danger: true,
                 run: async () => {
                   const r = await api('POST', `${base}/pause`)
-                  return r.changed ? `Paused ${queue}.` : `${queue} was paused already.`
+                  return r.changed ? ui`Paused ${queue}.` : ui`${queue} was paused already.`
                 },
               }),
         )
@@ -863,7 +966,7 @@ function queueView(queue) {
     const width = days ? 3600000 : 60000
     const n = days ? 72 : 60
     // Buckets start on a whole minute/hour, the first one holding what is overdue in it.
-    const from = Math.floor(Date.now() / width) * width
+    const from = Math.floor(redisNow() / width) * width
     const u = await api('GET', `${base}/upcoming?from_ms=${from}&width_ms=${width}&buckets=${n}`)
     if (view !== app.view) return
     const fmt = days ? dayHm : hm
@@ -871,13 +974,13 @@ function queueView(queue) {
       const top = b.reduce((a, x) => (x.count > a.count ? x : a), { count: 0 })
       return `${num(total)} message${total === 1 ? '' : 's'} ${total === 1 ? 'falls' : 'fall'} due ${days ? 'in the next 3 days' : 'in the next hour'}${top.count ? `; most at ${fmt(top.at_ms)} (${top.count})` : ''}`
     })
-    setText(upNote, upSvg.getAttribute('aria-label') + '.')
+    setText(upNote, `${upSvg.getAttribute('aria-label')}. Times in ${zone(from)}.`)
   }
 
   async function refreshHistory() {
     const view = app.view
     const days = historyRange === 'days'
-    const until = Date.now()
+    const until = redisNow()
     const since = until - (days ? 48 * 3600000 : 3600000)
     const step = days ? 'hour' : 'minute'
     const hist = await api('GET', `${base}/history?step=${step}&since_ms=${since}&until_ms=${until}`)
@@ -886,7 +989,7 @@ function queueView(queue) {
     const fmtTime = days ? dayHm : hm
     const sums = drawLines(tpSvg, hist.points, THROUGHPUT, { fmtTime })
     tpSvg.setAttribute('aria-label', `Throughput. ${span}: ${sums.join(', ')}`)
-    setText(tpNote, `${span}: ${sums.join(', ')}.`)
+    setText(tpNote, `${span}: ${sums.join(', ')}. Times in ${zone(until)}.`)
     latSvg.setAttribute('aria-label', `Lateness p50 and p99. ${span}.`)
     drawLines(latSvg, hist.points, LATENESS, {
       fmtTime,
@@ -921,7 +1024,7 @@ function queueView(queue) {
     if (canWrite() && d.total > 0) {
       deadAll.append(
         actionButton('Respawn all', {
-          title: `Respawn every dead letter of ${queue}`,
+          title: ui`Respawn every dead letter of ${queue}`,
           text: `${num(d.total)} dead letters get their attempts back and are due now.`,
           extra: respawnExpiry,
           run: async (x) =>
@@ -929,7 +1032,7 @@ function queueView(queue) {
           after: () => refreshAll(),
         }),
         actionButton('Purge all', {
-          title: `Purge every dead letter of ${queue}`,
+          title: ui`Purge every dead letter of ${queue}`,
           text: `${num(d.total)} dead letters are deleted for good.`,
           danger: true,
           run: async () =>
@@ -945,7 +1048,16 @@ function queueView(queue) {
     const bulk = (action, g) => async (x) => {
       const r = await api('POST', `${base}/bulk`, { action, search: { error: g.error }, ...x?.value() })
       const verb = action === 'respawn' ? 'Respawned' : 'Purged'
-      return `${verb} ${num(r.done)} of ${num(r.matched)} messages whose last error contains “${g.error}”${x ? x.says() : ''} (${num(r.scanned)} records scanned).`
+      return ui`${verb} ${num(r.done)} of ${num(r.matched)} messages whose last error contains “${g.error}”${x ? x.says() : ''} (${num(r.scanned)} records scanned).`
+    }
+    // The search is a substring match: a group's action takes in every group whose error contains
+    // its text ("timeout" takes "upstream timeout" too); the dialog says so, naming them.
+    const matches = (g) => {
+      const more = d.groups.filter((o) => o !== g && o.error.includes(g.error))
+      const also = more.length
+        ? ui`, and also those of ${more.length === 1 ? 'the group' : `${more.length} more groups`} ${more.map((o, i) => ui`${i ? ', ' : ''}“${o.error}” (${num(o.count)})`)}`
+        : ''
+      return ui`this group's ${num(g.count)}${also}${d.scanned < d.total ? ', and any among the dead letters not grouped here' : ''}`
     }
     deadBox.replaceChildren(
       h(
@@ -976,7 +1088,7 @@ function queueView(queue) {
             h(
               'tr',
               { dataset: { error: g.error } },
-              h('td', { class: 'wrap' }, g.error || h('span', { class: 'muted' }, '(no error given)')),
+              h('td', { class: 'wrap' }, g.error ? data(g.error) : h('span', { class: 'muted' }, '(no error given)')),
               h('td', { class: 'num' }, num(g.count)),
               h('td', { class: 'num' }, clock(g.last_died_at_ms, true)),
               h(
@@ -984,7 +1096,7 @@ function queueView(queue) {
                 { class: 'wrap' },
                 g.sample_ids.flatMap((id, i) => [
                   i ? ', ' : '',
-                  h('a', { href: messageHref(queue, id), class: 'mono' }, id),
+                  h('a', { href: messageHref(queue, id), class: 'mono' }, data(id)),
                 ]),
               ),
               h(
@@ -995,15 +1107,15 @@ function queueView(queue) {
                       'div',
                       { class: 'row' },
                       actionButton('Respawn', {
-                        title: 'Respawn this group',
-                        text: `The dead letters whose last error contains “${g.error}” (${num(g.count)} or more) get their attempts back and are due now.`,
+                        title: ui`Respawn every dead letter whose last error contains “${g.error}”`,
+                        text: ui`Every dead letter whose last error contains “${g.error}” gets its attempts back and is due now: ${matches(g)}.`,
                         extra: respawnExpiry,
                         run: bulk('respawn', g),
                         after: () => refreshAll(),
                       }),
                       actionButton('Purge', {
-                        title: 'Purge this group',
-                        text: `The dead letters whose last error contains “${g.error}” (${num(g.count)} or more) are deleted for good.`,
+                        title: ui`Purge every dead letter whose last error contains “${g.error}”`,
+                        text: ui`Every dead letter whose last error contains “${g.error}” is deleted for good: ${matches(g)}.`,
                         danger: true,
                         run: bulk('purge', g),
                         after: () => refreshAll(),
@@ -1057,7 +1169,7 @@ function queueView(queue) {
         steps++
       } while (cursor && steps < SEARCH_MAX_STEPS && found.size < SEARCH_MAX_ITEMS)
     } catch (e) {
-      setText(searchNote, `Search failed: ${e.message}`)
+      searchNote.replaceChildren(...nodes(ui`Search failed: ${e.message}`))
       return
     }
     const items = [...found.values()]
@@ -1075,14 +1187,17 @@ function queueView(queue) {
   }
 
   async function refresh() {
-    await Promise.all([refreshStats(), refreshUpcoming(), refreshHistory(), refreshDead()])
+    // Redis' time first when none is known yet: the charts' ranges are computed from it.
+    const stats = refreshStats()
+    if (app.skew === null) await stats
+    await Promise.all([stats, refreshUpcoming(), refreshHistory(), refreshDead()])
   }
-  refreshList().catch((e) => toast(`Messages: ${e.message}`, true))
+  refreshList().catch((e) => toast(ui`Messages: ${e.message}`, true))
   return {
     el,
     refresh,
     title: queue,
-    crumbs: [h('a', { href: '#/' }, 'Queues'), h('a', { href: queueHref(queue), class: 'mono' }, queue)],
+    crumbs: [h('a', { href: '#/' }, 'Queues'), h('a', { href: queueHref(queue), class: 'mono' }, data(queue))],
   }
 }
 
@@ -1114,7 +1229,7 @@ function bodyAs(m, mode) {
 }
 
 function messageView(queue, id) {
-  const base = `${qpath(queue)}/messages/${encodeURIComponent(id)}`
+  const base = mpath(queue, id)
   const facts = h('dl', { class: 'facts', id: 'facts' })
   const timeline = h('ol', { class: 'timeline', id: 'timeline' })
   const headers = h('div', { id: 'headers' })
@@ -1139,7 +1254,8 @@ function messageView(queue, id) {
   )
   function showBody() {
     for (const b of modes) b.setAttribute('aria-pressed', String(b.dataset.mode === mode))
-    setText(pre, bodyAs(msg, mode))
+    // The body alone in its block; tab and newlines kept, every other hidden character shown.
+    pre.replaceChildren(...dataNodes(bodyAs(msg, mode), true))
   }
   const delay = h('input', {
     id: 'reschedule-s',
@@ -1148,12 +1264,22 @@ function messageView(queue, id) {
     step: '1',
     value: '60',
     size: 6,
+    required: true,
     'aria-label': 'Seconds from now',
   })
+  /** The reschedule's delay: an empty field is not 0 (that would deliver at once), so a
+   * missing, non-numeric or negative value is refused. */
+  const delayMs = () => {
+    const v = delay.value.trim()
+    const s = Number(v)
+    if (!v || !Number.isFinite(s) || s < 0)
+      throw new Error(`give a number of seconds, 0 or more (got “${delay.value}”)`)
+    return Math.round(s * 1000)
+  }
   const el = h(
     'div',
     {},
-    h('h1', {}, 'Message ', h('span', { class: 'mono' }, id)),
+    h('h1', {}, 'Message ', data(id, { class: 'mono' })),
     result,
     h(
       'div',
@@ -1180,10 +1306,10 @@ function messageView(queue, id) {
     if (m.state === 'scheduled' || m.state === 'ready') {
       list.push(
         actionButton('Deliver now', {
-          title: `Deliver ${id} now`,
+          title: ui`Deliver ${id} now`,
           text: 'It becomes due now: the next consumer gets it.',
           run: async () =>
-            `${id} is due now (due at ${clock((await api('POST', `${base}/reschedule`, { delay_ms: 0 })).due_at_ms)}).`,
+            ui`${id} is due now (due at ${clock((await api('POST', `${base}/reschedule`, { delay_ms: 0 })).due_at_ms)}).`,
         }),
         h(
           'span',
@@ -1193,11 +1319,12 @@ function messageView(queue, id) {
           h('span', { class: 'muted' }, 's'),
         ),
         actionButton('Reschedule', {
-          title: `Reschedule ${id}`,
-          text: () => `It becomes due ${dur(Number(delay.value) * 1000)} from now.`,
+          title: ui`Reschedule ${id}`,
+          check: delayMs,
+          text: () => `It becomes due ${dur(delayMs())} from now.`,
           run: async () => {
-            const r = await api('POST', `${base}/reschedule`, { delay_ms: Math.round(Number(delay.value) * 1000) })
-            return `${id} rescheduled: due at ${clock(r.due_at_ms, true)}.`
+            const r = await api('POST', `${base}/reschedule`, { delay_ms: delayMs() })
+            return ui`${id} rescheduled: due at ${clock(r.due_at_ms, true)}.`
           },
         }),
       )
@@ -1205,24 +1332,24 @@ function messageView(queue, id) {
     if (m.state === 'dead') {
       list.push(
         actionButton('Respawn', {
-          title: `Respawn ${id}`,
+          title: ui`Respawn ${id}`,
           text: 'It gets its attempts back and is due now.',
           extra: () => respawnExpiry(false),
           run: async (x) => {
             const r = await api('POST', `${qpath(queue)}/dead/respawn`, { ids: [id], ...x.value() })
-            return r.count ? `${id} respawned: due now${x.says()}.` : `${id} was not dead any more: nothing done.`
+            return r.count ? ui`${id} respawned: due now${x.says()}.` : ui`${id} was not dead any more: nothing done.`
           },
         }),
       )
     }
     list.push(
       actionButton('Cancel', {
-        title: `Cancel ${id}`,
+        title: ui`Cancel ${id}`,
         text: 'The message is deleted, wherever it is; a consumer holding it loses its lease.',
         danger: true,
         run: async () => {
           await api('DELETE', base)
-          return `${id} cancelled (deleted).`
+          return ui`${id} cancelled (deleted).`
         },
         after: back,
       }),
@@ -1238,7 +1365,9 @@ function messageView(queue, id) {
     const view = app.view
     let m
     try {
-      m = await api('GET', base)
+      const [got, stats] = await Promise.all([api('GET', base), api('GET', `${qpath(queue)}/stats`)])
+      m = got
+      noteNow(stats.now_ms)
     } catch (e) {
       if (e.status === 404 && view === app.view) {
         msg = null
@@ -1255,7 +1384,7 @@ function messageView(queue, id) {
     }
     if (view !== app.view) return
     // The timeline's relative times move at every refresh; the rest only when the message changes.
-    const now = Date.now()
+    const now = redisNow()
     const events = [
       ['published', m.published_at_ms],
       ['due', m.due_at_ms],
@@ -1281,10 +1410,10 @@ function messageView(queue, id) {
     facts.replaceChildren(
       ...[
         ['State', h('span', { class: `badge ${m.state === 'dead' ? 'dead' : ''}`, id: 'msg-state' }, m.state)],
-        ['Queue', h('a', { href: queueHref(queue), class: 'mono' }, queue)],
+        ['Queue', h('a', { href: queueHref(queue), class: 'mono' }, data(queue))],
         ['Attempts', `${m.attempts} failed of ${m.max_attempts} allowed`],
         ['Lease (ttr)', dur(m.ttr_ms)],
-        ['Last error', m.last_error || '–'],
+        ['Last error', m.last_error ? data(m.last_error) : '–'],
         ['Body size', `${num(atob(m.body_base64).length)} bytes`],
       ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
     )
@@ -1301,8 +1430,8 @@ function messageView(queue, id) {
                 h(
                   'tr',
                   {},
-                  h('th', { scope: 'row', class: 'mono', style: 'width:30%' }, k),
-                  h('td', { class: 'mono wrap' }, v),
+                  h('th', { scope: 'row', class: 'mono', style: 'width:30%' }, data(k)),
+                  h('td', { class: 'mono wrap' }, data(v)),
                 ),
               ),
             ),
@@ -1330,8 +1459,8 @@ function messageView(queue, id) {
     title: id,
     crumbs: [
       h('a', { href: '#/' }, 'Queues'),
-      h('a', { href: queueHref(queue), class: 'mono' }, queue),
-      h('span', { class: 'mono' }, id),
+      h('a', { href: queueHref(queue), class: 'mono' }, data(queue)),
+      data(id, { class: 'mono' }),
     ],
   }
 }

@@ -328,6 +328,147 @@ describe('dashboard', () => {
     await page.close()
   })
 
+  test('stored data cannot reorder or disguise the page: bidi and control characters show as escapes', async () => {
+    const q = 'app:bidi'
+    const id = 'rtl-\u202Ecod.exe'
+    const reason = 'upstream timeout \u202E  :ton si siht'
+    await makeDead(srv, q, [id], reason)
+    await publish(srv, q, [
+      {
+        id: 'h\u200Bidden',
+        body: 'body \u2067text\u2069 \u0007',
+        headers: { 'x-\u202Bname': 'v\u200Fal' },
+        delay_ms: 600000,
+      },
+    ])
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`)
+    // No bidi control, zero-width or control character reaches the page's text.
+    const clean = () =>
+      page.evaluate(
+        () =>
+          // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+          !/[\u0000-\u0009\u000b-\u001f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069]/.test(document.body.textContent),
+      )
+    const row = `#dead-table tr[data-error="${reason}"]`
+    await page.waitForSelector(row)
+    await page.waitForFunction(() => document.querySelector('#list-table, #list-box .empty'))
+    assert.equal(await page.textContent(`${row} td.wrap`), 'upstream timeout \\u{202e}  :ton si siht')
+    assert.equal(await page.textContent(`${row} td.wrap a`), 'rtl-\\u{202e}cod.exe')
+    assert.equal(await page.$eval(`${row} td.wrap`, (td) => td.querySelector('bdi.data') !== null), true)
+    assert.ok(await clean(), 'the queue page holds no hidden character')
+    // The dialog's sentence: the error isolated in it, its control shown.
+    await page.click(`${row} button[data-action="Purge"]`)
+    await page.waitForSelector('dialog#confirm[open]')
+    const text = await page.textContent('#confirm-text')
+    assert.match(
+      text,
+      /^Every dead letter whose last error contains “upstream timeout \\u\{202e\} {2}:ton si siht” is deleted/,
+    )
+    assert.equal(await page.$$eval('#confirm-text bdi.data .ctl', (c) => c.length), 1)
+    assert.ok(await clean(), 'the dialog holds no hidden character')
+    await page.keyboard.press('Escape')
+    await page.waitForSelector('dialog#confirm:not([open])', { state: 'attached' })
+    // The message page: id, error, crumbs; and another message's headers and body.
+    await page.click(`${row} td.wrap a`)
+    await waitText(page, '#msg-state', 'dead')
+    assert.equal((await page.textContent('h1')).trim(), 'Message rtl-\\u{202e}cod.exe')
+    assert.ok(await clean(), 'the message page holds no hidden character')
+    assert.equal(await page.title(), 'rtl-\\u{202e}cod.exe · redelay')
+    await page.goto(`${srv.base}/#/q/${encodeURIComponent(q)}/m/${encodeURIComponent('h\u200Bidden')}`)
+    await waitText(page, '#msg-state', 'scheduled')
+    await waitText(page, '#body', 'body \\u{2067}text\\u{2069} \\u{7}')
+    assert.match(await page.textContent('#headers'), /x-\\u\{202b\}name\s*v\\u\{200f\}al/)
+    assert.ok(await clean(), 'headers and body hold no hidden character')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('a group respawn or purge says it takes every error containing its text', async () => {
+    const q = 'app:groups'
+    await makeDead(srv, q, ['t1', 't2'], 'timeout')
+    await makeDead(srv, q, ['t3'], 'upstream timeout')
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`)
+    await page.waitForSelector('#dead-table tr[data-error="upstream timeout"]')
+    await page.click('#dead-table tr[data-error="timeout"] button[data-action="Purge"]')
+    await page.waitForSelector('dialog#confirm[open]')
+    assert.match(
+      await page.textContent('#confirm-title'),
+      /^Purge every dead letter whose last error contains “timeout”$/,
+    )
+    assert.match(
+      await page.textContent('#confirm-text'),
+      /^Every dead letter whose last error contains “timeout” is deleted for good: this group's 2, and also those of the group “upstream timeout” \(1\)\.$/,
+    )
+    await page.keyboard.press('Escape')
+    await page.waitForSelector('dialog#confirm:not([open])', { state: 'attached' })
+    await page.click('#dead-table tr[data-error="upstream timeout"] button[data-action="Purge"]')
+    await page.waitForSelector('dialog#confirm[open]')
+    assert.match(await page.textContent('#confirm-text'), /: this group's 1\.$/)
+    await page.keyboard.press('Escape')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('reschedule refuses an empty or negative delay instead of delivering at once', async () => {
+    const q = 'app:resched'
+    await publish(srv, q, [{ id: 'r1', body: 'x', delay_ms: 3600000 }])
+    const due = async () => (await srv.api('GET', `${qs(q)}/messages/r1`)).due_at_ms
+    const first = await due()
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}/m/r1`)
+    await waitText(page, '#msg-state', 'scheduled')
+    for (const v of ['', '-5']) {
+      await page.fill('#reschedule-s', v)
+      await page.click('button[data-action="Reschedule"]')
+      await page.waitForFunction(
+        (v) =>
+          document.querySelector('#result')?.textContent ===
+          `Reschedule r1: refused: give a number of seconds, 0 or more (got “${v}”)`,
+        v,
+      )
+      assert.equal(await page.isVisible('dialog#confirm[open]'), false)
+    }
+    assert.equal(await due(), first)
+    assert.equal((await srv.api('GET', `${qs(q)}/messages/r1`)).state, 'scheduled')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('a message id ".." is never sent as a path step (it would name the queue itself)', async () => {
+    const q = 'app:dots'
+    await publish(srv, q, [
+      { id: '..', body: 'dots', delay_ms: 600000 },
+      { id: 'keep', body: 'x', delay_ms: 600000 },
+    ])
+    const { page } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}/m/..`)
+    await page.waitForFunction(() =>
+      /cannot be reached from a browser/.test(document.querySelector('#toast')?.textContent),
+    )
+    assert.equal(await page.$('#gone'), null, 'not shown as gone')
+    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).scheduled, 2)
+    await page.close()
+  })
+
+  test("times use Redis' clock, not the browser's, and say their zone", async () => {
+    const q = 'app:clock'
+    await publish(
+      srv,
+      q,
+      [1, 2, 3].map((i) => ({ id: `k${i}`, body: 'x', delay_ms: 10 * 60000 })),
+    )
+    // The browser's clock 2 hours ahead, in India (UTC+05:30, no summer time).
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`, {
+      timezoneId: 'Asia/Kolkata',
+      setup: (p) => p.clock.install({ time: Date.now() + 2 * 3600000 }),
+    })
+    await page.waitForFunction(() => document.querySelector('#upcoming')?.dataset.total === '3')
+    assert.match(await page.textContent('#upcoming-note'), /Times in UTC\+05:30\.$/)
+    await page.goto(`${srv.base}/#/q/${encodeURIComponent(q)}/m/k1`)
+    await page.waitForFunction(() => /due \(in (9|10) min/.test(document.querySelector('#timeline')?.textContent))
+    assert.match(await page.textContent('#timeline'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+05:30 — published/)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
   test('a read-only token sees its namespace, gets no action, and the server refuses them', async () => {
     const q = 'app:readonly'
     await makeDead(srv, q, ['r1'], 'broken')

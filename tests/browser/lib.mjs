@@ -9,7 +9,7 @@ export const ADMIN = 'admin-token-of-the-browser-tests'
 const BIN = process.env.REDELAY_BIN || new URL('../../target/debug/redelay', import.meta.url).pathname
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium'
 /** Generous: the machine is shared. Tests wait for conditions, never for a time. */
-export const WAIT = 60000
+export const WAIT = Number(process.env.BROWSER_WAIT) || 60000
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -77,10 +77,12 @@ export async function launch() {
   })
 }
 
-/** A page of the dashboard signed in with `token`, at `hash`. */
-export async function openDashboard(browser, srv, token, hash = '#/') {
-  const page = await browser.newPage({ viewport: { width: 1366, height: 900 } })
+/** A page of the dashboard signed in with `token`, at `hash`; `options` for the page (e.g.
+ * `timezoneId`), and `setup(page)` run before it loads (e.g. to set its clock). */
+export async function openDashboard(browser, srv, token, hash = '#/', { setup, ...options } = {}) {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 900 }, ...options })
   page.setDefaultTimeout(WAIT)
+  if (setup) await setup(page)
   const errors = []
   page.on('pageerror', (e) => errors.push(e.message))
   page.on('console', (m) => m.type() === 'error' && !/status of 40[134]/.test(m.text()) && errors.push(m.text()))
