@@ -435,16 +435,15 @@ describe('dashboard', () => {
 
   test('a message id ".." is never sent as a path step (it would name the queue itself)', async () => {
     const q = 'app:dots'
-    await publish(srv, q, [
-      { id: '..', body: 'dots', delay_ms: 600000 },
-      { id: 'keep', body: 'x', delay_ms: 600000 },
-    ])
+    // The core refuses such ids now; a link to one (from a stored page, an older server) must
+    // still never reach the queue's own routes.
+    await publish(srv, q, [{ id: 'keep', body: 'x', delay_ms: 600000 }])
     const { page } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}/m/..`)
     await page.waitForFunction(() =>
       /cannot be reached from a browser/.test(document.querySelector('#toast')?.textContent),
     )
     assert.equal(await page.$('#gone'), null, 'not shown as gone')
-    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).scheduled, 2)
+    assert.equal((await srv.api('GET', `${qs(q)}/stats`)).scheduled, 1)
     await page.close()
   })
 

@@ -71,7 +71,16 @@ pub(crate) fn check_queue_name(name: &str) -> Result<()> {
     if !name_chars_ok(name) {
         return Err(Error::invalid(format!("queue name: {name:?} may only contain A-Z a-z 0-9 _ - . :")));
     }
+    if is_dot_segment(name) {
+        return Err(Error::invalid(format!("queue name: {name:?} is a path step in a URL, so HTTP could not name it")));
+    }
     Ok(())
+}
+
+/// `.` or `..`: a URL path segment that clients resolve away, whatever its encoding, so the
+/// gateway's routes (and the dashboard) could never address a queue or message of that name.
+fn is_dot_segment(s: &str) -> bool {
+    s == "." || s == ".."
 }
 
 pub(crate) fn check_prefix(prefix: &str) -> Result<()> {
@@ -89,6 +98,9 @@ pub(crate) fn check_id(id: &str) -> Result<()> {
     }
     if id.chars().any(char::is_control) {
         return Err(Error::invalid(format!("id: {id:?} contains a control character")));
+    }
+    if is_dot_segment(id) {
+        return Err(Error::invalid(format!("id: {id:?} is a path step in a URL, so HTTP could not name it")));
     }
     if id.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Error::invalid(format!(
@@ -305,6 +317,20 @@ pub(crate) fn check_id_any(id: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot_segments_are_neither_queue_names_nor_ids() {
+        for name in [".", ".."] {
+            let e = check_queue_name(name).unwrap_err();
+            assert!(e.message().contains("is a path step in a URL"), "{e}");
+            let e = check_id(name).unwrap_err();
+            assert!(e.message().starts_with("id: ") && e.message().contains("path step"), "{e}");
+        }
+        for ok in ["...", ".a", "a..b", "v1.2"] {
+            check_queue_name(ok).unwrap();
+            check_id(ok).unwrap();
+        }
+    }
 
     #[test]
     fn a_span_reads_in_its_largest_whole_unit() {
