@@ -172,11 +172,11 @@ fn pump(shared: &Arc<Shared>) {
         if st.closed || shared.is_closing() {
             return;
         }
-        let (mut batch, mut lapsed) = (Vec::new(), Vec::new());
+        let (mut batch, mut lapsed, now) = (Vec::new(), Vec::new(), shared.redis_now_ms());
         while st.free > 0 {
             let Some(d) = st.waiting.pop_front() else { break };
             // Waited past its lease: another consumer may be running it now; not dispatched.
-            if shared.lease_lapsed(&d) {
+            if crate::runtime::types::lapsed_by(&d, now) {
                 lapsed.push(d);
                 continue;
             }

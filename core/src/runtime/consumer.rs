@@ -643,7 +643,9 @@ impl Subscription {
     /// foreign runtime was busy or paused): another consumer may be running those now, so
     /// they are reported back unstarted instead of handed to a handler.
     fn unlapsed(&self, taken: Vec<(u64, Delivery)>) -> Vec<(u64, Delivery)> {
-        let (lapsed, live): (Vec<_>, Vec<_>) = taken.into_iter().partition(|(_, d)| self.shared.lease_lapsed(d));
+        let now = self.shared.redis_now_ms();
+        let (lapsed, live): (Vec<_>, Vec<_>) =
+            taken.into_iter().partition(|(_, d)| crate::runtime::types::lapsed_by(d, now));
         if !lapsed.is_empty() {
             for (_, d) in &lapsed {
                 tracing::warn!(queue = d.queue(), id = d.id(), "lease ran out before the handler started; not run");

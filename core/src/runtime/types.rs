@@ -204,7 +204,7 @@ impl Shared {
     /// sat on it (its process paused, Redis unreachable so the keeper could not extend it) and
     /// another consumer may have the message by now, so its handler must not start.
     pub fn lease_lapsed(&self, d: &Delivery) -> bool {
-        d.inner.lease_deadline_ms.load(Ordering::Relaxed) <= self.redis_now_ms()
+        lapsed_by(d, self.redis_now_ms())
     }
     pub fn lease_ttr(&self, d: &Delivery) -> Duration {
         self.opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms))
@@ -305,6 +305,12 @@ pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
     format!("handler panicked: {what}")
+}
+
+/// True when `d`'s lease deadline is at or before `now_ms` (Redis ms): one clock reading for a
+/// whole batch of checks.
+pub(crate) fn lapsed_by(d: &Delivery, now_ms: i64) -> bool {
+    d.inner.lease_deadline_ms.load(Ordering::Relaxed) <= now_ms
 }
 
 #[cfg(test)]
