@@ -136,6 +136,16 @@ function searchFor(w) {
   return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) }
 }
 
+/**
+ * A string field as it will be stored: one with a lone surrogate (not valid Unicode) would be
+ * stored with U+FFFD in its place, so two different ids could become one.
+ */
+function wellFormed(k, v) {
+  if (typeof v === 'string' && !v.isWellFormed())
+    throw invalid(`${k}: contains a lone surrogate (not valid Unicode), so it would be stored altered`)
+  return v
+}
+
 /** Options in the core's wire form; undefined and null fields are left out (the defaults). */
 function toWire(o, what = 'opts') {
   if (o == null) return {}
@@ -152,6 +162,10 @@ function toWire(o, what = 'opts') {
     else if (k === 'action' && typeof v === 'string') w[s] = snake(v)
     else if (k === 'headers' && (typeof v !== 'object' || !isPlain(v)))
       throw invalid(`headers: must be a plain object of strings, got ${typeOf(v)}`)
+    else if (k === 'headers') {
+      for (const [name, value] of Object.entries(v)) wellFormed(`headers.${wellFormed('headers', name)}`, value)
+      w[s] = v
+    } else if (typeof v === 'string') w[s] = wellFormed(k, v)
     else w[s] = typeof v === 'object' && !Array.isArray(v) && k !== 'headers' ? toWire(v, k) : v
   }
   return w
@@ -443,13 +457,13 @@ function due(when) {
 }
 const select = (s) => (Array.isArray(s) ? { ids: s } : typeof s === 'number' ? { oldest: s } : { all: s === 'all' })
 ops(Queue, {
-  ack: [(id, token) => ({ id, token }), VOID],
-  nack: [(id, token, o) => ({ ...optsBeside(o, 'id', 'token'), id, token })],
-  release: [(id, token) => ({ id, token }), VOID],
-  extend: [(id, token, ttrMs) => ({ id, token, ttr_ms: ttrMs }), VOID],
-  cancel: [(id) => ({ id })],
-  reschedule: [(id, when) => ({ id, ...toWire(due(when), 'when') }), date],
-  peek: [(id) => ({ id })],
+  ack: [(id, token) => ({ id: wellFormed('id', id), token }), VOID],
+  nack: [(id, token, o) => ({ ...optsBeside(o, 'id', 'token'), id: wellFormed('id', id), token })],
+  release: [(id, token) => ({ id: wellFormed('id', id), token }), VOID],
+  extend: [(id, token, ttrMs) => ({ id: wellFormed('id', id), token, ttr_ms: ttrMs }), VOID],
+  cancel: [(id) => ({ id: wellFormed('id', id) })],
+  reschedule: [(id, when) => ({ id: wellFormed('id', id), ...toWire(due(when), 'when') }), date],
+  peek: [(id) => ({ id: wellFormed('id', id) })],
   stats: [],
   deadLetters: [(o) => toWire(o)],
   respawn: [(s, o) => ({ ...optsBeside(o, 'ids', 'oldest', 'all'), ...select(s) })],
