@@ -218,6 +218,83 @@ async fn a_sharded_queue_spans_every_master_and_a_master_dies_under_its_subscrip
     assert_ne!(owner(0), victim, "a replica took over");
 }
 
+/// A shard whose master and replica are both gone, on a cluster that serves the other slots
+/// (`cluster-require-full-coverage no`): pulls and a new subscription still deliver every
+/// message of the healthy shards; only the lost shards' wait for them to come back. The master
+/// lost is the one holding the shard count: a handle that read it before keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_queue_with_one_shard_down_delivers_from_the_others() {
+    let cluster = common::Cluster::start();
+    for p in cluster.ports() {
+        let mut con = redis::Client::open(format!("redis://127.0.0.1:{p}")).unwrap().get_connection().unwrap();
+        let _: () =
+            redis::cmd("CONFIG").arg("SET").arg("cluster-require-full-coverage").arg("no").query(&mut con).unwrap();
+    }
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
+    let (name, shards) = ("partial", 16);
+    let q = client.queue_with(name, QueueOptions::shards(shards)).unwrap();
+    let owner = |i: u32| cluster.master_of(&format!("redelay:{{{name}/{i}}}:msg"));
+    let ids: Vec<String> = (0..200).map(|i| format!("p{i}")).collect();
+    q.publish_batch(ids.iter().map(|id| Message::new(id.as_bytes().to_vec()).id(id.clone())).collect()).await.unwrap();
+
+    // The master holding the queue's shard count (its own tag) and that master's replica die
+    // together: their slots, and the shards in them, have no owner.
+    let victim = cluster.master_of(&format!("redelay:{{{name}}}:meta"));
+    let healthy: HashSet<String> =
+        ids.iter().filter(|id| owner(redelay::shard_of(id, shards)) != victim).cloned().collect();
+    assert!(!healthy.is_empty() && healthy.len() < ids.len(), "{} of {}", healthy.len(), ids.len());
+    let replica = replica_of(victim);
+    cluster.kill(victim);
+    cluster.kill(replica);
+
+    // Pulls: half the healthy messages, acked.
+    let mut pulled = HashSet::new();
+    let t = Instant::now();
+    while pulled.len() < healthy.len() / 2 {
+        assert!(t.elapsed() < Duration::from_secs(60), "pulled {} of {}", pulled.len(), healthy.len());
+        for d in q.fetch(10, ms(500)).await.unwrap() {
+            assert!(healthy.contains(d.id()), "{} is on the lost shard", d.id());
+            d.ack().await.unwrap();
+            pulled.insert(d.id().to_string());
+        }
+    }
+    // A subscription started now: the rest of them.
+    let acked: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let a = acked.clone();
+    let handler = move |d: Delivery| {
+        let a = a.clone();
+        async move {
+            a.lock().unwrap().insert(d.id().to_string());
+            Ok::<(), Failure>(())
+        }
+    };
+    let sub = q.subscribe(handler, SubscribeOptions::concurrency(4)).await.unwrap();
+    let t = Instant::now();
+    while pulled.len() + acked.lock().unwrap().len() < healthy.len() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{} pulled + {} acked of {}; {:?}",
+            pulled.len(),
+            acked.lock().unwrap().len(),
+            healthy.len(),
+            sub.last_error()
+        );
+        tokio::time::sleep(ms(100)).await;
+    }
+    sub.close().await;
+    let got: HashSet<String> = pulled.union(&acked.lock().unwrap()).cloned().collect();
+    assert_eq!(got, healthy);
+    assert!(sub.last_error().is_some(), "the lost shard's failures are reported");
+}
+
+fn replica_of(master: u16) -> u16 {
+    let mut con = redis::Client::open(format!("redis://127.0.0.1:{master}")).unwrap().get_connection().unwrap();
+    let info: String = redis::cmd("INFO").arg("replication").query(&mut con).unwrap();
+    let line = info.lines().find(|l| l.starts_with("slave0:")).unwrap_or_else(|| panic!("no replica: {info}"));
+    let port = line.split(',').find_map(|f| f.strip_prefix("port=")).unwrap();
+    port.parse().unwrap()
+}
+
 /// Once the cluster answers again: no dead letter and the invariant holds. An ack lost in the
 /// failover shows up as a message still there (redelivered later), never as a loss.
 async fn settled_after_failover(q: &redelay::Queue) {

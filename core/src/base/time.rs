@@ -31,3 +31,9 @@ pub(crate) async fn sleep_precise(target: Instant) {
         tokio::task::yield_now().await;
     }
 }
+
+/// Milliseconds on this process' monotonic clock (since its first call).
+pub(crate) fn mono_ms() -> u64 {
+    static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
+    START.elapsed().as_millis() as u64
+}

@@ -6,4 +6,5 @@ pub(crate) mod handover;
 pub(crate) mod info;
 pub(crate) mod queue;
 pub(crate) mod settings;
+pub(crate) mod shard_health;
 pub(crate) mod sharded;

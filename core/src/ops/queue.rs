@@ -19,6 +19,7 @@ use crate::ops::handover::Handover;
 use crate::ops::info::{
     HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
 };
+use crate::ops::shard_health::ShardHealth;
 use crate::storage::ctx::Ctx;
 use crate::storage::replay::{self, Replay};
 use crate::storage::scripts;
@@ -88,6 +89,8 @@ pub(crate) struct QueueInner {
     pub shards: Vec<Queue>,
     /// When Redis last confirmed the shard count of a sharded handle ([`mono_ms`]), 0: never.
     pub(crate) shards_checked_at: AtomicU64,
+    /// Whether pulls reach this handle as a shard of a sharded queue.
+    pub(crate) health: ShardHealth,
     /// Replay keys of fetch calls whose replies arrived: the next fetch call deletes them.
     confirmed: std::sync::Mutex<Vec<String>>,
     /// This handle's replay key of publish calls (`lua/publish.lua`), random per handle.
@@ -119,6 +122,20 @@ pub(crate) struct Fetched {
 }
 
 impl Fetched {
+    /// The reply of a shard that could not be reached, at this reply's time: nothing due,
+    /// nothing to wait for (the next round looks again).
+    fn unreached(&self) -> Fetched {
+        Fetched {
+            now_us: self.now_us,
+            local: self.local,
+            next_due_ms: None,
+            next_lease_ms: None,
+            more: false,
+            deliveries: Vec::new(),
+            corrupt: Vec::new(),
+        }
+    }
+
     /// The earliest Redis time at which a fetch could find work, as a local instant.
     pub fn next_wake(&self) -> Option<Instant> {
         let next = match (self.next_due_ms, self.next_lease_ms) {
@@ -207,6 +224,7 @@ impl Queue {
                 registered: AtomicBool::new(false),
                 shards,
                 shards_checked_at: AtomicU64::new(0),
+                health: ShardHealth::default(),
                 confirmed: Default::default(),
                 publish_replay,
                 replied: Default::default(),
@@ -781,6 +799,12 @@ impl Queue {
     /// queue is one fetch call. A sharded one asks every shard (concurrently, leasing nothing)
     /// for its earliest due time, then leases from the shards with something due, the soonest
     /// due first, until it has `max`.
+    ///
+    /// A shard that fails (its master down, on a cluster that serves the other slots) is left
+    /// out of the rounds, with a warning, and probed again in the background after a backoff
+    /// ([`ShardHealth`]): the healthy shards' messages flow on without waiting for its timeout,
+    /// and what was leased before a failure is handed out rather than lost to its lease. When
+    /// every shard is out, the round asks them all and fails with the first error.
     async fn fetch_round(&self, max: usize, ttr: Option<Duration>) -> Result<Round> {
         if !self.is_sharded() {
             let mut f = self.fetch_once(max, ttr).await?;
@@ -788,8 +812,18 @@ impl Queue {
             return Ok((got, f.more, vec![f]));
         }
         let shards = self.parts();
-        let probes = futures_util::future::join_all(shards.iter().map(|q| q.fetch_once(0, ttr))).await;
-        let mut seen = probes.into_iter().collect::<Result<Vec<_>>>()?;
+        let all_out = shards.iter().all(|q| q.inner.health.is_held());
+        let probes = futures_util::future::join_all(shards.iter().map(|q| async move {
+            if !all_out && q.inner.health.is_held() {
+                if q.inner.health.take_probe() {
+                    q.probe_in_background();
+                }
+                return None;
+            }
+            Some(q.fetch_once(0, ttr).await)
+        }))
+        .await;
+        let mut seen = self.reachable_shards(probes)?;
         let mut due: Vec<usize> = (0..seen.len()).filter(|&i| seen[i].more).collect();
         due.sort_by_key(|&i| (seen[i].next_due_ms.unwrap_or(seen[i].now_us / 1000), i));
         let mut got = Vec::new();
@@ -797,12 +831,64 @@ impl Queue {
             if got.len() >= max {
                 break;
             }
-            let mut f = shards[i].fetch_once(max - got.len(), ttr).await?;
-            got.append(&mut f.deliveries);
-            seen[i] = f;
+            match shards[i].fetch_once(max - got.len(), ttr).await {
+                Ok(mut f) => {
+                    got.append(&mut f.deliveries);
+                    seen[i] = f;
+                }
+                Err(e) => {
+                    shards[i].shard_failed(&e);
+                    seen[i] = seen[i].unreached();
+                }
+            }
         }
         let more = seen.iter().any(|f| f.more);
         Ok((got, more, seen))
+    }
+
+    /// Each shard's probe reply (None: left out), a failed or left-out shard's as
+    /// [`Fetched::unreached`]; the first error when no shard answered.
+    fn reachable_shards(&self, probes: Vec<Option<Result<Fetched>>>) -> Result<Vec<Fetched>> {
+        let Some(model) = probes.iter().flatten().find_map(|p| p.as_ref().ok()).map(Fetched::unreached) else {
+            return Err(probes.into_iter().flatten().find_map(Result::err).unwrap_or_else(|| bad("fetch: no shard")));
+        };
+        let shards = self.parts();
+        let seen = probes.into_iter().zip(shards).map(|(p, q)| match p {
+            Some(Ok(f)) => {
+                q.shard_reached();
+                f
+            }
+            Some(Err(e)) => {
+                q.shard_failed(&e);
+                model.unreached()
+            }
+            None => model.unreached(),
+        });
+        Ok(seen.collect())
+    }
+
+    /// Looks at a shard left out of pulls, in a task of its own: back in the rounds when it
+    /// answers, left out for a longer backoff when not.
+    fn probe_in_background(&self) {
+        let q = self.clone();
+        self.inner.ctx.rt.spawn(async move {
+            match q.fetch_once(0, None).await {
+                Ok(_) => q.shard_reached(),
+                Err(e) => q.shard_failed(&e),
+            }
+        });
+    }
+
+    fn shard_reached(&self) {
+        if self.inner.health.reached() {
+            tracing::info!(queue = self.name(), "a shard answers pulls again");
+        }
+    }
+
+    fn shard_failed(&self, e: &Error) {
+        if self.inner.health.failed() {
+            tracing::warn!(queue = self.name(), error = %e, "a shard failed; pulls leave it out and look again with backoff");
+        }
     }
 
     /// A token that is not one a delivery carries cannot be the current lease: LeaseLost.

@@ -12,11 +12,11 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::future::join_all;
 
-use crate::base::error::{Error, Result};
+use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::limits;
 use crate::base::message::{Due, Message, Published};
 use crate::base::reply::{bad, int};
-use crate::base::time::time_to_ms;
+use crate::base::time::{mono_ms, time_to_ms};
 use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
 use crate::ops::queue::Queue;
 use crate::storage::scripts;
@@ -34,12 +34,6 @@ pub fn shard_of(id: &str, shards: u32) -> u32 {
 
 /// How long a handle trusts Redis' confirmation of its shard count (see `Queue::check_shards`).
 const SHARDS_RECHECK: Duration = Duration::from_secs(5);
-
-/// Milliseconds on this process' monotonic clock (since its first call).
-fn mono_ms() -> u64 {
-    static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
-    START.elapsed().as_millis() as u64
-}
 
 /// An id for a message published to a sharded queue without one: the publish time (ms, hex)
 /// and 64 random bits, e.g. `18c2f3a4b5c-9f3e0d1c2b3a4958`. Never all digits (those are the
@@ -84,12 +78,24 @@ impl Queue {
     /// with InvalidArgument. A confirmation holds for [`SHARDS_RECHECK`]: a queue destroyed
     /// meanwhile by another client gets its count stored again by the next check, and one
     /// re-created with another count refuses this handle from then on.
+    ///
+    /// The count lives under the queue's own tag, on one master. While that master cannot be
+    /// reached (a failover, or its slots unserved), a handle that confirmed the count before
+    /// keeps it for another [`SHARDS_RECHECK`] rather than failing operations that go to other
+    /// masters.
     pub(crate) async fn check_shards(&self) -> Result<()> {
         let at = self.inner.shards_checked_at.load(Ordering::Acquire);
         if !self.is_sharded() || (at != 0 && mono_ms() < at.saturating_add(SHARDS_RECHECK.as_millis() as u64)) {
             return Ok(());
         }
-        self.check_shards_now().await
+        match self.check_shards_now().await {
+            Err(e) if at != 0 && matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Redis) => {
+                tracing::warn!(queue = self.name(), error = %e, "shard count not readable; keeping the one confirmed before");
+                self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
+                Ok(())
+            }
+            r => r,
+        }
     }
 
     /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation.

@@ -189,17 +189,29 @@ impl Queues {
             fetcher: tokio::sync::Mutex::new(None),
         });
         // Fail fast on an unreachable Redis (or data of another layout) rather than spinning
-        // in the background.
+        // in the background: every queue must answer, a sharded one from at least one shard.
+        // A shard that does not (its master down, on a cluster serving the other slots) is
+        // looked at first, and then backs off like any failing source.
         // The same look tells each shard's earliest due message, so that the first fetches of
         // a sharded queue go soonest due first too.
         let mut due_at = Vec::new();
         for (q, _) in &self.list {
             q.check_shards().await?;
             let looks = futures_util::future::join_all(q.parts().iter().map(|part| part.fetch_once(0, None))).await;
-            for f in looks {
-                let f = f?;
-                *shared.clock.lock().unwrap() = (f.local, f.now_us);
-                due_at.push(f.more.then(|| f.next_due_ms.unwrap_or(f.now_us / 1000)));
+            let Some(now_ms) = looks.iter().find_map(|f| f.as_ref().ok()).map(|f| f.now_us / 1000) else {
+                return Err(looks.into_iter().find_map(Result::err).expect("a queue has a shard"));
+            };
+            for (shard, f) in looks.into_iter().enumerate() {
+                match f {
+                    Ok(f) => {
+                        *shared.clock.lock().unwrap() = (f.local, f.now_us);
+                        due_at.push(f.more.then(|| f.next_due_ms.unwrap_or(f.now_us / 1000)));
+                    }
+                    Err(e) => {
+                        tracing::warn!(queue = q.name(), shard, error = %e, "a shard did not answer; retrying it with backoff");
+                        due_at.push(Some(now_ms));
+                    }
+                }
             }
         }
         let rt = &first.inner.ctx.rt;
