@@ -32,6 +32,10 @@ pub struct ServeArgs {
     /// WebPKI (Mozilla) roots, e.g. a private CA
     #[arg(long, env = "REDELAY_WEBHOOK_CA", value_name = "FILE")]
     webhook_ca: Option<std::path::PathBuf>,
+    /// Address blocks webhooks may reach although they are not public (loopback, private,
+    /// link-local ...), e.g. 10.0.0.0/8 or 127.0.0.1/32; repeat it, or separate with commas
+    #[arg(long, env = "REDELAY_WEBHOOK_ALLOW", value_name = "CIDR", value_delimiter = ',')]
+    webhook_allow: Vec<redelay_server::config::Cidr>,
 }
 
 #[derive(Subcommand)]
@@ -67,6 +71,7 @@ pub async fn serve(url: &str, prefix: &str, a: ServeArgs) -> Result<ExitCode> {
         admin_token,
         metrics: a.metrics,
         webhook_ca_pem,
+        webhook_allow: a.webhook_allow,
         ..Default::default()
     };
     redelay_server::serve(client, config).await?;

@@ -1,6 +1,7 @@
 //! What `redelay serve` is started with.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::str::FromStr;
 
 /// lmstfy's defaults for parameters a request leaves out (its `config/demo-conf.toml`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +37,10 @@ pub struct ServerConfig {
     /// CA certificates (PEM) that webhooks to https URLs trust besides the WebPKI roots built
     /// into the binary, e.g. a private CA. None: the WebPKI roots only.
     pub webhook_ca_pem: Option<Vec<u8>>,
+    /// Address blocks webhooks may reach although they are not public (loopback, private,
+    /// link-local ..., see `webhook.rs`), e.g. `10.0.0.0/8` for receivers on the local network
+    /// (`redelay serve --webhook-allow`). Empty: webhooks reach public addresses only.
+    pub webhook_allow: Vec<Cidr>,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +52,130 @@ impl Default for ServerConfig {
             metrics: false,
             lmstfy: LmstfyDefaults::default(),
             webhook_ca_pem: None,
+            webhook_allow: Vec::new(),
+        }
+    }
+}
+
+/// A block of IP addresses in CIDR notation: an address and how many of its leading bits every
+/// address of the block shares (`10.0.0.0/8`, `::1/128`). Parsed from that notation, or from a
+/// bare address (the block of that address alone); bits past the prefix are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// The IPv4 block `a.b.c.d/prefix`.
+    pub const fn v4(octets: [u8; 4], prefix: u8) -> Cidr {
+        Cidr { addr: IpAddr::V4(Ipv4Addr::new(octets[0], octets[1], octets[2], octets[3])), prefix }
+    }
+
+    /// The IPv6 block of these eight 16-bit groups, `/prefix`.
+    pub const fn v6(s: [u16; 8], prefix: u8) -> Cidr {
+        Cidr { addr: IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7])), prefix }
+    }
+
+    /// The block of `addr` alone (`/32` or `/128`).
+    pub fn single(addr: IpAddr) -> Cidr {
+        Cidr { addr, prefix: bits_of(addr) }
+    }
+
+    /// Whether `ip` is in the block (an address of the other family never is).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let (net, ip, width) = match (self.addr, ip) {
+            (IpAddr::V4(n), IpAddr::V4(i)) => (u128::from(n.to_bits()), u128::from(i.to_bits()), 32),
+            (IpAddr::V6(n), IpAddr::V6(i)) => (n.to_bits(), i.to_bits(), 128),
+            _ => return false,
+        };
+        // (A shift by the full width of u128 would overflow: /0 holds every address.)
+        self.prefix == 0 || (net ^ ip) >> (width - u32::from(self.prefix)) == 0
+    }
+}
+
+/// Bits of an address of `addr`'s family: 32 or 128.
+fn bits_of(addr: IpAddr) -> u8 {
+    if addr.is_ipv4() {
+        32
+    } else {
+        128
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+
+    /// `ADDRESS/PREFIX` or `ADDRESS`; the error names the text and what was expected.
+    fn from_str(s: &str) -> Result<Cidr, String> {
+        let (addr, prefix) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let addr: IpAddr = addr.parse().map_err(|_| {
+            format!("{s:?}: not an IP address or CIDR block (like 10.0.0.0/8, 127.0.0.1/32 or ::1/128)")
+        })?;
+        let width = bits_of(addr);
+        let prefix = match prefix {
+            None => width,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= width)
+                .ok_or_else(|| format!("{s:?}: the prefix length after / must be 0 to {width}"))?,
+        };
+        Ok(Cidr { addr, prefix })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_cidr_holds_the_addresses_of_its_prefix() {
+        for (block, inside, outside) in [
+            ("10.0.0.0/8", "10.255.1.2", "11.0.0.0"),
+            ("127.0.0.1/32", "127.0.0.1", "127.0.0.2"),
+            ("127.0.0.1", "127.0.0.1", "127.0.0.2"),
+            ("172.16.0.0/12", "172.31.255.255", "172.32.0.0"),
+            ("10.9.9.9/8", "10.0.0.1", "9.255.255.255"),
+            ("0.0.0.0/0", "203.0.113.9", "::1"),
+            ("::1/128", "::1", "::2"),
+            ("fc00::/7", "fdff::1", "fe00::"),
+            ("::/0", "2001:db8::1", "127.0.0.1"),
+        ] {
+            let c: Cidr = block.parse().unwrap();
+            assert!(c.contains(ip(inside)), "{block} holds {inside}");
+            assert!(!c.contains(ip(outside)), "{block} does not hold {outside}");
+        }
+        assert_eq!("127.0.0.1".parse::<Cidr>().unwrap().to_string(), "127.0.0.1/32");
+        assert_eq!(Cidr::single(ip("::1")), "::1/128".parse().unwrap());
+    }
+
+    #[test]
+    fn a_bad_cidr_is_refused_naming_it() {
+        for (bad, why) in [
+            ("localhost", "not an IP address or CIDR block"),
+            ("10.0.0/8", "not an IP address or CIDR block"),
+            ("", "not an IP address or CIDR block"),
+            ("10.0.0.0/33", "the prefix length after / must be 0 to 32"),
+            ("::1/129", "the prefix length after / must be 0 to 128"),
+            ("10.0.0.0/", "the prefix length after / must be 0 to 32"),
+            ("10.0.0.0/x", "the prefix length after / must be 0 to 32"),
+        ] {
+            let e = bad.parse::<Cidr>().unwrap_err();
+            assert!(e.starts_with(&format!("{bad:?}: ")) && e.contains(why), "{bad}: {e}");
         }
     }
 }

@@ -718,6 +718,7 @@ fn check_url(url: &str) -> ApiResult<()> {
 pub async fn put_hook(r: Write, body: Bytes) -> ApiResult<Response> {
     let h: webhook::Hook = parse(&body)?;
     check_url(&h.url)?;
+    webhook::check_destination(&h.url, &r.a.st.config)?;
     let st = &r.a.st;
     webhook::stored(st)?.set(r.queue.name(), &serde_json::to_string(&h).unwrap()).await.api(S)?;
     webhook::sync(st).await;

@@ -15,16 +15,29 @@
 //! https: reqwest on rustls (ring), trusting the WebPKI roots compiled into the binary (the
 //! `webpki-roots` crate, Mozilla's CA list; the system's certificate store is not read) and the
 //! extra CA certificates of [`ServerConfig::webhook_ca_pem`] (`redelay serve --webhook-ca`).
+//!
+//! Destinations: a webhook reaches public addresses only, unless the operator allows a block
+//! ([`ServerConfig::webhook_allow`], `redelay serve --webhook-allow CIDR`): not loopback,
+//! private, link-local (the cloud metadata address 169.254.169.254), unspecified, CGNAT,
+//! multicast, reserved ... ([`NOT_PUBLIC`]), nor an IPv6 address carrying such an IPv4 one — or
+//! anyone with a namespace token could make the server POST into its own network. The rule is
+//! checked where it cannot be bypassed: on every address a host name resolves to, each time a
+//! connection is made ([`GuardedResolver`]: a name may point elsewhere by then); on a host that
+//! is an IP address, which reqwest connects to without resolving, at the `PUT` (a 400) and again
+//! before each POST. Redirects are not followed (a 3xx answer is a failed delivery), and
+//! proxies from the environment are not used (a proxy would resolve and reach the host itself).
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use redelay::{Delivery, Queue};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use crate::config::ServerConfig;
+use crate::config::{Cidr, ServerConfig};
 use crate::error::{ApiError, CoreExt, Style};
 use crate::state::AppState;
 use crate::wire;
@@ -146,9 +159,13 @@ pub async fn sync(st: &AppState) {
 fn spawn(st: &AppState, http: reqwest::Client, q: String, queue: Queue, url: String) -> Worker {
     let (stop, stop_rx) = watch::channel(false);
     let (ended_tx, ended) = watch::channel(());
-    let (st, hook_url) = (st.clone(), url.clone());
+    let refused = literal_refusal(&url, &st.config.webhook_allow);
+    if let Some(why) = &refused {
+        tracing::warn!(target: "redelay::server", "webhook of {q}: {url}: {why}");
+    }
+    let (st, endpoint) = (st.clone(), Endpoint { url: url.clone(), refused });
     tokio::spawn(async move {
-        worker(http, queue, hook_url, stop_rx).await;
+        worker(http, queue, endpoint, stop_rx).await;
         let me = ended_tx.subscribe();
         let mut run = st.webhooks.running.lock().unwrap();
         if run.get(&q).is_some_and(|w| w.ended.same_channel(&me)) {
@@ -160,10 +177,16 @@ fn spawn(st: &AppState, http: reqwest::Client, q: String, queue: Queue, url: Str
     Worker { url, stop, ended }
 }
 
-/// The webhooks' HTTP client: the WebPKI roots, and the certificates of `webhook_ca_pem`.
+/// The webhooks' HTTP client: the WebPKI roots, and the certificates of `webhook_ca_pem`; host
+/// names resolved by a [`GuardedResolver`] of `webhook_allow`; no redirects, no proxy.
 pub fn http_client(config: &ServerConfig) -> redelay::Result<reqwest::Client> {
     let bad = |m: String| redelay::Error::invalid(format!("webhook_ca: {m}"));
-    let mut b = reqwest::Client::builder();
+    let mut b = reqwest::Client::builder()
+        // Straight to the receiver: a proxy would resolve the host and reach it unchecked.
+        .no_proxy()
+        // A redirect could lead to any address: a 3xx answer is a failed delivery.
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(GuardedResolver { allow: config.webhook_allow.clone().into() }));
     if let Some(pem) = &config.webhook_ca_pem {
         let certs =
             reqwest::Certificate::from_pem_bundle(pem).map_err(|e| bad(format!("not PEM certificates: {e}")))?;
@@ -218,13 +241,13 @@ pub fn start(st: &AppState, mut stop: tokio::sync::watch::Receiver<bool>) {
 /// here, not left to a release after the worker has gone), the POSTs under way are answered
 /// and settled, and a message fetched but not yet POSTed when `stop` came is released (due
 /// now, no attempt counted). So when it returns, nothing it leased is left leased.
-async fn worker(http: reqwest::Client, queue: Queue, url: String, mut stop: watch::Receiver<bool>) {
+async fn worker(http: reqwest::Client, queue: Queue, endpoint: Endpoint, mut stop: watch::Receiver<bool>) {
     let stopped = |stop: &watch::Receiver<bool>| *stop.borrow();
     while !stopped(&stop) {
         match queue.fetch(BATCH, Duration::from_secs(1)).await {
             Ok(ds) => {
                 let fetched = std::time::Instant::now();
-                let (http, url, stop) = (&http, url.as_str(), &stop);
+                let (http, endpoint, stop) = (&http, &endpoint, &stop);
                 futures_util::future::join_all(ds.iter().map(|d| async move {
                     if stopped(stop) {
                         if let Err(e) = d.release().await {
@@ -232,7 +255,7 @@ async fn worker(http: reqwest::Client, queue: Queue, url: String, mut stop: watc
                             tracing::warn!(target: "redelay::server", "webhook of {q}: release {id}: {}", e.message());
                         }
                     } else {
-                        push(http, url, d, fetched).await;
+                        push(http, endpoint, d, fetched).await;
                     }
                 }))
                 .await;
@@ -248,8 +271,18 @@ async fn worker(http: reqwest::Client, queue: Queue, url: String, mut stop: watc
     }
 }
 
-/// POSTs `d`, fetched at the local instant `fetched`, and settles it from the answer.
-async fn push(http: &reqwest::Client, url: &str, d: &Delivery, fetched: std::time::Instant) {
+/// Where a worker POSTs: the webhook's URL, and why it may not when its host is an IP address a
+/// webhook may not reach (checked again here: it may have been stored before the rule existed,
+/// or through a server that allows more).
+struct Endpoint {
+    url: String,
+    refused: Option<String>,
+}
+
+/// POSTs `d`, fetched at the local instant `fetched`, and settles it from the answer (a refused
+/// endpoint is not POSTed to: the message is nacked with the reason).
+async fn push(http: &reqwest::Client, endpoint: &Endpoint, d: &Delivery, fetched: std::time::Instant) {
+    let url = endpoint.url.as_str();
     // What a fetch shows, but the lease: the server settles push deliveries itself.
     let mut v = wire::delivery(d);
     if let Some(m) = v.as_object_mut() {
@@ -262,10 +295,9 @@ async fn push(http: &reqwest::Client, url: &str, d: &Delivery, fetched: std::tim
     let lease = d.lease_deadline().duration_since(d.delivered_at()).unwrap_or_default();
     let left = lease.saturating_sub(fetched.elapsed());
     let timeout = left.saturating_sub(Duration::from_millis(50)).max(Duration::from_millis(50));
-    let outcome = match http.post(url).json(&v).timeout(timeout).send().await {
-        Ok(r) if r.status().is_success() => Ok(()),
-        Ok(r) => Err(format!("webhook: HTTP {} from {url}", r.status().as_u16())),
-        Err(e) => Err(format!("webhook: {url}: {}", chain(&e))),
+    let outcome = match &endpoint.refused {
+        Some(why) => Err(format!("webhook: {url}: {why}")),
+        None => post(http, url, &v, timeout).await,
     };
     let settled = match outcome {
         Ok(()) => d.ack().await,
@@ -273,5 +305,239 @@ async fn push(http: &reqwest::Client, url: &str, d: &Delivery, fetched: std::tim
     };
     if let Err(e) = settled {
         tracing::warn!(target: "redelay::server", "webhook of {}: settle {}: {}", d.queue(), d.id(), e.message());
+    }
+}
+
+/// POSTs `v` to `url`: Ok on a 2xx answer, else the reason of the failure.
+async fn post(http: &reqwest::Client, url: &str, v: &serde_json::Value, timeout: Duration) -> Result<(), String> {
+    match http.post(url).json(v).timeout(timeout).send().await {
+        Ok(r) if r.status().is_success() => Ok(()),
+        Ok(r) => Err(format!("webhook: HTTP {} from {url}", r.status().as_u16())),
+        Err(e) => Err(format!("webhook: {url}: {}", chain(&e))),
+    }
+}
+
+/// Address blocks that are not public, with what they are: a webhook may not reach them unless
+/// [`ServerConfig::webhook_allow`] allows it (a block inside another comes first, to be named).
+pub const NOT_PUBLIC: &[(Cidr, &str)] = &[
+    (Cidr::v4([0, 0, 0, 0], 8), "unspecified"),
+    (Cidr::v4([10, 0, 0, 0], 8), "private"),
+    (Cidr::v4([100, 64, 0, 0], 10), "shared, CGNAT"),
+    (Cidr::v4([127, 0, 0, 0], 8), "loopback"),
+    (Cidr::v4([169, 254, 0, 0], 16), "link-local, cloud metadata"),
+    (Cidr::v4([172, 16, 0, 0], 12), "private"),
+    (Cidr::v4([192, 0, 0, 0], 24), "IETF protocol assignments"),
+    (Cidr::v4([192, 0, 2, 0], 24), "documentation"),
+    (Cidr::v4([192, 168, 0, 0], 16), "private"),
+    (Cidr::v4([198, 18, 0, 0], 15), "benchmarking"),
+    (Cidr::v4([198, 51, 100, 0], 24), "documentation"),
+    (Cidr::v4([203, 0, 113, 0], 24), "documentation"),
+    (Cidr::v4([224, 0, 0, 0], 4), "multicast"),
+    (Cidr::v4([240, 0, 0, 0], 4), "reserved, broadcast"),
+    (Cidr::v6([0, 0, 0, 0, 0, 0, 0, 0], 128), "unspecified"),
+    (Cidr::v6([0, 0, 0, 0, 0, 0, 0, 1], 128), "loopback"),
+    (Cidr::v6([0, 0, 0, 0, 0, 0, 0, 0], 96), "IPv4-compatible"),
+    (Cidr::v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48), "NAT64 local-use"),
+    (Cidr::v6([0x100, 0, 0, 0, 0, 0, 0, 0], 64), "discard-only"),
+    (Cidr::v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 32), "Teredo"),
+    (Cidr::v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32), "documentation"),
+    (Cidr::v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7), "unique local, private"),
+    (Cidr::v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10), "link-local"),
+    (Cidr::v6([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10), "site-local"),
+    (Cidr::v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8), "multicast"),
+];
+
+/// The kind of [`NOT_PUBLIC`] address `ip` is — itself or the IPv4 address it carries
+/// (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`) — or None
+/// for a public address.
+pub fn non_public_kind(ip: IpAddr) -> Option<&'static str> {
+    let kind = |ip: IpAddr| NOT_PUBLIC.iter().find(|(block, _)| block.contains(ip)).map(|(_, k)| *k);
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => embedded_v4(v6).and_then(|v4| kind(v4.into())).or_else(|| kind(v6.into())),
+        v4 => kind(v4),
+    }
+}
+
+/// The IPv4 address an IPv6 address of a translation block carries: NAT64's `64:ff9b::/96`
+/// (its last 32 bits) and 6to4's `2002::/16` (the 32 bits after the prefix).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let bits = ip.to_bits();
+    if Cidr::v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96).contains(ip.into()) {
+        Some(Ipv4Addr::from_bits(bits as u32))
+    } else if Cidr::v6([0x2002, 0, 0, 0, 0, 0, 0, 0], 16).contains(ip.into()) {
+        Some(Ipv4Addr::from_bits((bits >> 80) as u32))
+    } else {
+        None
+    }
+}
+
+/// Why a webhook may not reach `ip`: the kind of non-public address it is, or None when it is
+/// public or in `allow` (an IPv4-mapped address is matched as its IPv4 address).
+pub fn refused_kind(ip: IpAddr, allow: &[Cidr]) -> Option<&'static str> {
+    if allow.iter().any(|block| block.contains(ip.to_canonical())) {
+        return None;
+    }
+    non_public_kind(ip)
+}
+
+/// The end of a refusal: the option that would allow `ip`.
+fn allow_hint(ip: IpAddr) -> String {
+    format!("start the gateway with --webhook-allow {} to allow it", Cidr::single(ip.to_canonical()))
+}
+
+/// The IP address a URL's host is, None for a host name (or a URL that does not parse). As
+/// reqwest (hyper) sees it: the parsed URL's host, an IPv6 one without its brackets.
+fn literal_host(url: &str) -> Option<IpAddr> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?;
+    host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host).parse().ok()
+}
+
+/// Why a webhook may not POST to `url` when its host is an IP address it may not reach (reqwest
+/// connects to an IP address without resolving it: [`GuardedResolver`] never sees it).
+fn literal_refusal(url: &str, allow: &[Cidr]) -> Option<String> {
+    let ip = literal_host(url)?;
+    let kind = refused_kind(ip, allow)?;
+    Some(format!("points at a non-public address: {ip} ({kind}); {}", allow_hint(ip)))
+}
+
+/// At a webhook's `PUT`: a 400 naming `url` when its host is an IP address a webhook may not
+/// reach. A host name passes: what it resolves to is checked at each connection.
+pub fn check_destination(url: &str, config: &ServerConfig) -> Result<(), ApiError> {
+    match literal_refusal(url, &config.webhook_allow) {
+        Some(why) => Err(ApiError::invalid(format!("url: {why}"), S)),
+        None => Ok(()),
+    }
+}
+
+/// The webhooks' resolver: the system's (getaddrinfo, through tokio's `lookup_host`), keeping
+/// only the addresses a webhook may reach, at each connection — a name that pointed at a
+/// public address when the webhook was stored may point at 127.0.0.1 now (DNS rebinding).
+struct GuardedResolver {
+    /// [`ServerConfig::webhook_allow`].
+    allow: Arc<[Cidr]>,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let (host, allow) = (name.as_str().to_string(), self.allow.clone());
+        Box::pin(async move {
+            // Port 0: reqwest puts the URL's port in.
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let addrs: reqwest::dns::Addrs = Box::new(reachable(&host, found, &allow)?.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+/// The addresses of `found` (what `host` resolved to) a webhook may reach; an error naming the
+/// host and the addresses when there are none but refused ones.
+fn reachable(host: &str, found: Vec<SocketAddr>, allow: &[Cidr]) -> Result<Vec<SocketAddr>, String> {
+    let (ok, refused): (Vec<_>, Vec<_>) = found.into_iter().partition(|a| refused_kind(a.ip(), allow).is_none());
+    let Some(first) = refused.first().filter(|_| ok.is_empty()) else { return Ok(ok) };
+    let list: Vec<String> =
+        refused.iter().map(|a| format!("{} ({})", a.ip(), refused_kind(a.ip(), allow).unwrap_or_default())).collect();
+    Err(format!("{host} resolves to non-public addresses only: {}; {}", list.join(", "), allow_hint(first.ip())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn only_public_addresses_are_reached_by_default() {
+        for (addr, kind) in [
+            ("127.0.0.1", Some("loopback")),
+            ("127.255.0.9", Some("loopback")),
+            ("::1", Some("loopback")),
+            ("10.1.2.3", Some("private")),
+            ("172.16.0.1", Some("private")),
+            ("192.168.1.1", Some("private")),
+            ("fd12::1", Some("unique local, private")),
+            ("169.254.169.254", Some("link-local, cloud metadata")),
+            ("fe80::1", Some("link-local")),
+            ("0.0.0.0", Some("unspecified")),
+            ("::", Some("unspecified")),
+            ("100.64.0.1", Some("shared, CGNAT")),
+            ("224.0.0.1", Some("multicast")),
+            ("ff02::1", Some("multicast")),
+            ("255.255.255.255", Some("reserved, broadcast")),
+            ("::ffff:127.0.0.1", Some("loopback")),
+            ("::ffff:169.254.169.254", Some("link-local, cloud metadata")),
+            ("::127.0.0.1", Some("IPv4-compatible")),
+            ("64:ff9b::a01:203", Some("private")),
+            ("2002:7f00:1::", Some("loopback")),
+            ("8.8.8.8", None),
+            ("1.1.1.1", None),
+            ("172.32.0.1", None),
+            ("100.128.0.1", None),
+            ("2606:4700:4700::1111", None),
+            ("::ffff:8.8.8.8", None),
+            ("64:ff9b::808:808", None),
+        ] {
+            assert_eq!(non_public_kind(ip(addr)), kind, "{addr}");
+            assert_eq!(refused_kind(ip(addr), &[]), kind, "{addr}");
+        }
+    }
+
+    #[test]
+    fn an_allowed_block_is_reached() {
+        let allow: Vec<Cidr> = ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8"].iter().map(|c| c.parse().unwrap()).collect();
+        for (addr, refused) in [
+            ("127.0.0.1", false),
+            ("::ffff:127.0.0.1", false),
+            ("127.0.0.2", true),
+            ("::1", true),
+            ("10.200.0.1", false),
+            ("fd00::5", false),
+            ("fc00::5", true),
+            ("169.254.169.254", true),
+        ] {
+            assert_eq!(refused_kind(ip(addr), &allow).is_some(), refused, "{addr}");
+        }
+    }
+
+    #[test]
+    fn a_literal_host_is_read_as_reqwest_connects_to_it() {
+        for (url, host) in [
+            ("http://127.0.0.1:9/x", Some("127.0.0.1")),
+            ("http://[::1]:9/x", Some("::1")),
+            ("http://[::ffff:127.0.0.1]/", Some("::ffff:127.0.0.1")),
+            // The URL parser's forms of an IPv4 address.
+            ("http://2130706433/", Some("127.0.0.1")),
+            ("http://0x7f.1/", Some("127.0.0.1")),
+            ("http://127.1/", Some("127.0.0.1")),
+            ("https://example.com/", None),
+            ("http://localhost:9/", None),
+            ("not a url", None),
+        ] {
+            assert_eq!(literal_host(url), host.map(ip), "{url}");
+        }
+        let e = check_destination("http://[::ffff:127.0.0.1]:9/", &ServerConfig::default()).unwrap_err();
+        assert_eq!(
+            e.message,
+            "url: points at a non-public address: ::ffff:127.0.0.1 (loopback); start the gateway with \
+             --webhook-allow 127.0.0.1/32 to allow it"
+        );
+    }
+
+    #[test]
+    fn a_name_is_connected_to_its_reachable_addresses_only() {
+        let sa = |s: &str| SocketAddr::new(ip(s), 0);
+        let mixed = vec![sa("127.0.0.1"), sa("93.184.215.14")];
+        assert_eq!(reachable("h", mixed, &[]), Ok(vec![sa("93.184.215.14")]));
+        let e = reachable("localhost", vec![sa("::1"), sa("127.0.0.1")], &[]).unwrap_err();
+        assert_eq!(
+            e,
+            "localhost resolves to non-public addresses only: ::1 (loopback), 127.0.0.1 (loopback); start \
+             the gateway with --webhook-allow ::1/128 to allow it"
+        );
+        let allow = ["127.0.0.1/32".parse().unwrap()];
+        assert_eq!(reachable("localhost", vec![sa("::1"), sa("127.0.0.1")], &allow), Ok(vec![sa("127.0.0.1")]));
+        assert_eq!(reachable("h", vec![], &[]), Ok(vec![]));
     }
 }

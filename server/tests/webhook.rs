@@ -1,6 +1,8 @@
 //! Push delivery against a local receiver: the first POST fails (500) and the message is
 //! retried after its backoff; the second succeeds and the message is acked. And https, to a
-//! local TLS receiver whose certificate a private CA signed.
+//! local TLS receiver whose certificate a private CA signed. The receivers are on 127.0.0.1,
+//! which the gateway reaches only when allowed (`--webhook-allow 127.0.0.1/32`); without it,
+//! non-public destinations are refused at registration or never connected to.
 mod common;
 
 use std::sync::{Arc, Mutex};
@@ -10,7 +12,14 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
 use common::{json, ADMIN};
+use redelay_server::ServerConfig;
 use serde_json::{json, Value};
+
+/// The gateway's setting for this file's receivers, all on 127.0.0.1: `--webhook-allow
+/// 127.0.0.1/32`.
+fn allow_local_receivers(c: &mut ServerConfig) {
+    c.webhook_allow = vec!["127.0.0.1/32".parse().unwrap()];
+}
 
 /// A receiver at `/hook` that records every POST and answers 500 to the first `fail` of them,
 /// 200 to the rest.
@@ -42,7 +51,7 @@ async fn a_webhook_is_retried_with_backoff_until_it_answers_2xx() {
     let hook = format!("http://{}/hook", l.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(l, receiver).await });
 
-    let s = common::start().await;
+    let s = common::start_with(allow_local_receivers).await;
     let put = |body: Value| s.http.put(s.url("/v1/queues/hooked/webhook")).bearer_auth(ADMIN).json(&body).send();
     let (st, v) = json(put(json!({"url": "ftp://example.invalid/x"})).await.unwrap()).await;
     assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")));
@@ -197,7 +206,11 @@ async fn an_https_webhook_is_delivered_when_its_ca_is_trusted() {
     let (ca, cert, key) = private_ca();
     let (hook, got) = https_receiver(&cert, &key).await;
     for trusted in [false, true] {
-        let s = common::start_with(|c| c.webhook_ca_pem = trusted.then(|| ca.clone())).await;
+        let s = common::start_with(|c| {
+            allow_local_receivers(c);
+            c.webhook_ca_pem = trusted.then(|| ca.clone());
+        })
+        .await;
         let put = s.http.put(s.url("/v1/queues/secure/webhook")).bearer_auth(ADMIN).json(&json!({"url": hook}));
         assert_eq!(json(put.send().await.unwrap()).await.0, 200);
         let msg = json!({"body": "over tls", "id": "s1", "max_attempts": 1});
@@ -235,7 +248,7 @@ async fn an_https_webhook_is_delivered_when_its_ca_is_trusted() {
 async fn a_receiver_slower_than_the_lease_is_a_nack_not_a_lost_lease() {
     // The first POST is answered after 3 s, past the message's 500 ms lease; later ones at once.
     let (hook, got) = recording_receiver(Duration::from_secs(3)).await;
-    let s = common::start().await;
+    let s = common::start_with(allow_local_receivers).await;
     let put = s.http.put(s.url("/v1/queues/slowhook/webhook")).bearer_auth(ADMIN).json(&json!({"url": hook}));
     assert_eq!(put.send().await.unwrap().status().as_u16(), 200);
     let body = json!({"body": "m", "id": "s1", "ttr_ms": 500, "backoff_base_ms": 100, "max_attempts": 5});
@@ -302,7 +315,7 @@ async fn wait_for_posts(got: &Arc<Mutex<Vec<Value>>>, n: usize) {
 /// so a message published right after the answer never reaches it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_webhook_is_deleted_or_replaced_nothing_reaches_its_old_url() {
-    let s = common::start().await;
+    let s = common::start_with(allow_local_receivers).await;
     let q = s.client.queue("gone").unwrap();
     let publish = |id: &'static str| {
         let r = s.http.post(s.url("/v1/queues/gone/messages")).bearer_auth(ADMIN);
@@ -376,7 +389,7 @@ async fn after_a_webhook_is_deleted_or_replaced_nothing_reaches_its_old_url() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_webhook_waits_for_the_post_under_way() {
     let (hook, got) = recording_receiver(Duration::from_millis(1500)).await;
-    let s = common::start().await;
+    let s = common::start_with(allow_local_receivers).await;
     let put = s.http.put(s.url("/v1/queues/busy/webhook")).bearer_auth(ADMIN).json(&json!({ "url": hook }));
     assert_eq!(json(put.send().await.unwrap()).await.0, 200);
     let msg = s.http.post(s.url("/v1/queues/busy/messages")).bearer_auth(ADMIN);
@@ -395,4 +408,169 @@ async fn deleting_a_webhook_waits_for_the_post_under_way() {
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert_eq!(ids(&got), ["s1"]);
     assert_eq!(q.stats().await.unwrap().ready, 1);
+}
+
+/// PUTs `url` as the webhook of queue `q`: the status and body of the answer.
+async fn put_hook(s: &common::Srv, q: &str, url: &str) -> (u16, Value) {
+    let r = s.http.put(s.url(&format!("/v1/queues/{q}/webhook"))).bearer_auth(ADMIN).json(&json!({ "url": url }));
+    json(r.send().await.unwrap()).await
+}
+
+/// Publishes message `id` to `q` with one attempt, and waits (30 s at most) until it is settled:
+/// gone (acked) or dead. The dead letter's reason, None when it was acked.
+async fn deliver_once(s: &common::Srv, q: &str, id: &str) -> Option<String> {
+    let msg = json!({"body": "ssrf?", "id": id, "max_attempts": 1});
+    let r = s.http.post(s.url(&format!("/v1/queues/{q}/messages"))).bearer_auth(ADMIN).json(&msg).send().await;
+    assert_eq!(r.unwrap().status().as_u16(), 201);
+    let queue = s.client.queue(q).unwrap();
+    let t = Instant::now();
+    loop {
+        let st = queue.stats().await.unwrap();
+        if st.total == st.dead {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "{q}: not settled: {st:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    queue.peek(id).await.unwrap().and_then(|m| m.last_error)
+}
+
+/// A URL whose host is a non-public IP address is refused when it is registered: 400 naming
+/// `url`, what the address is and the option that allows it; nothing is stored. With that
+/// option, the allowed block (only) is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_to_a_non_public_address_is_refused_at_registration() {
+    let port = 9;
+    // (with --webhook-allow 127.0.0.1/32, URL, refused as: address, kind, the --webhook-allow to suggest)
+    let table = [
+        (false, format!("http://127.0.0.1:{port}/"), Some(("127.0.0.1", "loopback", "127.0.0.1/32"))),
+        (false, format!("http://[::1]:{port}/"), Some(("::1", "loopback", "::1/128"))),
+        (
+            false,
+            "http://169.254.169.254/".to_string(),
+            Some(("169.254.169.254", "link-local, cloud metadata", "169.254.169.254/32")),
+        ),
+        (false, "http://10.1.2.3/".to_string(), Some(("10.1.2.3", "private", "10.1.2.3/32"))),
+        (false, format!("http://[::ffff:127.0.0.1]:{port}/"), Some(("::ffff:127.0.0.1", "loopback", "127.0.0.1/32"))),
+        (false, format!("http://0.0.0.0:{port}/"), Some(("0.0.0.0", "unspecified", "0.0.0.0/32"))),
+        (false, "https://2130706433/".to_string(), Some(("127.0.0.1", "loopback", "127.0.0.1/32"))),
+        (true, format!("http://127.0.0.2:{port}/"), Some(("127.0.0.2", "loopback", "127.0.0.2/32"))),
+        (true, format!("http://[::1]:{port}/"), Some(("::1", "loopback", "::1/128"))),
+        (true, format!("http://127.0.0.1:{port}/"), None),
+        (true, format!("http://[::ffff:127.0.0.1]:{port}/"), None),
+    ];
+    let (plain, allowing) = (common::start().await, common::start_with(allow_local_receivers).await);
+    for (i, (allow_127, url, refused)) in table.iter().enumerate() {
+        let s = if *allow_127 { &allowing } else { &plain };
+        let q = format!("guarded{i}");
+        let (st, v) = put_hook(s, &q, url).await;
+        let (_, stored) =
+            json(s.http.get(s.url(&format!("/v1/queues/{q}/webhook"))).bearer_auth(ADMIN).send().await.unwrap()).await;
+        let Some((addr, kind, hint)) = refused else {
+            assert_eq!((st, &v), (200, &json!({"queue": q, "url": url})), "{url}");
+            assert_eq!(stored["url"].as_str(), Some(url.as_str()), "{url}");
+            continue;
+        };
+        let want = format!(
+            "url: points at a non-public address: {addr} ({kind}); start the gateway with --webhook-allow {hint} to allow it"
+        );
+        assert_eq!(
+            (st, v["error"]["code"].as_str(), v["error"]["message"].as_str()),
+            (400, Some("ERR_REDELAY_INVALID_ARGUMENT"), Some(want.as_str())),
+            "{url}: {v}"
+        );
+        assert_eq!(stored["error"]["code"].as_str(), Some("ERR_REDELAY_NOT_FOUND"), "{url}: nothing stored");
+    }
+    // A public address, or a host name (what it resolves to is checked when connecting), passes.
+    for url in ["http://93.184.215.14/hook", "https://example.com/hook", "http://localhost/hook"] {
+        assert_eq!(put_hook(&plain, "public", url).await, (200, json!({"queue": "public", "url": url})), "{url}");
+    }
+}
+
+/// Nothing is POSTed to a non-public address the gateway does not allow, however the webhook
+/// got there: a host name that resolves to loopback (accepted at registration: it may resolve
+/// elsewhere by delivery), or an IP address stored before the rule (or by a server that allows
+/// it). The message is nacked (here: dead at its only attempt) with the reason; the receiver sees
+/// nothing. With `--webhook-allow 127.0.0.1/32` the same webhook is delivered to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_public_destination_is_never_posted_to() {
+    let (hook, got) = recording_receiver(Duration::ZERO).await;
+    let port = hook.rsplit(':').next().unwrap().trim_end_matches("/hook").to_string();
+    let by_name = format!("http://localhost:{port}/hook");
+    let plain = common::start().await;
+    let allowing = common::start_with(allow_local_receivers).await;
+
+    // Registered by name: accepted, then refused at each connection.
+    assert_eq!(put_hook(&plain, "rebound", &by_name).await.0, 200);
+    let reason = deliver_once(&plain, "rebound", "r1").await.expect("dead, not acked");
+    assert!(reason.starts_with(&format!("webhook: {by_name}: ")), "{reason}");
+    let why = "localhost resolves to non-public addresses only: ";
+    assert!(reason.contains(why) && reason.contains("127.0.0.1 (loopback)"), "{reason}");
+    assert!(reason.contains("start the gateway with --webhook-allow "), "{reason}");
+    assert!(got.lock().unwrap().is_empty(), "nothing reached the receiver");
+
+    // Stored as an IP address without the PUT's check (as by an older server): refused before
+    // any connection.
+    let stored = redelay_server::webhook::stored(&plain.st).unwrap();
+    stored.set("literal", &json!({ "url": hook }).to_string()).await.unwrap();
+    redelay_server::webhook::sync(&plain.st).await;
+    let reason = deliver_once(&plain, "literal", "l1").await.expect("dead, not acked");
+    let want = format!(
+        "webhook: {hook}: points at a non-public address: 127.0.0.1 (loopback); start the gateway with \
+         --webhook-allow 127.0.0.1/32 to allow it"
+    );
+    assert_eq!(reason, want);
+    assert!(got.lock().unwrap().is_empty(), "nothing reached the receiver");
+
+    // Allowed: both are delivered to (the receiver is reachable; the guard is what kept it out).
+    assert_eq!(put_hook(&allowing, "rebound", &by_name).await.0, 200);
+    assert_eq!(deliver_once(&allowing, "rebound", "r2").await, None, "acked");
+    assert_eq!(put_hook(&allowing, "literal", &hook).await.0, 200);
+    assert_eq!(deliver_once(&allowing, "literal", "l2").await, None, "acked");
+    assert_eq!(ids(&got), ["r2", "l2"]);
+}
+
+/// A redirect is not followed: an allowed receiver answering 307 to a non-public address makes
+/// the delivery fail with that status, and nothing reaches the address it pointed at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_is_not_followed() {
+    // The target: 127.0.0.2, loopback, not allowed (only 127.0.0.1/32 is).
+    let (target, got) = recording_receiver_on("127.0.0.2").await;
+    let redirects: Arc<Mutex<usize>> = Default::default();
+    let count = redirects.clone();
+    let router = Router::new().route(
+        "/hook",
+        post(move || {
+            *count.lock().unwrap() += 1;
+            let to = target.clone();
+            async move { (StatusCode::TEMPORARY_REDIRECT, [("location", to)]) }
+        }),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, router).await });
+
+    let s = common::start_with(allow_local_receivers).await;
+    assert_eq!(put_hook(&s, "redirected", &hook).await.0, 200);
+    let reason = deliver_once(&s, "redirected", "d1").await;
+    assert_eq!(reason, Some(format!("webhook: HTTP 307 from {hook}")));
+    assert_eq!(*redirects.lock().unwrap(), 1);
+    assert!(got.lock().unwrap().is_empty(), "the redirect was not followed");
+}
+
+/// A receiver at `http://{ip}:PORT/hook` recording every POST and answering 200: its URL.
+async fn recording_receiver_on(ip: &str) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let got: Arc<Mutex<Vec<Value>>> = Default::default();
+    let rx = got.clone();
+    let router = Router::new().route(
+        "/hook",
+        post(move |Json(v): Json<Value>| {
+            rx.lock().unwrap().push(v);
+            async { StatusCode::OK }
+        }),
+    );
+    let l = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let url = format!("http://{}/hook", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, router).await });
+    (url, got)
 }
