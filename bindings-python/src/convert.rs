@@ -59,8 +59,10 @@ pub fn helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     HELPERS.get_or_try_init(py, || py.import("redelay._runtime").map(|m| m.into_any().unbind())).map(|m| m.bind(py))
 }
 
-/// The core's error as the exception class of its kind (`redelay._errors.from_core`).
+/// The core's error as the exception class of its kind (`redelay._errors.from_core`), its
+/// fields named as Python names them (`at`, not `at_ms`; `start` for `from`).
 pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
+    let e = e.spelled(redelay::Spelling::Python);
     let err = helpers(py).and_then(|h| h.call_method1("from_core", (e.kind().name(), e.message())));
     err.map_or_else(|err| err, PyErr::from_value)
 }

@@ -6,6 +6,7 @@ import builtins
 import socket
 import threading
 import time
+from datetime import datetime, timezone
 from typing import Any, Iterator
 
 import pytest
@@ -101,6 +102,29 @@ def test_decode_errors_name_the_field_without_a_position_in_the_text(client: red
         q.publish(b"x", max_attempts="3")  # type: ignore[arg-type]
     assert str(ei.value).startswith("max_attempts: invalid type: string"), ei.value
     assert " line " not in str(ei.value) and " column " not in str(ei.value), ei.value
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("start", lambda q: q.upcoming(60, 3, start=datetime(1969, 12, 31, tzinfo=timezone.utc))),
+        ("start", lambda q: q.upcoming(60, 3, start=datetime(2200, 1, 1, tzinfo=timezone.utc))),
+        ("at", lambda q: q.publish(b"x", at=datetime(1969, 12, 31, tzinfo=timezone.utc))),
+        ("expires_at", lambda q: q.publish(b"x", expires_at=datetime(1969, 12, 31, tzinfo=timezone.utc))),
+        (
+            "until",
+            lambda q: q.history(datetime(2000, 1, 1, tzinfo=timezone.utc), datetime(1969, 1, 1, tzinfo=timezone.utc)),
+        ),
+    ],
+)
+def test_time_errors_name_the_argument_as_python_does(client: redelay.Client, name: str, call: Any) -> None:
+    """The core's wire names (``from_ms``, ``at_ms``) are spelled as the keyword arguments."""
+    q = client.queue("times")
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        call(q)
+    assert str(ei.value).startswith(f"{name}: "), ei.value
+    assert "_ms" not in str(ei.value) and "from" not in str(ei.value).split(":")[0], ei.value
+    assert q.stats().total == 0
 
 
 def test_misshapen_arguments_are_refused_not_misread(client: redelay.Client) -> None:

@@ -3,7 +3,8 @@
 //! `delay/at`) or a decoded wire field with its unit (`ttr_ms: invalid type …`, `at_ms`). A
 //! binding whose users write fields otherwise shows each message with their spelling
 //! ([`Error::spelled`](crate::Error::spelled)), so that an error names the field as it was given:
-//! `maxAttempts` in Kotlin and Node, `ttrMs` in Node, `ttr_ms` in the HTTP gateway's JSON.
+//! `maxAttempts` in Kotlin and Node, `ttrMs` in Node, `ttr_ms` in the HTTP gateway's JSON, `ttr`
+//! in Python.
 //!
 //! What is respelled: the field path that starts a message (after a batch's `message 3: `), made
 //! of snake_case names joined by `.` (nested), `/` (alternatives) or `[n]` (list items), and every
@@ -23,6 +24,10 @@ pub enum Spelling {
     /// `delay_ms/at_ms`), a name with its unit already stays (`ttr_ms`), and "backoff base" /
     /// "backoff max" are `backoff_base_ms` / `backoff_max_ms`.
     SnakeMs,
+    /// snake_case without units (Python): a duration is seconds or a `timedelta` and a time a
+    /// `datetime`, so `ttr_ms` is `ttr` and `at_ms` is `at`; and `from` is a keyword, so the
+    /// start of `upcoming` is `start`.
+    Python,
     /// camelCase without units (Kotlin): `max_attempts` is `maxAttempts`; a duration is a
     /// `Duration` and a time an `Instant`, so `ttr` stays `ttr` and `at_ms` is `at`.
     Camel,
@@ -77,6 +82,10 @@ fn camel(s: &str) -> String {
 pub(crate) fn field(name: &str, spelling: Spelling) -> String {
     match spelling {
         Spelling::Snake => name.to_string(),
+        Spelling::Python => match name.strip_suffix("_ms").unwrap_or(name) {
+            "from" => "start".to_string(),
+            stem => stem.to_string(),
+        },
         Spelling::SnakeMs if name.ends_with("_ms") => name.to_string(),
         // A time the core names without its unit (`at`, `expires_at`, `until`) is `*_ms` too.
         Spelling::SnakeMs if DURATION_FIELDS.contains(&name) || is_time(name) => format!("{name}_ms"),
@@ -210,6 +219,7 @@ mod tests {
         ];
         for (core, kotlin, node) in table {
             assert_eq!(field(core, Spelling::Snake), core);
+            assert_eq!(field(core, Spelling::Python), core.strip_suffix("_ms").unwrap_or(core), "{core} in Python");
             assert_eq!(field(core, Spelling::Camel), kotlin, "{core} in Kotlin");
             assert_eq!(field(core, Spelling::CamelMs), node, "{core} in Node");
         }
@@ -285,6 +295,26 @@ mod tests {
             assert_eq!(respell(core, Spelling::Snake), core);
             assert_eq!(respell(core, Spelling::Camel), kotlin);
             assert_eq!(respell(core, Spelling::CamelMs), node);
+        }
+    }
+
+    #[test]
+    fn python_names_have_no_unit_and_no_keyword() {
+        let messages = [
+            ("from_ms: invalid value: floating point `-1.0`", "start: invalid value: floating point `-1.0`"),
+            ("from: -5 ms is before the Unix epoch", "start: -5 ms is before the Unix epoch"),
+            ("message 2: at_ms: invalid type", "message 2: at: invalid type"),
+            ("wait_for_replicas.timeout_ms: invalid type", "wait_for_replicas.timeout: invalid type"),
+            ("ttr: must be 100 ms to 24 h, got 50 ms", "ttr: must be 100 ms to 24 h, got 50 ms"),
+            (
+                "unknown field `dealy`, expected one of `id`, `delay_ms`",
+                "unknown field `dealy`, expected one of `id`, `delay`",
+            ),
+            ("max_attempts: must be 1 to 1000, got 0", "max_attempts: must be 1 to 1000, got 0"),
+            ("queue name: must be 1 to 128 bytes", "queue name: must be 1 to 128 bytes"),
+        ];
+        for (core, python) in messages {
+            assert_eq!(respell(core, Spelling::Python), python);
         }
     }
 
