@@ -146,7 +146,21 @@ function wellFormed(k, v) {
   return v
 }
 
-/** Options in the core's wire form; undefined and null fields are left out (the defaults). */
+/**
+ * A field's value (or an array's item) as the wire takes it: a NaN or infinite number, a
+ * symbol, a function or a bigint has no JSON form and is refused naming the field (napi's
+ * own conversion would name none); a string must be well-formed.
+ */
+function item(k, v) {
+  if (typeof v === 'number' && !Number.isFinite(v)) throw invalid(`${k}: must be a finite number, got ${v}`)
+  if (['symbol', 'function', 'bigint'].includes(typeof v)) throw invalid(`${k}: invalid type: ${typeof v}`)
+  return Array.isArray(v) ? v.map((x, i) => item(`${k}[${i}]`, x)) : wellFormed(k, v)
+}
+
+/**
+ * Options (or a call's own arguments, named) in the core's wire form; undefined and null fields
+ * are left out (the defaults).
+ */
 function toWire(o, what = 'opts') {
   if (o == null) return {}
   // A Map, a Date or a class instance would be read as its own enumerable fields: empty, or
@@ -156,8 +170,7 @@ function toWire(o, what = 'opts') {
   for (const [k, v] of Object.entries(o)) {
     const s = snake(k)
     if (v == null) continue
-    else if (typeof v === 'number' && !Number.isFinite(v)) throw invalid(`${k}: must be a finite number, got ${v}`)
-    else if (TIME.test(s)) w[`${s}_ms`] = epochMs(k, v)
+    else if (TIME.test(s)) w[`${s}_ms`] = epochMs(k, item(k, v))
     else if (k === 'search') w[s] = searchFor(v)
     else if (k === 'action' && typeof v === 'string') w[s] = snake(v)
     else if (k === 'headers' && (typeof v !== 'object' || !isPlain(v)))
@@ -165,8 +178,7 @@ function toWire(o, what = 'opts') {
     else if (k === 'headers') {
       for (const [name, value] of Object.entries(v)) wellFormed(`headers.${wellFormed('headers', name)}`, value)
       w[s] = v
-    } else if (typeof v === 'string') w[s] = wellFormed(k, v)
-    else w[s] = typeof v === 'object' && !Array.isArray(v) && k !== 'headers' ? toWire(v, k) : v
+    } else w[s] = typeof v === 'object' && !Array.isArray(v) ? toWire(v, k) : item(k, v)
   }
   return w
 }
@@ -277,7 +289,7 @@ class Client extends Handle {
    * any, waiting up to `waitMs` (default 0) for one; `message.queue` says which.
    */
   fetch(queues, max, opts) {
-    return fetched(() => this[N].fetch(names(queues), { ...optsBeside(opts, 'max'), max }))
+    return fetched(() => this[N].fetch(names(queues), { ...optsBeside(opts, 'max'), ...toWire({ max }) }))
   }
 
   get closed() {
@@ -300,9 +312,9 @@ function subscribe(native, queues, shards, handler, opts) {
     const { unref, ...o } = toWire(opts)
     if (unref !== undefined && typeof unref !== 'boolean')
       throw invalid(`unref: must be a boolean, got ${typeOf(unref)}`)
-    const names = weighted ? Object.keys(queues) : queues
-    const weights = weighted ? names.map((name) => weight(name, queues[name])) : null
-    return native.subscription(names, shards, weights, wake, o, unref === true)
+    const list = weighted ? Object.keys(queues) : names(queues)
+    const weights = weighted ? list.map((name) => weight(name, queues[name])) : null
+    return native.subscription(list, shards, weights, wake, o, unref === true)
   }).then((started) => {
     run((n = started), handler) // a wake may have come before: what waits is taken now
     const sub = new Subscription(INTERNAL, n)
@@ -426,7 +438,13 @@ class Queue extends Handle {
           throw invalid(`message ${i}: must be an object with a body`)
         return body(m.body)
       })
-      const opts = messages.map((m) => toWire({ ...m, body: undefined }))
+      const opts = messages.map((m, i) => {
+        try {
+          return toWire({ ...m, body: undefined })
+        } catch (e) {
+          throw invalid(`message ${i}: ${e.message}`)
+        }
+      })
       return this[N].publishBatch(bodies, opts)
     })
   }
@@ -441,7 +459,7 @@ class Queue extends Handle {
 
   /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
   fetch(max, opts) {
-    return fetched(() => this[N].fetch({ ...optsBeside(opts, 'max'), max }))
+    return fetched(() => this[N].fetch({ ...optsBeside(opts, 'max'), ...toWire({ max }) }))
   }
 }
 
@@ -457,17 +475,17 @@ function due(when) {
 }
 const select = (s) => (Array.isArray(s) ? { ids: s } : typeof s === 'number' ? { oldest: s } : { all: s === 'all' })
 ops(Queue, {
-  ack: [(id, token) => ({ id: wellFormed('id', id), token }), VOID],
-  nack: [(id, token, o) => ({ ...optsBeside(o, 'id', 'token'), id: wellFormed('id', id), token })],
-  release: [(id, token) => ({ id: wellFormed('id', id), token }), VOID],
-  extend: [(id, token, ttrMs) => ({ id: wellFormed('id', id), token, ttr_ms: ttrMs }), VOID],
-  cancel: [(id) => ({ id: wellFormed('id', id) })],
-  reschedule: [(id, when) => ({ id: wellFormed('id', id), ...toWire(due(when), 'when') }), date],
-  peek: [(id) => ({ id: wellFormed('id', id) })],
+  ack: [(id, token) => toWire({ id, token }), VOID],
+  nack: [(id, token, o) => ({ ...optsBeside(o, 'id', 'token'), ...toWire({ id, token }) })],
+  release: [(id, token) => toWire({ id, token }), VOID],
+  extend: [(id, token, ttrMs) => toWire({ id, token, ttrMs }), VOID],
+  cancel: [(id) => toWire({ id })],
+  reschedule: [(id, when) => ({ ...toWire({ id }), ...toWire(due(when), 'when') }), date],
+  peek: [(id) => toWire({ id })],
   stats: [],
   deadLetters: [(o) => toWire(o)],
-  respawn: [(s, o) => ({ ...optsBeside(o, 'ids', 'oldest', 'all'), ...select(s) })],
-  purgeDead: [select],
+  respawn: [(s, o) => ({ ...optsBeside(o, 'ids', 'oldest', 'all'), ...toWire(select(s)) })],
+  purgeDead: [(s) => toWire(select(s))],
   bulk: [(o) => toWire(o)],
   verify: [null, (r) => ({ ...r, ok: r.problems.length === 0 })],
   destroy: [null, VOID],
@@ -482,8 +500,8 @@ ops(Queue, {
   history: [(since, until, step) => toWire({ since, until, step })],
   historyTotals: [],
   upcoming: [(from, widthMs, buckets) => toWire({ from, widthMs, buckets })],
-  list: [(state, o) => ({ ...optsBeside(o, 'state'), state })],
-  search: [(what, cursor) => ({ search: searchFor(what), cursor })],
+  list: [(state, o) => ({ ...optsBeside(o, 'state'), ...toWire({ state }) })],
+  search: [(what, cursor) => ({ search: searchFor(what), ...toWire({ cursor }) })],
 })
 
 class Subscription extends Handle {
