@@ -4,13 +4,15 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{ArgGroup, Args, Subcommand};
+use redelay::wire::to_json;
 use redelay::{
-    BulkAction, BulkOptions, Client, Due, Message, MessageInfo, Queue, QueueOptions, RespawnExpiry, Result, Select,
-    Stats,
+    BulkAction, BulkOptions, Client, Due, Message, MessageInfo, Queue, QueueOptions, RespawnExpiry, Result, Search,
+    SearchPage, Select, Stats,
 };
+use redelay_server::wire;
 
-use crate::output::printable;
-use crate::units::{epoch_ms, human, parse_duration, parse_time, relative, when};
+use crate::output::{json, printable};
+use crate::units::{human, parse_duration, parse_time, relative, when};
 
 /// A refusal of the core's (`buckets: must be 1 to 1000, got 6000`) prefixed with the flags the
 /// argument came from; other errors as they are.
@@ -116,7 +118,8 @@ pub async fn publish(client: &Conn, a: PublishArgs) -> Result<ExitCode> {
 pub struct StatsArgs {
     /// Queues to show (default: every registered queue)
     pub queues: Vec<String>,
-    /// JSON, one object per queue
+    /// JSON: of one queue named, its counts as the gateway's /v1 stats; else
+    /// {"queues": [{"queue", "stats"}]}
     #[arg(long)]
     pub json: bool,
     /// Prometheus text exposition format
@@ -124,8 +127,11 @@ pub struct StatsArgs {
     pub prometheus: bool,
 }
 
-fn opt_ms(t: Option<SystemTime>) -> serde_json::Value {
-    t.map_or(serde_json::Value::Null, |t| epoch_ms(t).into())
+/// The JSON of `stats`, however many queues are named: `{"queues": [{"queue", "stats"}]}`, the
+/// rows of `GET /v1/overview` without their last hour (each `stats` as `GET …/stats` gives it),
+/// so that a script reads one queue's answer as it reads several.
+fn stats_json(rows: &[(String, Stats)]) -> serde_json::Value {
+    serde_json::json!({ "queues": rows.iter().map(|(n, s)| wire::queue_stats(n, s)).collect::<Vec<_>>() })
 }
 
 pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
@@ -136,18 +142,7 @@ pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
         rows.push((n, s));
     }
     if a.json {
-        let v: Vec<_> = rows
-            .iter()
-            .map(|(n, s)| {
-                serde_json::json!({
-                    "queue": n, "total": s.total, "scheduled": s.scheduled, "ready": s.ready,
-                    "leased": s.leased, "dead": s.dead, "next_due_ms": opt_ms(s.next_due),
-                    "oldest_ready_due_ms": opt_ms(s.oldest_ready_due), "now_ms": epoch_ms(s.now),
-                    "paused": s.paused,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        json(&stats_json(&rows));
     } else if a.prometheus {
         let mut totals = Vec::new();
         for (n, _) in &rows {
@@ -262,31 +257,11 @@ fn print_info(m: &MessageInfo, now: SystemTime) {
     }
 }
 
-/// A body as the gateway's /v1 gives it (`redelay_server::wire`): `body` the text (null when
-/// the body is not UTF-8) and `body_base64` the bytes.
-fn body_fields(mut v: serde_json::Value, body: &[u8]) -> serde_json::Value {
-    v["body"] = std::str::from_utf8(body).map_or(serde_json::Value::Null, Into::into);
-    v["body_base64"] = redelay_server::wire::b64(body).into();
-    v
-}
-
-/// One message as JSON: times in epoch ms, the body as `body`/`body_base64` (`body_fields`).
-fn info_json(m: &MessageInfo) -> serde_json::Value {
-    let v = serde_json::json!({
-        "id": m.id, "state": m.state.as_str(), "attempts": m.attempts, "max_attempts": m.max_attempts,
-        "ttr_ms": m.ttr.as_millis() as u64, "published_at_ms": epoch_ms(m.published_at),
-        "due_at_ms": epoch_ms(m.due_at), "lease_deadline_ms": opt_ms(m.lease_deadline),
-        "died_at_ms": opt_ms(m.died_at), "expires_at_ms": opt_ms(m.expires_at), "headers": m.headers,
-        "last_error": m.last_error, "body_bytes": m.body.len(),
-    });
-    body_fields(v, &m.body)
-}
-
-pub async fn peek(client: &Conn, queue: &str, id: &str, json: bool) -> Result<ExitCode> {
+pub async fn peek(client: &Conn, queue: &str, id: &str, as_json: bool) -> Result<ExitCode> {
     let q = client.queue(queue).await?;
     match q.peek(id).await? {
-        Some(m) if json => {
-            println!("{}", info_json(&m));
+        Some(m) if as_json => {
+            json(&wire::message(&m));
             Ok(ExitCode::SUCCESS)
         }
         Some(m) => {
@@ -321,7 +296,7 @@ pub struct RescheduleArgs {
     /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
     #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
     pub at: Option<SystemTime>,
-    /// Print JSON (due time in epoch ms)
+    /// Print JSON: {"due_at_ms"} (epoch ms), as the gateway's /v1 reschedule
     #[arg(long)]
     pub json: bool,
 }
@@ -331,7 +306,7 @@ pub async fn reschedule(client: &Conn, a: RescheduleArgs) -> Result<ExitCode> {
     let q = client.queue(&a.queue).await?;
     let t = q.reschedule(&a.id, due).await?;
     if a.json {
-        println!("{}", serde_json::json!({ "id": a.id, "due_at_ms": epoch_ms(t) }));
+        json(&wire::rescheduled(t));
     } else {
         println!("{} due at {}", a.id, when(t, q.redis_now().await?));
     }
@@ -348,6 +323,7 @@ pub enum DeadCmd {
         limit: usize,
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// JSON: {"items"}, as the gateway's /v1 dead letters
         #[arg(long)]
         json: bool,
     },
@@ -411,21 +387,11 @@ impl DeadSel {
 
 pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
     match cmd {
-        DeadCmd::List { queue, limit, offset, json } => {
+        DeadCmd::List { queue, limit, offset, json: as_json } => {
             let q = client.queue(&queue).await?;
             let list = q.dead_letters(offset, limit).await?;
-            if json {
-                let v: Vec<_> = list
-                    .iter()
-                    .map(|m| {
-                        let v = serde_json::json!({
-                            "id": m.id, "died_at_ms": opt_ms(m.died_at), "attempts": m.attempts,
-                            "max_attempts": m.max_attempts, "reason": m.last_error, "headers": m.headers,
-                        });
-                        body_fields(v, &m.body)
-                    })
-                    .collect();
-                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            if as_json {
+                json(&wire::dead_letters(&list));
             } else {
                 let now = q.redis_now().await?;
                 for m in &list {
@@ -557,7 +523,7 @@ pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
     }
     let r = client.queue(&a.queue).await?.bulk(&opts).await?;
     if a.json {
-        println!("{}", serde_json::to_value(r).expect("json"));
+        json(&to_json(&r));
     } else {
         println!("matched {}, done {} (scanned {})", r.matched, r.done, r.scanned);
     }
@@ -605,6 +571,7 @@ pub struct UpcomingArgs {
     /// Bucket width: 1m, 1h ... (whole ms, at least 1ms; one longer than --next is cut to it)
     #[arg(long, default_value = "1m", value_parser = typed)]
     pub every: Typed,
+    /// JSON: {"buckets": [{"at_ms", "count"}]}, as the gateway's /v1 upcoming
     #[arg(long)]
     pub json: bool,
 }
@@ -637,8 +604,7 @@ pub async fn upcoming(client: &Conn, a: UpcomingArgs) -> Result<ExitCode> {
     let q = client.queue(&a.queue).await?;
     let b = q.upcoming(q.redis_now().await?, width, n).await.map_err(from_flags("--next / --every".into()))?;
     if a.json {
-        let v: Vec<_> = b.iter().map(|(t, c)| serde_json::json!({ "from_ms": epoch_ms(*t), "count": c })).collect();
-        println!("{}", serde_json::Value::Array(v));
+        json(&wire::upcoming(&b));
         return Ok(ExitCode::SUCCESS);
     }
     let max = b.iter().map(|(_, c)| *c).max().unwrap_or(0).max(1);
@@ -660,6 +626,7 @@ pub struct ListArgs {
     /// Messages per page, 1 to 1000 (the CLI's default is 20; the library's is 100)
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// JSON: {"total", "items"}, as the gateway's /v1 list of messages
     #[arg(long)]
     pub json: bool,
 }
@@ -686,8 +653,7 @@ pub async fn list(client: &Conn, a: ListArgs) -> Result<ExitCode> {
     let q = client.queue(&a.queue).await?;
     let page = q.list(state, a.offset, a.limit).await?;
     if a.json {
-        let items: Vec<_> = page.items.iter().map(info_json).collect();
-        println!("{}", serde_json::json!({ "total": page.total, "items": items }));
+        json(&wire::list_page(&page));
     } else {
         let now = q.redis_now().await?;
         for m in &page.items {
@@ -725,6 +691,8 @@ pub struct SearchArgs {
     /// Stop after this many matches
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
+    /// JSON: {"items", "scanned", "cursor"}, as one step of the gateway's /v1 search (cursor:
+    /// where the scan stopped, null once it reached the end)
     #[arg(long)]
     pub json: bool,
 }
@@ -751,31 +719,39 @@ impl SearchWhat {
     }
 }
 
+/// The core's search steps until `limit` matches or the end of the queue, as one page: the
+/// matches cut to `limit`, the records looked at in every step, and the cursor of the last step
+/// (None once the whole queue was scanned; resuming from it skips the matches cut).
+async fn search_steps(q: &Queue, what: &Search, limit: usize) -> Result<SearchPage> {
+    let mut all = SearchPage { items: Vec::new(), scanned: 0, cursor: None };
+    loop {
+        let p = q.search(what, all.cursor.as_deref()).await?;
+        all.scanned += p.scanned;
+        all.items.extend(p.items);
+        all.cursor = p.cursor;
+        if all.cursor.is_none() || all.items.len() >= limit {
+            break;
+        }
+    }
+    all.items.truncate(limit);
+    Ok(all)
+}
+
 pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
     let what = a
         .what
         .query()?
         .ok_or_else(|| redelay::Error::invalid("search: give one of --id-prefix, --header, --body or --error"))?;
     let q = client.queue(&a.queue).await?;
-    let (mut found, mut scanned, mut cursor) = (Vec::new(), 0u64, None::<String>);
-    loop {
-        let p = q.search(&what, cursor.as_deref()).await?;
-        scanned += p.scanned;
-        found.extend(p.items);
-        match p.cursor {
-            Some(c) if found.len() < a.limit => cursor = Some(c),
-            _ => break,
-        }
-    }
-    found.truncate(a.limit);
+    let page = search_steps(&q, &what, a.limit).await?;
     if a.json {
-        println!("{}", serde_json::Value::Array(found.iter().map(info_json).collect()));
+        json(&wire::search_page(&page));
     } else {
         let now = q.redis_now().await?;
-        for m in &found {
+        for m in &page.items {
             println!("{}", one_line(m, now));
         }
-        println!("({} found, {scanned} looked at)", found.len());
+        println!("({} found, {} looked at)", page.items.len(), page.scanned);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -791,6 +767,7 @@ pub struct HistoryArgs {
     /// in 1440 points; else hour)
     #[arg(long, value_parser = ["minute", "hour"])]
     pub step: Option<String>,
+    /// JSON: {"points"}, as the gateway's /v1 history
     #[arg(long)]
     pub json: bool,
 }
@@ -810,16 +787,7 @@ pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
     let flags = format!("--last at --step {}", if hourly { "hour" } else { "minute" });
     let pts = q.history(since, now, step).await.map_err(from_flags(flags))?;
     if a.json {
-        let v: Vec<_> = pts
-            .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "at_ms": epoch_ms(p.at), "published": p.published, "delivered": p.delivered, "acked": p.acked,
-                    "retried": p.retried, "dead": p.dead, "expired": p.expired, "lateness_buckets": p.lateness,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::Value::Array(v));
+        json(&wire::history(&pts));
         return Ok(ExitCode::SUCCESS);
     }
     let max = pts.iter().map(|p| p.delivered).max().unwrap_or(0).max(1);

@@ -38,7 +38,7 @@ enum Cmd {
     Publish(commands::PublishArgs),
     /// Counts of queues (all registered queues when none is named)
     Stats(commands::StatsArgs),
-    /// Show one message (times in ISO 8601 and relative to now; --json for machine forms)
+    /// Show one message (times in ISO 8601 and relative to now; --json: as GET /v1/queues/Q/messages/ID)
     Peek {
         queue: String,
         id: String,

@@ -35,6 +35,12 @@ macro_rules! print {
     }};
 }
 
+/// Prints a `--json` answer on one line: the JSON the gateway's `/v1` answers with for the same
+/// read, built by the same functions (`redelay_server::wire`, `redelay::wire::to_json`).
+pub fn json(v: &serde_json::Value) {
+    println!("{v}");
+}
+
 /// Message data (a body, a header, an error, an id) for a terminal: control characters
 /// escaped (`\n`, `\r`, `\t`, `\x1b`, `\u{9b}`) and so are the bidirectional embeddings,
 /// overrides and isolates (`\u{202e}`), so that data can neither drive the terminal (clear

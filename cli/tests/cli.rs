@@ -53,8 +53,8 @@ fn publish_inspect_change_dead_letters_verify() {
 
     let stats = text(&redelay(&prefix, &["stats", "--json"]));
     let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
-    assert_eq!(v[0]["queue"], "jobs");
-    assert_eq!(v[0]["scheduled"], 1);
+    assert_eq!(v["queues"][0]["queue"], "jobs");
+    assert_eq!(v["queues"][0]["stats"]["scheduled"], 1);
     let prom = text(&redelay(&prefix, &["stats", "--prometheus"]));
     assert!(
         prom.contains(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"jobs\",state=\"scheduled\"}} 1")),
@@ -92,7 +92,7 @@ fn publish_inspect_change_dead_letters_verify() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let left = v["expires_at_ms"].as_i64().unwrap() - v["due_at_ms"].as_i64().unwrap();
     assert_eq!(left, 3_600_000, "a fresh hour from the respawn, which made it due: {v}");
-    assert!(text(&redelay(&prefix, &["stats", "jobs", "--json"])).contains("\"ready\": 1"));
+    assert_eq!(stats_json(&prefix, "jobs")["ready"], 1);
     let v = redelay(&prefix, &["verify", "jobs"]);
     assert!(v.status.success() && text(&v).starts_with("ok: 1 records"), "{v:?}");
     assert_eq!(redelay(&prefix, &["dead", "purge", "jobs"]).status.code(), Some(64), "a selection is required");
@@ -115,9 +115,7 @@ fn pause_resume_and_expiry_from_the_command_line() {
     assert_eq!(text(&redelay(&prefix, &["pause", "jobs"])).trim(), "jobs: already paused");
     let o = redelay(&prefix, &["publish", "jobs", "hello", "--id", "e1", "--expires-in", "1h"]);
     assert_eq!(text(&o).trim(), "e1 stored", "{}", String::from_utf8_lossy(&o.stderr));
-    let o = redelay(&prefix, &["stats", "jobs", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v[0]["paused"], true);
+    assert_eq!(stats_json(&prefix, "jobs")["paused"], true);
     assert!(text(&redelay(&prefix, &["stats", "jobs"])).contains("(paused)"));
     assert!(text(&redelay(&prefix, &["stats", "jobs", "--prometheus"])).contains("redelay_paused{"));
     assert_eq!(text(&redelay(&prefix, &["resume", "jobs"])).trim(), "jobs: resumed");
@@ -156,7 +154,7 @@ fn upcoming_list_and_search_from_the_command_line() {
     }
     let o = redelay(&prefix, &["upcoming", "q", "--next", "1h", "--every", "10m", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let counts: Vec<u64> = v.as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).collect();
+    let counts: Vec<u64> = v["buckets"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).collect();
     assert_eq!(counts.iter().sum::<u64>(), 3);
     assert_eq!(counts.len(), 6);
     assert!(text(&redelay(&prefix, &["upcoming", "q"])).contains("█"));
@@ -166,7 +164,8 @@ fn upcoming_list_and_search_from_the_command_line() {
     assert_eq!(v["items"][2]["id"], "b1");
     let o = redelay(&prefix, &["search", "q", "--id-prefix", "a", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert_eq!(v["items"].as_array().unwrap().len(), 2);
+    assert_eq!((v["scanned"].as_u64(), &v["cursor"]), (Some(3), &serde_json::Value::Null), "{v}");
     assert!(text(&redelay(&prefix, &["search", "q", "--body", "of b1"])).contains("1 found"));
     // A reader that went away (`redelay list q scheduled | head -0`): a quiet end, as SIGPIPE's.
     let (reader, writer) = std::io::pipe().unwrap();
@@ -190,7 +189,7 @@ fn history_as_a_table_json_and_prometheus_counters() {
     }
     let o = redelay(&prefix, &["history", "h", "--last", "10m", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let published: u64 = v.as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum();
+    let published: u64 = v["points"].as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum();
     assert_eq!(published, 3);
     assert!(text(&redelay(&prefix, &["history", "h"])).contains("published"));
     let prom = text(&redelay(&prefix, &["stats", "h", "--prometheus"]));
@@ -202,11 +201,12 @@ fn history_as_a_table_json_and_prometheus_counters() {
     }
 }
 
-/// The `from`/`at_ms` of each point or bucket of a JSON answer, and the gaps between them.
-fn gaps(o: &Output, key: &str) -> (usize, Vec<i64>) {
+/// The `at_ms` of each of the `points` (history) or `buckets` (upcoming) of a JSON answer, and
+/// the gaps between them.
+fn gaps(o: &Output, list: &str) -> (usize, Vec<i64>) {
     assert!(o.status.success(), "{o:?}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let at: Vec<i64> = v.as_array().unwrap().iter().map(|p| p[key].as_i64().unwrap()).collect();
+    let at: Vec<i64> = v[list].as_array().unwrap().iter().map(|p| p["at_ms"].as_i64().unwrap()).collect();
     (at.len(), at.windows(2).map(|w| w[1] - w[0]).collect())
 }
 
@@ -219,12 +219,12 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
     let prefix = format!("clihiststep{}", std::process::id());
     // A day is 1441 minute points: hours are picked (25 points).
     for last in ["1d", "24h"] {
-        let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "at_ms");
+        let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "points");
         assert_eq!(n, 25, "{last}");
         assert!(gaps.iter().all(|&g| g == 3_600_000), "{last}: {gaps:?}");
         assert!(redelay(&prefix, &["history", "h", "--last", last]).status.success(), "{last}");
     }
-    let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", "10m", "--json"]), "at_ms");
+    let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", "10m", "--json"]), "points");
     assert_eq!(n, 11);
     assert!(gaps.iter().all(|&g| g == 60_000), "{gaps:?}");
     // Minutes forced over too long a span: the core's refusal, naming the flags and the limit.
@@ -241,7 +241,7 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
 #[test]
 fn upcoming_refuses_more_than_1000_buckets_and_list_help_states_its_default() {
     let prefix = format!("clibuckets{}", std::process::id());
-    let (n, gaps) = gaps(&redelay(&prefix, &["upcoming", "q", "--next", "1000m", "--json"]), "from_ms");
+    let (n, gaps) = gaps(&redelay(&prefix, &["upcoming", "q", "--next", "1000m", "--json"]), "buckets");
     assert_eq!(n, 1000);
     assert!(gaps.iter().all(|&g| g == 60_000), "{gaps:?}");
     let o = redelay(&prefix, &["upcoming", "q", "--next", "2h", "--every", "1s"]);
@@ -281,32 +281,21 @@ fn tokens_and_serve_from_the_command_line() {
     assert!(list.contains("read-write  ci"), "{list}");
     assert!(!list.contains(&token), "only the hash is stored: {list}");
 
-    let port = common::free_port();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_redelay"))
-        .args(["--url", &redis_url(), "--prefix", &prefix, "serve", "--no-admin", "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .spawn()
-        .expect("redelay serve");
-    let t = std::time::Instant::now();
-    while http(port, "GET", "/healthz", "", "").is_none() {
-        assert!(t.elapsed() < std::time::Duration::from_secs(60), "serve never answered");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let gw = Gateway::start(&prefix, None);
+    let port = gw.port;
     let published = http(port, "PUT", "/api/shop/orders", &token, "hello");
     let refused = http(port, "PUT", "/api/other/orders", &token, "hello");
     assert!(redelay(&prefix, &["token", "revoke", "shop", &token]).status.success());
     assert_eq!(redelay(&prefix, &["token", "revoke", "shop", &token]).status.code(), Some(1));
     std::thread::sleep(std::time::Duration::from_millis(1100)); // the server trusts a token for 1 s
     let revoked = http(port, "PUT", "/api/shop/orders", &token, "hello");
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(gw);
     let (st, body) = published.unwrap();
     assert_eq!(st, 201, "{body}");
     assert!(body.contains("\"msg\":\"published\""), "{body}");
     assert_eq!(refused.unwrap().0, 403);
     assert_eq!(revoked.unwrap().0, 401);
-    let stats = text(&redelay(&prefix, &["stats", "shop:orders", "--json"]));
-    assert!(stats.contains("\"ready\":1") || stats.contains("\"ready\": 1"), "{stats}");
+    assert_eq!(stats_json(&prefix, "shop:orders")["ready"], 1);
 }
 
 #[test]
@@ -319,7 +308,8 @@ fn shards_are_named_once_and_found_in_redis_afterwards() {
     }
     // Other commands find the count in Redis.
     let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "--json"]))).unwrap();
-    assert_eq!((v[0]["queue"].as_str(), v[0]["scheduled"].as_u64()), (Some("orders"), Some(20)));
+    let row = &v["queues"][0];
+    assert_eq!((row["queue"].as_str(), row["stats"]["scheduled"].as_u64()), (Some("orders"), Some(20)));
     assert!(text(&redelay(&prefix, &["peek", "orders", "o7"])).contains("state:        scheduled"));
     assert!(redelay(&prefix, &["cancel", "orders", "o7"]).status.success());
     let o = redelay(&prefix, &["verify", "orders"]);
@@ -346,7 +336,7 @@ fn keys_of(prefix: &str, queue: &str) -> Vec<String> {
 /// The names of the registered queues, from `redelay stats --json`.
 fn registered(prefix: &str) -> Vec<String> {
     let v: serde_json::Value = serde_json::from_str(&text(&redelay(prefix, &["stats", "--json"]))).unwrap();
-    v.as_array().unwrap().iter().map(|s| s["queue"].as_str().unwrap().to_string()).collect()
+    v["queues"].as_array().unwrap().iter().map(|s| s["queue"].as_str().unwrap().to_string()).collect()
 }
 
 #[test]
@@ -366,13 +356,11 @@ fn destroy_asks_for_yes_then_deletes_every_message_and_the_name() {
     let o = redelay(&prefix, &["destroy", "jobs"]);
     assert_eq!(o.status.code(), Some(64), "{o:?}");
     assert!(stderr(&o).contains("would delete 3 messages of queue \"jobs\"; pass --yes"), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "jobs", "--json"]))).unwrap();
-    assert_eq!(v[0]["total"], 3);
+    assert_eq!(total(&prefix, "jobs"), 3);
 
     let o = redelay(&prefix, &["destroy", "jobs", "--yes"]);
     assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "destroyed: 3 messages of queue \"jobs\""), "{o:?}");
-    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "jobs", "--json"]))).unwrap();
-    assert_eq!(v[0]["total"], 0);
+    assert_eq!(total(&prefix, "jobs"), 0);
     assert_eq!(keys_of(&prefix, "jobs"), Vec::<String>::new());
     let mut names = registered(&prefix);
     names.sort();
@@ -425,10 +413,6 @@ fn bulk_by_search_or_ids_and_the_flags_each_action_takes() {
         assert!(o.status.success(), "{o:?}");
     }
     dead_letters(&prefix, "q", &["d1", "d2"]);
-    let total = || {
-        let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "q", "--json"]))).unwrap();
-        v[0]["total"].as_u64().unwrap()
-    };
 
     // Bad input: exit 64, the flags named, nothing changed.
     let bad: [(&[&str], &str); 7] = [
@@ -445,13 +429,13 @@ fn bulk_by_search_or_ids_and_the_flags_each_action_takes() {
         assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
-    assert_eq!(total(), 6);
+    assert_eq!(total(&prefix, "q"), 6);
 
     // cancel by header: only the matching messages go.
     let o = redelay(&prefix, &["bulk", "q", "cancel", "--header", "t=acme", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((v["matched"].as_u64(), v["done"].as_u64(), v["scanned"].as_u64()), (Some(2), Some(2), Some(6)), "{v}");
-    assert_eq!(total(), 4);
+    assert_eq!(total(&prefix, "q"), 4);
     assert!(peek_json(&prefix, "q", "a1").is_none() && peek_json(&prefix, "q", "b1").is_none());
     assert!(peek_json(&prefix, "q", "a2").is_some() && peek_json(&prefix, "q", "b2").is_some());
 
@@ -491,7 +475,7 @@ fn set_history_off_then_on_reports_the_change_and_stops_the_counters() {
     let published = || {
         let o = redelay(&prefix, &["history", "h", "--last", "10m", "--json"]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v.as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum::<u64>()
+        v["points"].as_array().unwrap().iter().map(|p| p["published"].as_u64().unwrap()).sum::<u64>()
     };
     let o = redelay(&prefix, &["set-history", "h", "off"]);
     assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "h: history turned off"), "{o:?}");
@@ -520,10 +504,16 @@ fn redelay_to(prefix: &str, args: &[&str], stdout: std::process::Stdio) -> Outpu
         .expect("run redelay")
 }
 
+/// `stats QUEUE --json`'s one row's counts, as `GET /v1/queues/{queue}/stats` gives them.
+fn stats_json(prefix: &str, queue: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(prefix, &["stats", queue, "--json"]))).unwrap();
+    assert_eq!((v["queues"].as_array().map(Vec::len), v["queues"][0]["queue"].as_str()), (Some(1), Some(queue)), "{v}");
+    v["queues"][0]["stats"].clone()
+}
+
 /// A queue's total, from `stats --json`.
 fn total(prefix: &str, queue: &str) -> u64 {
-    let v: serde_json::Value = serde_json::from_str(&text(&redelay(prefix, &["stats", queue, "--json"]))).unwrap();
-    v[0]["total"].as_u64().unwrap()
+    stats_json(prefix, queue)["total"].as_u64().unwrap()
 }
 
 #[test]
@@ -753,7 +743,7 @@ fn upcoming_covers_the_whole_window_and_refuses_zero_or_too_many_buckets() {
         let o = redelay(&prefix, &["upcoming", "q", "--next", next, "--every", every, "--json"]);
         assert!(o.status.success(), "{next}/{every}: {o:?}");
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let from: Vec<i64> = v.as_array().unwrap().iter().map(|b| b["from_ms"].as_i64().unwrap()).collect();
+        let from: Vec<i64> = v["buckets"].as_array().unwrap().iter().map(|b| b["at_ms"].as_i64().unwrap()).collect();
         assert_eq!(from.len(), n, "{next}/{every}");
         assert!(from.windows(2).all(|w| w[1] - w[0] == width), "{next}/{every}: {from:?}");
     }
@@ -808,8 +798,8 @@ fn json_bodies_are_text_or_null_with_base64_as_the_gateway_gives_them() {
     v["items"].as_array().unwrap().iter().for_each(|m| check("list", m));
     let v: serde_json::Value =
         serde_json::from_str(&text(&redelay(&prefix, &["search", "q", "--id-prefix", "x-", "--json"]))).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 2);
-    v.as_array().unwrap().iter().for_each(|m| check("search", m));
+    assert_eq!(v["items"].as_array().unwrap().len(), 2);
+    v["items"].as_array().unwrap().iter().for_each(|m| check("search", m));
     // Dead letters too.
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
@@ -821,8 +811,8 @@ fn json_bodies_are_text_or_null_with_base64_as_the_gateway_gives_them() {
     });
     let v: serde_json::Value =
         serde_json::from_str(&text(&redelay(&prefix, &["dead", "list", "q", "--json"]))).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 2);
-    v.as_array().unwrap().iter().for_each(|m| check("dead list", m));
+    assert_eq!(v["items"].as_array().unwrap().len(), 2);
+    v["items"].as_array().unwrap().iter().for_each(|m| check("dead list", m));
     redelay(&prefix, &["destroy", "q", "--yes"]);
 }
 
@@ -865,33 +855,176 @@ fn control_characters_in_message_data_are_escaped_for_people_not_in_json() {
 fn history_takes_compound_durations_as_its_help_says() {
     let prefix = format!("clicompound{}", std::process::id());
     for (last, points, step) in [("1h30m", 91, 60_000), ("23h59m", 1440, 60_000), ("1d1h", 26, 3_600_000)] {
-        let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "at_ms");
+        let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "points");
         assert_eq!(n, points, "{last}");
         assert!(gaps.iter().all(|&g| g == step), "{last}: {gaps:?}");
+    }
+}
+
+/// `redelay serve` on a free port of 127.0.0.1 (`--listen 127.0.0.1:0`: the port is read from
+/// what it prints), without the admin listener; stopped when dropped.
+struct Gateway {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Gateway {
+    /// Starts it for `prefix`, with `admin_token` as its admin token (which may read every queue).
+    fn start(prefix: &str, admin_token: Option<&str>) -> Gateway {
+        use std::io::BufRead;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_redelay"));
+        cmd.args(["--url", &redis_url(), "--prefix", prefix, "serve", "--no-admin", "--listen", "127.0.0.1:0"])
+            .env_remove("REDELAY_ADMIN_TOKEN")
+            .stderr(std::process::Stdio::piped());
+        if let Some(t) = admin_token {
+            cmd.env("REDELAY_ADMIN_TOKEN", t);
+        }
+        let mut child = cmd.spawn().expect("redelay serve");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stderr.read_line(&mut first).unwrap();
+        // The rest of stderr is drained: a closed pipe would fail the server's next line.
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let port = first
+            .split("http://127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        Gateway { child, port }
+    }
+
+    /// `GET path` with `token`: the status and the body as JSON.
+    fn get_json(&self, path: &str, token: &str) -> (u16, serde_json::Value) {
+        let (status, body) = http(self.port, "GET", path, token, "").expect("the gateway answers");
+        (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}")))
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
 /// `serve --listen 127.0.0.1:0` takes any free port and says which (it printed `:0`).
 #[test]
 fn serve_on_port_zero_prints_the_port_it_got() {
-    use std::io::BufRead;
-    let prefix = format!("cliport{}", std::process::id());
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_redelay"))
-        .args(["--url", &redis_url(), "--prefix", &prefix, "serve", "--no-admin", "--listen", "127.0.0.1:0"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("redelay serve");
-    let mut first = String::new();
-    std::io::BufReader::new(serve.stderr.take().unwrap()).read_line(&mut first).unwrap();
-    let port: u16 = first
-        .split("http://127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {first:?}"));
-    let health = http(port, "GET", "/healthz", "", "");
-    let _ = serve.kill();
-    let _ = serve.wait();
-    assert_ne!(port, 0, "{first}");
-    assert_eq!(health.map(|(st, _)| st), Some(200), "{first}");
+    let gw = Gateway::start(&format!("cliport{}", std::process::id()), None);
+    assert_ne!(gw.port, 0);
+    assert_eq!(http(gw.port, "GET", "/healthz", "", "").map(|(st, _)| st), Some(200));
+}
+
+/// Sets every field named `names`, at any depth, to null: values that differ between two reads
+/// made at different moments (`now_ms`), while the field itself must be in both.
+fn blank(v: &mut serde_json::Value, names: &[&str]) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if names.contains(&k.as_str()) {
+                    *x = serde_json::Value::Null;
+                } else {
+                    blank(x, names);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| blank(x, names)),
+        _ => {}
+    }
+}
+
+/// Waits, when the next minute is less than 5 s away, until it has begun: a history read
+/// twice then sees the same minutes.
+fn clear_of_a_minute_boundary() {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() % 60_000;
+    if ms >= 55_000 {
+        std::thread::sleep(std::time::Duration::from_millis((60_000 - ms) as u64 + 100));
+    }
+}
+
+/// Every read's `--json` is what the gateway's `/v1` answers for the same request (the same
+/// serializers, `redelay_server::wire`): one script reads both.
+#[test]
+fn json_of_every_read_is_what_the_gateway_answers() {
+    let prefix = format!("cliv1{}", std::process::id());
+    let admin = format!("admin-{prefix}");
+    // A message in each state: dead (a last error), leased, scheduled (a header, an expiry) and
+    // ready (a body that is not UTF-8).
+    dead_letters(&prefix, "q", &["d1"]);
+    publish_raw(&prefix, "q", "l1", b"leased", &[], 3);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
+        let got = c
+            .queue("q")
+            .unwrap()
+            .fetch_leasing(1, std::time::Duration::from_secs(1), Some(std::time::Duration::from_secs(3600)))
+            .await;
+        assert_eq!(got.unwrap().len(), 1, "l1 leased for an hour");
+    });
+    let o = redelay(
+        &prefix,
+        &["publish", "q", "later", "--id", "s1", "--delay", "30m", "--header", "k=v", "--expires-in", "2h"],
+    );
+    assert!(o.status.success(), "{o:?}");
+    publish_raw(&prefix, "q", "r1", &[0xff, 0x00, 0x80], &[("k", "w")], 3);
+
+    let gw = Gateway::start(&prefix, Some(&admin));
+    // (CLI arguments, the /v1 GET of the same request, the fields two moments give apart)
+    let reads: [(&[&str], &str, &[&str]); 12] = [
+        (&["peek", "q", "r1"], "messages/r1", &[]),
+        (&["peek", "q", "s1"], "messages/s1", &[]),
+        (&["peek", "q", "l1"], "messages/l1", &[]),
+        (&["peek", "q", "d1"], "messages/d1", &[]),
+        (&["list", "q", "ready"], "messages?state=ready&offset=0&limit=20", &[]),
+        (&["list", "q", "leased", "--offset", "0", "--limit", "5"], "messages?state=leased&offset=0&limit=5", &[]),
+        (&["list", "q", "dead"], "messages?state=dead&offset=0&limit=20", &[]),
+        (&["search", "q", "--header", "k=v"], "search?header=k:v", &[]),
+        (&["search", "q", "--error", "lease"], "search?error=lease", &[]),
+        (&["dead", "list", "q"], "dead?offset=0&limit=20", &[]),
+        (&["history", "q"], "history", &[]),
+        (&["upcoming", "q", "--next", "2h", "--every", "1h"], "upcoming?width_ms=3600000&buckets=2", &["at_ms"]),
+    ];
+    let mut unlike = Vec::new();
+    for (args, path, differ) in reads {
+        clear_of_a_minute_boundary();
+        let o = redelay(&prefix, &[args, &["--json"]].concat());
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        let mut cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (status, mut v1) = gw.get_json(&format!("/v1/queues/q/{path}"), &admin);
+        assert_eq!(status, 200, "{path}: {v1}");
+        blank(&mut cli, differ);
+        blank(&mut v1, differ);
+        if cli != v1 {
+            unlike.push(format!("{args:?} --json:\n  {cli}\nGET /v1/queues/q/{path}:\n  {v1}"));
+        }
+    }
+    // `stats Q` is a row of the several-queue form; its counts are the gateway's.
+    let (status, mut v1) = gw.get_json("/v1/queues/q/stats", &admin);
+    assert_eq!(status, 200, "{v1}");
+    let mut cli = stats_json(&prefix, "q");
+    blank(&mut cli, &["now_ms"]);
+    blank(&mut v1, &["now_ms"]);
+    if cli != v1 {
+        unlike.push(format!("[\"stats\", \"q\"] --json's row:\n  {cli}\nGET /v1/queues/q/stats:\n  {v1}"));
+    }
+    assert!(
+        unlike.is_empty(),
+        "{} of {} reads unlike the gateway's:\n{}",
+        unlike.len(),
+        reads.len() + 1,
+        unlike.join("\n")
+    );
+    // And a change's answer: a reschedule's (within the hour before s1 expires).
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let at = (now.as_millis() + 3_600_000).to_string();
+    let o = redelay(&prefix, &["reschedule", "q", "s1", "--at", &at, "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (status, body) =
+        http(gw.port, "POST", "/v1/queues/q/messages/s1/reschedule", &admin, &format!("{{\"at_ms\":{at}}}")).unwrap();
+    assert_eq!((status, cli), (200, serde_json::from_str::<serde_json::Value>(&body).unwrap()), "{body}");
+    drop(gw);
+    redelay(&prefix, &["destroy", "q", "--yes"]);
 }

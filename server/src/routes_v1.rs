@@ -254,9 +254,8 @@ async fn overview(a: Auth) -> ApiResult<Response> {
                 a
             })
         });
-        let mut row = json!({ "queue": n });
-        row["stats"] = to_json(&stats);
-        row["last_hour"] = sum.as_ref().map_or(Value::Null, point);
+        let mut row = wire::queue_stats(n, &stats);
+        row["last_hour"] = sum.as_ref().map_or(Value::Null, wire::point);
         row["delivered_last_minute"] = json!(last_minute);
         row["lateness_p50_below_ms"] = row["last_hour"]["lateness_p50_below_ms"].clone();
         row["lateness_p99_below_ms"] = row["last_hour"]["lateness_p99_below_ms"].clone();
@@ -264,17 +263,6 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     }))
     .await?;
     ok(json!({ "total": total, "queues": rows }))
-}
-
-/// A history point in the core's wire form, with the upper bounds of the lateness buckets
-/// holding its p50 and p99 (`lateness_p50_below_ms`, `lateness_p99_below_ms`: ms, `"inf"` for
-/// the last bucket, null without deliveries).
-fn point(p: &redelay::HistoryPoint) -> Value {
-    let mut v = to_json(p);
-    for (q, key) in [(0.5, "lateness_p50_below_ms"), (0.99, "lateness_p99_below_ms")] {
-        v[key] = p.lateness_bound_ms(q).map_or(Value::Null, |b| if b.is_finite() { json!(b) } else { json!("inf") });
-    }
-    v
 }
 
 /// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.
@@ -468,7 +456,7 @@ async fn reschedule(r: Write, body: Bytes) -> ApiResult<Response> {
     let w: When = parse(&body)?;
     let due = Due::required(w.delay_ms.map(Duration::from_millis), w.at_ms.map(wire::time)).api(S)?;
     let at = r.queue.reschedule(&r.id, due).await.api(S)?;
-    ok(json!({ "due_at_ms": wire::ms(at) }))
+    ok(wire::rescheduled(at))
 }
 
 /// `GET .../messages/{id}`: the message, whatever its state; 404 when there is none.
@@ -496,7 +484,7 @@ fn state_of(s: &str) -> ApiResult<MsgState> {
 async fn list(r: Read) -> ApiResult<Response> {
     let state = state_of(r.a.q.get("state").map_or("ready", String::as_str))?;
     let page = r.queue.list(state, r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
-    ok(json!({ "total": page.total, "items": page.items.iter().map(wire::message).collect::<Vec<_>>() }))
+    ok(wire::list_page(&page))
 }
 
 async fn stats(r: Read) -> ApiResult<Response> {
@@ -579,11 +567,11 @@ async fn history(r: Read) -> ApiResult<Response> {
     };
     let since = since.unwrap_or(until.saturating_sub(3_600_000).max(0));
     let pts = r.queue.history(wire::time(since), wire::time(until), step).await.api(S)?;
-    ok(json!({ "points": pts.iter().map(point).collect::<Vec<_>>() }))
+    ok(wire::history(&pts))
 }
 
 async fn history_totals(r: Read) -> ApiResult<Response> {
-    ok(point(&r.queue.history_totals().await.api(S)?))
+    ok(wire::point(&r.queue.history_totals().await.api(S)?))
 }
 
 /// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute, from now
@@ -596,8 +584,7 @@ async fn upcoming(r: Read) -> ApiResult<Response> {
     let width = r.a.num::<u64>("width_ms")?.unwrap_or(60_000);
     let n = r.a.num::<usize>("buckets")?.unwrap_or(60);
     let b = r.queue.upcoming(wire::time(from), Duration::from_millis(width), n).await.api(S)?;
-    let v: Vec<Value> = b.iter().map(|(t, c)| json!({ "at_ms": wire::ms(*t), "count": c })).collect();
-    ok(json!({ "buckets": v }))
+    ok(wire::upcoming(&b))
 }
 
 /// `GET .../search?id_prefix= | header=NAME:VALUE | body= | error=` and `cursor=`: one bounded
@@ -615,17 +602,13 @@ async fn search(r: Read) -> ApiResult<Response> {
         _ => return Err(ApiError::invalid("id_prefix/header/body/error: give exactly one of them", S)),
     };
     let page = r.queue.search(&what, q.get("cursor").map(String::as_str)).await.api(S)?;
-    ok(json!({
-        "items": page.items.iter().map(wire::message).collect::<Vec<_>>(),
-        "scanned": page.scanned,
-        "cursor": page.cursor,
-    }))
+    ok(wire::search_page(&page))
 }
 
 /// `GET .../dead?offset=&limit=`: dead letters, the first to die first.
 async fn dead(r: Read) -> ApiResult<Response> {
     let items = r.queue.dead_letters(r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
-    ok(json!({ "items": items.iter().map(wire::message).collect::<Vec<_>>() }))
+    ok(wire::dead_letters(&items))
 }
 
 /// `POST .../dead/respawn` `{ids | oldest | all, expires_in_ms | clear_expiry}` (the core's

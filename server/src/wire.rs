@@ -2,12 +2,15 @@
 //! (`redelay::wire`: snake_case, times and durations as `*_ms`); only bodies differ: HTTP
 //! clients get and give a body as `body` (the text, when UTF-8) and `body_base64`, where the
 //! core's form has an array of bytes. A delivery has no wire form in the core (it is a live
-//! handle): its JSON shape is here.
+//! handle): its JSON shape is here, and so are the answers of the `/v1` reads that wrap the
+//! core's forms (`{"items": …}`, `{"points": …}`): the gateway and the CLI's `--json` print them
+//! through these functions, so that a script reads both alike.
 
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
-use redelay::{Delivery, MessageInfo, PublishOptions};
+use redelay::wire::to_json;
+use redelay::{Bucket, Delivery, HistoryPoint, ListPage, MessageInfo, PublishOptions, SearchPage, Stats};
 use serde_json::{json, Value};
 
 /// ms since the Unix epoch (negative before it), saturated at the ends of `i64`.
@@ -81,7 +84,62 @@ pub fn delivery(d: &Delivery) -> Value {
 
 /// The core's form of a stored message, its body as `body`/`body_base64`.
 pub fn message(m: &MessageInfo) -> Value {
-    let mut v = redelay::wire::to_json(m);
+    let mut v = to_json(m);
     body_fields(&mut v, &m.body);
     v
+}
+
+/// Messages, each as [`message`].
+fn messages(items: &[MessageInfo]) -> Vec<Value> {
+    items.iter().map(message).collect()
+}
+
+/// A page of one state (`GET …/messages`): `{"total", "items"}`.
+pub fn list_page(p: &ListPage) -> Value {
+    json!({ "total": p.total, "items": messages(&p.items) })
+}
+
+/// A step of a search (`GET …/search`): `{"items", "scanned", "cursor"}`, the cursor null once
+/// the whole queue was scanned.
+pub fn search_page(p: &SearchPage) -> Value {
+    json!({ "items": messages(&p.items), "scanned": p.scanned, "cursor": p.cursor })
+}
+
+/// A page of dead letters (`GET …/dead`): `{"items"}`.
+pub fn dead_letters(items: &[MessageInfo]) -> Value {
+    json!({ "items": messages(items) })
+}
+
+/// A history point in the core's wire form, with the upper bounds of the lateness buckets
+/// holding its p50 and p99 (`lateness_p50_below_ms`, `lateness_p99_below_ms`: ms, `"inf"` for
+/// the last bucket, null without deliveries).
+pub fn point(p: &HistoryPoint) -> Value {
+    let mut v = to_json(p);
+    for (q, key) in [(0.5, "lateness_p50_below_ms"), (0.99, "lateness_p99_below_ms")] {
+        v[key] = p.lateness_bound_ms(q).map_or(Value::Null, |b| if b.is_finite() { json!(b) } else { json!("inf") });
+    }
+    v
+}
+
+/// A history (`GET …/history`): `{"points"}`, each a [`point`].
+pub fn history(points: &[HistoryPoint]) -> Value {
+    json!({ "points": points.iter().map(point).collect::<Vec<_>>() })
+}
+
+/// What falls due per span (`GET …/upcoming`): `{"buckets"}`, each the core's
+/// [`Bucket`] `{"at_ms", "count"}` (`at_ms`: where the span starts).
+pub fn upcoming(buckets: &[(SystemTime, u64)]) -> Value {
+    let v: Vec<Value> = buckets.iter().map(|&(at, count)| to_json(&Bucket { at, count })).collect();
+    json!({ "buckets": v })
+}
+
+/// The answer of a reschedule: `{"due_at_ms"}`.
+pub fn rescheduled(due_at: SystemTime) -> Value {
+    json!({ "due_at_ms": ms(due_at) })
+}
+
+/// One queue's counts by name: `{"queue", "stats"}` (`stats` the core's [`Stats`]), a row of
+/// `GET /v1/overview` (which adds the last hour) and of `redelay stats --json`.
+pub fn queue_stats(name: &str, stats: &Stats) -> Value {
+    json!({ "queue": name, "stats": to_json(stats) })
 }

@@ -497,10 +497,7 @@ class Run:
         code, out = self.cli_run("stats", "--json", queue)
         rows: List[Dict[str, Any]] = []
         if self.checks.check(group, code == 0, f"redelay stats exited {code}: {short(out, 200)}"):
-            try:
-                rows = json.loads(out)
-            except ValueError:
-                rows = []
+            rows = stats_rows(out)
         return rows[0] if rows else {}
 
     def features(self) -> None:
@@ -604,14 +601,21 @@ class Run:
         group = "every queue empty at the end"
         code, out = self.cli_run("stats", "--json", *queues)
         if self.checks.check(group, code == 0, f"redelay stats exited {code}: {short(out, 200)}"):
-            try:
-                rows = json.loads(out)
-            except ValueError:
-                rows = []
+            rows = stats_rows(out)
             left = {r["queue"]: r["total"] for r in rows if r.get("total")}
             self.checks.check(group, len(rows) == len(queues), f"stats listed {len(rows)} of {len(queues)} queues")
             self.checks.check(group, not left, f"messages left: {left}")
         self.checks.report(group, group)
+
+
+def stats_rows(out: str) -> List[Dict[str, Any]]:
+    """The rows of `redelay stats --json` (`{"queues": [{"queue", "stats"}]}`), each a queue's
+    counts with its name as `queue`; none when it printed no such JSON."""
+    try:
+        queues = json.loads(out)["queues"]
+    except (ValueError, KeyError, TypeError):
+        return []
+    return [{"queue": r["queue"], **r["stats"]} for r in queues]
 
 
 def main() -> int:
