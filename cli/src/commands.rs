@@ -688,9 +688,14 @@ pub struct SearchArgs {
     pub queue: String,
     #[command(flatten)]
     pub what: SearchWhat,
-    /// Stop after this many matches
+    /// Stop once this many matches are found; the search step that reaches it is shown whole,
+    /// so that the cursor goes on right after it
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
+    /// Go on from where an earlier search stopped (the `cursor` of its --json, or of the
+    /// gateway's /v1 search; the same query)
+    #[arg(long)]
+    pub cursor: Option<String>,
     /// JSON: {"items", "scanned", "cursor"}, as one step of the gateway's /v1 search (cursor:
     /// where the scan stopped, null once it reached the end)
     #[arg(long)]
@@ -722,18 +727,18 @@ impl SearchWhat {
 /// The core's search steps until `limit` matches or the end of the queue, as one page: the
 /// matches cut to `limit`, the records looked at in every step, and the cursor of the last step
 /// (None once the whole queue was scanned; resuming from it skips the matches cut).
-async fn search_steps(q: &Queue, what: &Search, limit: usize) -> Result<SearchPage> {
-    let mut all = SearchPage { items: Vec::new(), scanned: 0, cursor: None };
+async fn search_steps(q: &Queue, what: &Search, limit: usize, from: Option<String>) -> Result<SearchPage> {
+    let mut all = SearchPage { items: Vec::new(), scanned: 0, cursor: from };
     loop {
         let p = q.search(what, all.cursor.as_deref()).await?;
         all.scanned += p.scanned;
         all.items.extend(p.items);
         all.cursor = p.cursor;
+        // Whole steps only: a match cut from the last one would be skipped by its cursor.
         if all.cursor.is_none() || all.items.len() >= limit {
             break;
         }
     }
-    all.items.truncate(limit);
     Ok(all)
 }
 
@@ -743,7 +748,7 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
         .query()?
         .ok_or_else(|| redelay::Error::invalid("search: give one of --id-prefix, --header, --body or --error"))?;
     let q = client.queue(&a.queue).await?;
-    let page = search_steps(&q, &what, a.limit).await?;
+    let page = search_steps(&q, &what, a.limit, a.cursor).await?;
     if a.json {
         json(&wire::search_page(&page));
     } else {
@@ -751,7 +756,10 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
         for m in &page.items {
             println!("{}", one_line(m, now));
         }
-        println!("({} found, {} looked at)", page.items.len(), page.scanned);
+        match &page.cursor {
+            Some(c) => println!("({} found, {} looked at; more with --cursor {c})", page.items.len(), page.scanned),
+            None => println!("({} found, {} looked at)", page.items.len(), page.scanned),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

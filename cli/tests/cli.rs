@@ -774,6 +774,41 @@ fn publish_raw(prefix: &str, queue: &str, id: &str, body: &[u8], headers: &[(&st
     });
 }
 
+/// A search over several steps, a `--limit` at a time and on with `--cursor`, finds every match
+/// once: a step's matches past the limit are shown, not cut (its cursor goes on after them).
+#[test]
+fn a_search_goes_on_with_its_cursor_and_skips_no_match() {
+    let prefix = format!("clicursor{}", std::process::id());
+    let ids: std::collections::BTreeSet<String> = (0..1500).map(|i| format!("m{i}")).collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
+        let batch = ids.iter().map(|id| redelay::Message::new(b"x".to_vec()).id(id.clone()).header("k", "v"));
+        c.queue("q").unwrap().publish_batch(batch.collect()).await.unwrap();
+    });
+    let (mut found, mut cursor, mut calls) = (Vec::new(), None::<String>, 0);
+    loop {
+        let mut args = vec!["search", "q", "--header", "k=v", "--limit", "7", "--json"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &args))).unwrap();
+        found.extend(v["items"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap().to_string()));
+        cursor = v["cursor"].as_str().map(str::to_string);
+        calls += 1;
+        if cursor.is_none() {
+            break;
+        }
+        assert!(calls < 100, "the cursor never ends");
+    }
+    assert!(calls > 1, "one call found everything: the test needs several steps");
+    assert_eq!(found.len(), ids.len(), "each match once");
+    assert_eq!(found.into_iter().collect::<std::collections::BTreeSet<_>>(), ids);
+    let human = text(&redelay(&prefix, &["search", "q", "--header", "k=v", "--limit", "1"]));
+    assert!(human.contains("more with --cursor "), "{human}");
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
 #[test]
 fn json_bodies_are_text_or_null_with_base64_as_the_gateway_gives_them() {
     let prefix = format!("clibinary{}", std::process::id());
