@@ -23,7 +23,8 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
         /** Connects to `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path`. */
         suspend fun connect(url: String, options: ClientOptions = ClientOptions()): Client {
             Setup.ensure()
-            return Client(nativeConnect(url, options))
+            wellFormed("prefix", options.prefix)
+            return Client(nativeConnect(wellFormed("url", url), options))
         }
 
         /** [connect] for callers outside coroutines (Java, scripts): blocks the calling thread. */
@@ -43,7 +44,7 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
      * [shards] hash tags (1 to 256; with more than 1, one queue uses many Redis Cluster masters;
      * every client must open it with the same count).
      */
-    fun queue(name: String, shards: Int = 1): Queue = Queue(this, native.queue(name, shards))
+    fun queue(name: String, shards: Int = 1): Queue = Queue(this, native.queue(wellFormed("queue name", name), shards))
 
     /** Names of the queues published to under this prefix (best effort). */
     suspend fun queues(): List<String> = native.queues()
@@ -67,7 +68,8 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
         max: Int = 1,
         wait: Duration = Duration.ZERO,
         ttr: Duration? = null,
-    ): List<Delivery> = native.fetchRaw(queues, max, wait, ttr).use { it.take() }.map { Delivery(it, null) }
+    ): List<Delivery> =
+        native.fetchRaw(wellFormedAll("queues", queues), max, wait, ttr).use { it.take() }.map { Delivery(it, null) }
 
     /**
      * One subscription over several [queues] of this client: in strict priority order (always the

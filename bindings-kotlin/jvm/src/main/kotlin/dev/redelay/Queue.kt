@@ -48,12 +48,59 @@ class Queue internal constructor(
         expiresIn: Ms? = null,
         expiresAt: java.time.Instant? = null,
         dropOnExpiry: Boolean = false,
-    ): Published = native.publish(
+    ): Published = publish(
         Message(body, delay, at, id, headers, maxAttempts, ttr, backoff, replace, expiresIn, expiresAt, dropOnExpiry),
     )
 
     /** [publish] with the settings of a [PublishOptions]. */
-    suspend fun publish(body: ByteArray, options: PublishOptions): Published = native.publish(Message(body, options))
+    suspend fun publish(body: ByteArray, options: PublishOptions): Published = publish(Message(body, options))
+
+    // The generated methods that take Strings, each checked first (WellFormed.kt): a lone
+    // surrogate is an InvalidArgument naming the field, before anything reaches Redis.
+
+    override suspend fun publish(message: Message): Published = native.publish(message.wellFormed())
+
+    override suspend fun publishBatch(messages: List<Message>): List<Published> {
+        messages.forEachIndexed { i, m -> m.wellFormed("message $i: ") }
+        return native.publishBatch(messages)
+    }
+
+    override suspend fun ack(id: String, token: String) = native.ack(wellFormed("id", id), wellFormed("token", token))
+
+    override suspend fun nack(id: String, token: String, retryIn: Ms?, reason: String): Boolean =
+        native.nack(wellFormed("id", id), wellFormed("token", token), retryIn, wellFormed("reason", reason))
+
+    override suspend fun release(id: String, token: String) =
+        native.release(wellFormed("id", id), wellFormed("token", token))
+
+    override suspend fun extend(id: String, token: String, ttr: Ms) =
+        native.extend(wellFormed("id", id), wellFormed("token", token), ttr)
+
+    override suspend fun cancel(id: String): Boolean = native.cancel(wellFormed("id", id))
+
+    override suspend fun reschedule(id: String, delay: Ms?, at: java.time.Instant?): java.time.Instant =
+        native.reschedule(wellFormed("id", id), delay, at)
+
+    override suspend fun peek(id: String): MessageInfo? = native.peek(wellFormed("id", id))
+
+    override suspend fun respawn(select: Select, expiresIn: Ms?, clearExpiry: Boolean): Long =
+        native.respawn(select.wellFormed(), expiresIn, clearExpiry)
+
+    override suspend fun purgeDead(select: Select): Long = native.purgeDead(select.wellFormed())
+
+    override suspend fun search(what: Search, cursor: String?): SearchPage =
+        native.search(what.wellFormed(), wellFormed("cursor", cursor))
+
+    override suspend fun bulk(
+        action: BulkAction,
+        ids: List<String>?,
+        search: Search?,
+        delay: Ms?,
+        at: java.time.Instant?,
+        expiresIn: Ms?,
+        clearExpiry: Boolean,
+    ): BulkReport =
+        native.bulk(action, wellFormedAll("ids", ids), search?.wellFormed(), delay, at, expiresIn, clearExpiry)
 
     /** Deletes the whole queue: every message in every state. */
     suspend fun destroy() = native.destroyQueue()

@@ -82,7 +82,7 @@ class Subscription internal constructor(
                 handler(Delivery(d, native))
                 Outcome(d.key, null, null)
             } catch (e: RetryLater) {
-                Outcome(d.key, e.reason, e.delay)
+                Outcome(d.key, e.reason.replacingLoneSurrogates(), e.delay)
             } catch (e: Throwable) {
                 Outcome(d.key, reasonOf(e), null)
             }
@@ -184,7 +184,10 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     suspend fun ack() = lease().ack()
 
     /** Retry after [retryIn] (or the message's backoff); at max attempts it goes to the dead letters (returns true). */
-    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean = lease().nack(retryIn, reason)
+    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean {
+        wellFormed("reason", reason)
+        return lease().nack(retryIn, reason)
+    }
 
     /**
      * Hand the message back unprocessed, due now, without counting an attempt (work that cannot
@@ -199,8 +202,11 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
         "Delivery(id=$id, queue=$queue, attempt=$attempt/$maxAttempts, lateness=$lateness)"
 }
 
-/** A thrown exception's reason, worded by the core from its simple class name and message. */
+/**
+ * A thrown exception's reason, worded by the core from its simple class name and message (a lone
+ * surrogate in the message, which no handler can be told about, is stored as U+FFFD).
+ */
 internal fun reasonOf(e: Throwable): String = failureReason(
-    e.javaClass.simpleName.ifEmpty { e.javaClass.name },
-    e.message ?: "",
+    e.javaClass.simpleName.ifEmpty { e.javaClass.name }.replacingLoneSurrogates(),
+    (e.message ?: "").replacingLoneSurrogates(),
 )
