@@ -395,7 +395,11 @@ export declare class Message {
   readonly id: string
   /** The queue it came from (see `client.subscribe` and `client.fetch` over several queues). */
   readonly queue: string
-  /** The body, byte for byte as published. */
+  /**
+   * The body, byte for byte as published. It is a view into one buffer holding the bodies of
+   * the whole batch fetched with it (as `Buffer.subarray` gives): keeping it keeps that buffer.
+   * To hold a body long after its handler, keep a copy (`Buffer.from(msg.body)`).
+   */
   readonly body: Buffer
   readonly headers: Record<string, string>
   /** 1 on the first delivery. */
