@@ -4,12 +4,16 @@
 -- unsharded fails loudly instead of seeing an empty queue.
 -- KEYS: the plain queue's keys (lib.lua)
 -- ARGV[1] the shard count this client uses (2 or more)
--- Reply: the stored count (the given one when this call stored it), or -1 when the plain queue
--- holds messages (it must be drained before it can become sharded)
+-- ARGV[2] '1': store the count when none is stored (a write); '0': only read it (a read leaves
+--         no trace of a queue that does not exist)
+-- Reply: the stored count (the given one when this call stored it), 0 when none is stored and
+-- ARGV[2] is '0', or -1 when the plain queue holds messages (it must be drained before it can
+-- become sharded)
 local m = redis.call('HGET', META, 'shards')
 if m then return tonumber(m) end
 if redis.call('EXISTS', MSG, SCHED, DIED, BODY) > 0 or redis.call('TYPE', LEGACY).ok == 'hash' then
   return -1
 end
+if ARGV[2] == '0' then return 0 end
 redis.call('HSET', META, 'shards', ARGV[1])
 return tonumber(ARGV[1])

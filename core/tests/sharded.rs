@@ -478,6 +478,38 @@ async fn a_handle_notices_a_destroy_or_a_new_shard_count_by_another_client() {
     sub.close().await;
 }
 
+/// Reads of a sharded handle on a name nobody published to (a misspelt one, say) store no shard
+/// count and write nothing, so opening the name later with another count works; a write stores
+/// the count.
+#[tokio::test]
+async fn reads_of_a_queue_that_does_not_exist_leave_nothing_behind() {
+    let c = client().await;
+    let name = common::unique("typo");
+    let q = sharded(&c, &name, 8);
+    let now = SystemTime::now();
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    assert!(q.peek("x").await.unwrap().is_none());
+    assert!(q.list(State::Ready, 0, 10).await.unwrap().items.is_empty());
+    assert!(q.dead_letters(0, 10).await.unwrap().is_empty());
+    assert!(q.search(&Search::IdPrefix("x".into()), None).await.unwrap().items.is_empty());
+    assert_eq!(q.upcoming(now, Duration::from_secs(60), 3).await.unwrap().len(), 3);
+    q.history(now - Duration::from_secs(600), now, redelay::Step::Minute).await.unwrap();
+    assert!(q.verify().await.unwrap().problems.is_empty());
+    let mut r = common::raw().await;
+    let pattern = format!("{}:*", c.prefix());
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut r).await.unwrap();
+    assert_eq!(keys, Vec::<String>::new(), "reads wrote");
+    q.destroy().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut r).await.unwrap();
+    assert_eq!(keys, Vec::<String>::new(), "destroy of nothing wrote");
+    // Another count is taken, and stored by its first write.
+    let four = sharded(&c, &name, 4);
+    four.publish(Message::new(b"m".to_vec())).await.unwrap();
+    let err = sharded(&c, &name, 8).stats().await.unwrap_err();
+    assert!(err.message().contains("has 4 shards in Redis and this handle was opened with 8"), "{err}");
+    four.destroy().await.unwrap();
+}
+
 async fn client_with_prefix(prefix: &str) -> Client {
     Client::builder(&common::url()).prefix(prefix).connect().await.unwrap()
 }

@@ -32,6 +32,14 @@ pub fn shard_of(id: &str, shards: u32) -> u32 {
     (h % u64::from(shards.max(1))) as u32
 }
 
+/// Whether an operation writes to the queue (its first use stores the shard count) or only
+/// reads it (a queue with no count stored reads as empty, and none is stored).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
 /// How long a handle trusts Redis' confirmation of its shard count (see `Queue::check_shards`).
 const SHARDS_RECHECK: Duration = Duration::from_secs(5);
 
@@ -84,11 +92,22 @@ impl Queue {
     /// keeps it for another [`SHARDS_RECHECK`] rather than failing operations that go to other
     /// masters.
     pub(crate) async fn check_shards(&self) -> Result<()> {
+        self.check_shards_for(Access::Write).await
+    }
+
+    /// [`check_shards`](Self::check_shards) for an operation that only reads: a queue with no
+    /// count stored (none published to it) reads as empty, and nothing is stored for it, so a
+    /// look at a misspelt name leaves no count behind to refuse the right one later.
+    pub(crate) async fn check_shards_to_read(&self) -> Result<()> {
+        self.check_shards_for(Access::Read).await
+    }
+
+    async fn check_shards_for(&self, access: Access) -> Result<()> {
         let at = self.inner.shards_checked_at.load(Ordering::Acquire);
         if !self.is_sharded() || (at != 0 && mono_ms() < at.saturating_add(SHARDS_RECHECK.as_millis() as u64)) {
             return Ok(());
         }
-        match self.check_shards_now().await {
+        match self.check_shards_now(access).await {
             Err(e) if at != 0 && matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Redis) => {
                 tracing::warn!(queue = self.name(), error = %e, "shard count not readable; keeping the one confirmed before");
                 self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
@@ -99,10 +118,14 @@ impl Queue {
     }
 
     /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation.
-    async fn check_shards_now(&self) -> Result<()> {
+    async fn check_shards_now(&self, access: Access) -> Result<()> {
         let n = self.shards();
-        let arg = redis::Arg::Simple(n.to_string().into_bytes());
-        let stored = int(&self.run(&scripts::SHARDS, vec![arg]).await?)?;
+        let store = if access == Access::Write { "1" } else { "0" };
+        let args = vec![redis::Arg::Simple(n.to_string().into_bytes()), redis::Arg::Simple(store.into())];
+        let stored = int(&self.run(&scripts::SHARDS, args).await?)?;
+        if stored == 0 {
+            return Ok(()); // a read of a queue with no count: nothing confirmed, nothing stored
+        }
         let name = self.name();
         if stored == -1 {
             return Err(Error::invalid(format!(
@@ -241,7 +264,11 @@ impl Queue {
 
     /// Looks at a message without changing it; `None` when there is no such id.
     pub async fn peek(&self, id: &str) -> Result<Option<MessageInfo>> {
-        self.part_for(id).await?.peek_here(id).await
+        if !self.is_sharded() {
+            return self.peek_here(id).await;
+        }
+        self.check_shards_to_read().await?;
+        self.inner.shards[shard_of(id, self.shards()) as usize].peek_here(id).await
     }
 
     /// Sets a flag in every shard; true when it changed in any.
@@ -259,7 +286,7 @@ impl Queue {
         if !self.is_sharded() {
             return self.history_call_here(kind, first, n).await;
         }
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         let r = join_all(self.parts().iter().map(|q| q.history_call_here(kind, first, n))).await;
         let (mut now, mut sum) = (i64::MIN, Vec::<u64>::new());
         for v in r {
@@ -276,7 +303,7 @@ impl Queue {
         if !self.is_sharded() {
             return self.stats_here().await;
         }
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         let all = join_all(self.parts().iter().map(|q| q.stats_here())).await;
         let mut it = all.into_iter();
         let mut s = it.next().ok_or_else(|| bad("stats"))??;
@@ -305,7 +332,7 @@ impl Queue {
         if !self.is_sharded() {
             return self.upcoming_here(from, width, buckets).await;
         }
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         let all = join_all(self.parts().iter().map(|q| q.upcoming_here(from, width, buckets))).await;
         let mut sum: Option<Vec<(SystemTime, u64)>> = None;
         for v in all {
@@ -328,7 +355,7 @@ impl Queue {
             return self.list_here(state, offset, limit).await;
         }
         limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         self.merged(state, offset, limit).await
     }
 
@@ -410,7 +437,7 @@ impl Queue {
                 (s, Some(rest))
             }
         };
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         let mut page = self.inner.shards[s as usize].search_here(what, inner).await?;
         page.cursor = match page.cursor.take() {
             Some(c) => Some(format!("{s}:{c}")),
@@ -474,7 +501,7 @@ impl Queue {
         // Checked first, whatever an earlier call confirmed: a handle with the wrong shard count
         // would delete part of the queue, or only its name and count.
         if self.is_sharded() {
-            self.check_shards_now().await?;
+            self.check_shards_now(Access::Read).await?;
         } else {
             self.check_not_sharded().await?;
         }
@@ -492,7 +519,7 @@ impl Queue {
         if !self.is_sharded() {
             return self.verify_here().await;
         }
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         let mut report = VerifyReport { records: 0, problems: Vec::new() };
         for (i, q) in self.parts().iter().enumerate() {
             let r = q.verify_here().await?;
