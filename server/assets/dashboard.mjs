@@ -8,8 +8,16 @@
 const TOKEN_KEY = 'redelay.token'
 const POLL_MS = 2000
 const DEAD_POLL_MS = 10000
+// A search (and each "Search further") goes on for at most this many steps of the API (about
+// 500 records each) or until it has found this many more messages.
 const SEARCH_MAX_STEPS = 40
 const SEARCH_MAX_ITEMS = 200
+// The overview's page of queues (the API gives at most 1000 a request).
+const OVERVIEW_PAGE = 100
+// A message's body comes with every read of it (the API cannot leave it out): one larger than
+// this is read again every BIG_BODY_POLL_MS, not at every poll; its timeline still moves.
+const BIG_BODY_BYTES = 64 * 1024
+const BIG_BODY_POLL_MS = 30000
 const LIST_LIMIT = 50
 const SVG = 'http://www.w3.org/2000/svg'
 
@@ -19,6 +27,8 @@ const app = {
   // Incremented at each navigation: answers for an older view are dropped.
   view: 0,
   timer: null,
+  // A poll came due while the tab was hidden: none is made until it is shown again.
+  asleep: false,
   lastOk: 0,
   // Redis' clock minus this browser's, from the last `now_ms` seen (null: none yet). Times the
   // page computes (the upcoming chart's start, the history's end, "in 5 min") use Redis' clock,
@@ -130,6 +140,13 @@ function setText(el, text) {
 
 const nf = new Intl.NumberFormat('en-US')
 const num = (n) => (n === null || n === undefined ? '–' : nf.format(n))
+const nf1 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 })
+/** A size: "512 bytes", "64 KiB", "3.2 MiB". */
+function size(n) {
+  if (n < 1024) return `${num(n)} byte${n === 1 ? '' : 's'}`
+  if (n < 1024 * 1024) return `${nf1.format(n / 1024)} KiB`
+  return `${nf1.format(n / (1024 * 1024))} MiB`
+}
 
 function dur(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return '–'
@@ -184,6 +201,7 @@ const isDotSegment = (s) => /^(\.|%2e){1,2}$/i.test(s)
 const qpath = (queue) => `/v1/queues/${seg(queue)}`
 const mpath = (queue, id) => `${qpath(queue)}/messages/${seg(id)}`
 const queueHref = (queue) => `#/q/${encodeURIComponent(queue)}`
+const overviewHref = (page) => (page > 1 ? `#/page/${page}` : '#/')
 const messageHref = (queue, id) => `#/q/${encodeURIComponent(queue)}/m/${encodeURIComponent(id)}`
 const canWrite = () => app.who && !app.who.read_only
 
@@ -426,6 +444,16 @@ function renderLogin(message) {
 function stopPolling() {
   clearTimeout(app.timer)
   app.timer = null
+  app.asleep = false
+}
+
+/** The next poll, in POLL_MS: none while the tab is hidden (it comes when it is shown again). */
+function pollLater() {
+  app.timer = setTimeout(() => {
+    app.timer = null
+    if (document.visibilityState === 'hidden') app.asleep = true
+    else poll(true)
+  }, POLL_MS)
 }
 
 let current = null
@@ -435,7 +463,7 @@ async function poll(force = false) {
   const view = app.view
   if (!current) return
   if (!force) {
-    app.timer = setTimeout(() => poll(true), POLL_MS)
+    pollLater()
     return
   }
   try {
@@ -449,7 +477,7 @@ async function poll(force = false) {
     const stale = Date.now() - app.lastOk > 3 * POLL_MS
     live.className = stale ? 'live stale' : 'live'
     setText(live, app.lastOk ? `${stale ? 'stale since' : 'updated'} ${clock(app.lastOk)}` : '')
-    app.timer = setTimeout(() => poll(true), POLL_MS)
+    pollLater()
   }
 }
 
@@ -470,7 +498,7 @@ async function route() {
   const main = document.getElementById('main')
   if (parts[0] === 'q' && parts[1] && parts[2] === 'm' && parts[3]) current = messageView(parts[1], parts[3])
   else if (parts[0] === 'q' && parts[1]) current = queueView(parts[1])
-  else current = overviewView()
+  else current = overviewView(parts[0] === 'page' && /^[1-9]\d{0,8}$/.test(parts[1] || '') ? Number(parts[1]) : 1)
   renderHeader(current.crumbs)
   main.replaceChildren(current.el)
   document.title = `${shown(current.title)} · redelay`
@@ -492,8 +520,11 @@ const OVERVIEW_COLUMNS = [
   ['oldest', 'Oldest due waiting', '12%'],
 ]
 
-function overviewView() {
+/** The overview's `page` (from 1): OVERVIEW_PAGE queues a page, in the order of their names. */
+function overviewView(page) {
+  const offset = (page - 1) * OVERVIEW_PAGE
   const summary = h('p', { class: 'note', id: 'overview-summary' }, 'Loading…')
+  const pager = h('nav', { class: 'row pager', id: 'overview-pager', 'aria-label': 'Pages of queues', hidden: true })
   const tbody = h('tbody')
   const table = h(
     'table',
@@ -517,7 +548,7 @@ function overviewView() {
     'div',
     {},
     h('h1', {}, 'Queues'),
-    h('section', { class: 'panel' }, summary, table),
+    h('section', { class: 'panel' }, summary, table, pager),
     h(
       'p',
       { class: 'note' },
@@ -542,17 +573,45 @@ function overviewView() {
     return r
   }
 
+  /** Links to the first, previous, next and last pages (a link that would lead nowhere is
+   * plain text); rebuilt only when the number of pages changes. */
+  let pagerKey = ''
+  function renderPager(pages) {
+    const key = String(pages)
+    if (key === pagerKey) return
+    pagerKey = key
+    pager.hidden = pages <= 1 && page === 1
+    const link = (id, label, to, rel) =>
+      to >= 1 && to !== page && (to < page || page < pages)
+        ? h('a', { id, href: overviewHref(to), rel }, label)
+        : h('span', { id, class: 'muted', 'aria-disabled': 'true' }, label)
+    pager.replaceChildren(
+      link('overview-first', '« First', 1),
+      link('overview-prev', '‹ Previous', Math.min(page - 1, pages), 'prev'),
+      h('span', { id: 'overview-page' }, `Page ${num(page)} of ${num(pages)}`),
+      link('overview-next', 'Next ›', page + 1, 'next'),
+      link('overview-last', 'Last »', pages),
+    )
+  }
+
   async function refresh() {
     const view = app.view
-    const data = await api('GET', '/v1/overview?limit=1000')
+    const data = await api('GET', `/v1/overview?offset=${offset}&limit=${OVERVIEW_PAGE}`)
     if (view !== app.view) return
     if (data.queues.length) noteNow(data.queues[0].stats.now_ms)
+    const pages = Math.max(1, Math.ceil(data.total / OVERVIEW_PAGE))
+    // Never a silent cut: when not every queue is on this page, it says which ones are.
     setText(
       summary,
       data.total === 0
         ? 'No queue yet (none has been published to, or none this token may see).'
-        : `${num(data.total)} queue${data.total === 1 ? '' : 's'}${data.total > data.queues.length ? `, the first ${data.queues.length} shown` : ''}.`,
+        : !data.queues.length
+          ? `No queue on page ${num(page)}: there are ${num(data.total)} queues, on ${num(pages)} page${pages === 1 ? '' : 's'}.`
+          : data.queues.length === data.total
+            ? `${num(data.total)} queue${data.total === 1 ? '' : 's'}.`
+            : `Showing queues ${num(offset + 1)}–${num(offset + data.queues.length)} of ${num(data.total)}, by name.`,
     )
+    renderPager(pages)
     const seen = new Set()
     data.queues.forEach((q, i) => {
       seen.add(q.queue)
@@ -870,8 +929,18 @@ function queueView(queue) {
     required: true,
     size: 30,
   })
-  const searchNote = h('p', { class: 'note', id: 'search-note', 'aria-live': 'polite' })
+  const searchNote = h('p', { class: 'note', id: 'search-note', 'aria-live': 'polite', tabindex: '-1' })
   const searchBox = h('div', { id: 'search-results' })
+  const searchMore = h(
+    'button',
+    { type: 'button', id: 'search-more', hidden: true, onclick: () => search && searchSteps(search) },
+    'Search further',
+  )
+  // The search shown: its query, what it found (by id, so no message twice), how many records
+  // it scanned, the cursor it stopped at (null: not started, or `done`) and how many runs of
+  // steps it made. A new search replaces it; the steps of one replaced (or of another page)
+  // are dropped.
+  let search = null
   const result = h('p', { id: 'result', class: 'muted', 'aria-live': 'polite' })
   const readOnlyNote = canWrite()
     ? null
@@ -916,6 +985,7 @@ function queueView(queue) {
       ),
       searchNote,
       searchBox,
+      h('p', { class: 'row' }, searchMore),
     ),
     panel(
       'h-list',
@@ -1142,42 +1212,84 @@ function queueView(queue) {
     listBox.replaceChildren(messageTable(queue, page.items, 'list-table'))
   }
 
-  async function runSearch() {
+  function runSearch() {
     const kind = searchKind.value
     const text = searchText.value
     if (!text) return
+    search = null
+    searchMore.hidden = true
+    searchBox.replaceChildren()
     if (kind === 'header' && !text.includes(':')) {
       setText(searchNote, 'A header search is NAME:VALUE.')
       return
     }
+    search = {
+      kind,
+      text,
+      found: new Map(),
+      scanned: 0,
+      cursor: null,
+      done: false,
+      running: false,
+      runs: 0,
+      error: null,
+    }
+    return searchSteps(search)
+  }
+
+  /** Runs search `s` on from where it stopped, for SEARCH_MAX_STEPS steps at most or until it
+   * has found SEARCH_MAX_ITEMS more messages, adding them to those shown. */
+  async function searchSteps(s) {
+    if (s.running || s.done) return
     const view = app.view
-    const found = new Map()
-    let cursor = null
-    let scanned = 0
+    const wanted = s.found.size + SEARCH_MAX_ITEMS
     let steps = 0
-    setText(searchNote, 'Searching…')
-    searchBox.replaceChildren()
+    s.running = true
+    s.error = null
+    showSearch(s, false)
     try {
       do {
-        const q = new URLSearchParams({ [kind]: text })
-        if (cursor) q.set('cursor', cursor)
+        const q = new URLSearchParams({ [s.kind]: s.text })
+        if (s.cursor) q.set('cursor', s.cursor)
         const page = await api('GET', `${base}/search?${q}`)
-        if (view !== app.view) return
-        scanned += page.scanned
-        for (const m of page.items) found.set(m.id, m)
-        cursor = page.cursor
+        if (view !== app.view || s !== search) return
+        s.scanned += page.scanned
+        for (const m of page.items) s.found.set(m.id, m)
+        s.cursor = page.cursor
+        s.done = !page.cursor
         steps++
-      } while (cursor && steps < SEARCH_MAX_STEPS && found.size < SEARCH_MAX_ITEMS)
+        if (!s.done && steps < SEARCH_MAX_STEPS && s.found.size < wanted) showSearch(s, false)
+      } while (!s.done && steps < SEARCH_MAX_STEPS && s.found.size < wanted)
     } catch (e) {
-      searchNote.replaceChildren(...nodes(ui`Search failed: ${e.message}`))
-      return
+      if (view !== app.view || s !== search) return
+      s.error = e.message
     }
-    const items = [...found.values()]
-    setText(
-      searchNote,
-      `${num(items.length)} found, ${num(scanned)} records scanned${cursor ? ' (stopped before the end of the queue)' : ''}.`,
-    )
-    searchBox.replaceChildren(messageTable(queue, items, 'search-table'))
+    s.running = false
+    s.runs++
+    showSearch(s, true)
+  }
+
+  /** The note, the button and (at the end of a run, `table`) the results of search `s`. */
+  function showSearch(s, table) {
+    const n = s.found.size
+    const counts = `${num(n)} found, ${num(s.scanned)} records scanned`
+    const more = !s.done && s.cursor !== null
+    if (s.running)
+      setText(
+        searchNote,
+        s.scanned ? `Searching… ${num(n)} matching so far, ${num(s.scanned)} records scanned.` : 'Searching…',
+      )
+    else if (s.error)
+      searchNote.replaceChildren(
+        ...nodes(s.scanned ? ui`${counts}; then the search failed: ${s.error}` : ui`Search failed: ${s.error}`),
+      )
+    else setText(searchNote, `${counts}${more ? ' (stopped before the end of the queue)' : ''}.`)
+    // Shown once a run stopped before the end; during the next run, shown but inactive (it keeps
+    // the focus).
+    searchMore.setAttribute('aria-disabled', String(s.running))
+    if (!more && searchMore === document.activeElement) searchNote.focus()
+    searchMore.hidden = !more || !s.runs
+    if (table) searchBox.replaceChildren(messageTable(queue, [...s.found.values()], 'search-table'))
   }
 
   function refreshAll() {
@@ -1239,6 +1351,29 @@ function messageView(queue, id) {
   let mode = null
   let msg = null
   let shownKey = ''
+  // When the message was last read (Date.now()), and its body's size: a large body is not read
+  // again at every poll (it comes with every read), only every BIG_BODY_POLL_MS, after an
+  // action, or when asked (`reread`); the polls between read the queue's stats (Redis' clock).
+  let readAt = 0
+  let bodyBytes = 0
+  let reread = true
+  const readNote = h('p', { class: 'note row', id: 'read-note', hidden: true })
+  const readAgain = h(
+    'button',
+    {
+      type: 'button',
+      id: 'read-again',
+      onclick: () => {
+        reread = true
+        poll(true)
+      },
+    },
+    'Read it again now',
+  )
+  const afterAction = () => {
+    reread = true
+    poll(true)
+  }
   const modes = toggle(
     'mode',
     [
@@ -1284,7 +1419,7 @@ function messageView(queue, id) {
     h(
       'div',
       { class: 'grid2' },
-      panel('h-facts', 'Facts', null, facts),
+      panel('h-facts', 'Facts', null, facts, readNote),
       panel('h-timeline', 'Timeline', null, timeline),
     ),
     panel('h-actions', 'Actions', null, actions),
@@ -1310,6 +1445,7 @@ function messageView(queue, id) {
           text: 'It becomes due now: the next consumer gets it.',
           run: async () =>
             ui`${id} is due now (due at ${clock((await api('POST', `${base}/reschedule`, { delay_ms: 0 })).due_at_ms)}).`,
+          after: afterAction,
         }),
         h(
           'span',
@@ -1326,6 +1462,7 @@ function messageView(queue, id) {
             const r = await api('POST', `${base}/reschedule`, { delay_ms: delayMs() })
             return ui`${id} rescheduled: due at ${clock(r.due_at_ms, true)}.`
           },
+          after: afterAction,
         }),
       )
     }
@@ -1339,6 +1476,7 @@ function messageView(queue, id) {
             const r = await api('POST', `${qpath(queue)}/dead/respawn`, { ids: [id], ...x.value() })
             return r.count ? ui`${id} respawned: due now${x.says()}.` : ui`${id} was not dead any more: nothing done.`
           },
+          after: afterAction,
         }),
       )
     }
@@ -1361,29 +1499,8 @@ function messageView(queue, id) {
     actions.replaceChildren(...list)
   }
 
-  async function refresh() {
-    const view = app.view
-    let m
-    try {
-      const [got, stats] = await Promise.all([api('GET', base), api('GET', `${qpath(queue)}/stats`)])
-      m = got
-      noteNow(stats.now_ms)
-    } catch (e) {
-      if (e.status === 404 && view === app.view) {
-        msg = null
-        shownKey = ''
-        facts.replaceChildren(
-          h('dt', {}, 'State'),
-          h('dd', { id: 'gone' }, 'gone: no message with this id (acked, cancelled or purged)'),
-        )
-        timeline.replaceChildren()
-        actions.replaceChildren()
-        return
-      }
-      throw e
-    }
-    if (view !== app.view) return
-    // The timeline's relative times move at every refresh; the rest only when the message changes.
+  /** The timeline, its relative times by Redis' clock now. */
+  function showTimeline(m) {
     const now = redisNow()
     const events = [
       ['published', m.published_at_ms],
@@ -1403,6 +1520,58 @@ function messageView(queue, id) {
         ),
       ),
     )
+  }
+
+  async function refresh() {
+    const view = app.view
+    const stats = api('GET', `${qpath(queue)}/stats`)
+    // A large body is read again only now and then: between, the timeline moves by the stats'
+    // clock, and the rest stays as last read (the note says when).
+    if (msg && !reread && bodyBytes > BIG_BODY_BYTES && Date.now() - readAt < BIG_BODY_POLL_MS) {
+      const s = await stats
+      if (view !== app.view) return
+      noteNow(s.now_ms)
+      showTimeline(msg)
+      return
+    }
+    let m
+    try {
+      const [got, s] = await Promise.all([api('GET', base), stats])
+      m = got
+      noteNow(s.now_ms)
+    } catch (e) {
+      if (e.status === 404 && view === app.view) {
+        msg = null
+        shownKey = ''
+        readNote.hidden = true
+        facts.replaceChildren(
+          h('dt', {}, 'State'),
+          h('dd', { id: 'gone' }, 'gone: no message with this id (acked, cancelled or purged)'),
+        )
+        timeline.replaceChildren()
+        actions.replaceChildren()
+        return
+      }
+      throw e
+    }
+    if (view !== app.view) return
+    reread = false
+    readAt = Date.now()
+    // The size of the body from its base64 (without decoding several MiB at every read).
+    const b64 = m.body_base64 || ''
+    bodyBytes = (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0)
+    readNote.hidden = bodyBytes <= BIG_BODY_BYTES
+    if (!readNote.hidden)
+      readNote.replaceChildren(
+        h(
+          'span',
+          {},
+          `Its body is large (${size(bodyBytes)}) and comes with every read of the message: this page reads it again every ${BIG_BODY_POLL_MS / 1000} s, not every ${POLL_MS / 1000} s (last read at ${clock(redisNow())}).`,
+        ),
+        readAgain,
+      )
+    // The timeline's relative times move at every refresh; the rest only when the message changes.
+    showTimeline(m)
     const key = JSON.stringify(m)
     if (key === shownKey) return
     shownKey = key
@@ -1414,7 +1583,7 @@ function messageView(queue, id) {
         ['Attempts', `${m.attempts} failed of ${m.max_attempts} allowed`],
         ['Lease (ttr)', dur(m.ttr_ms)],
         ['Last error', m.last_error ? data(m.last_error) : '–'],
-        ['Body size', `${num(atob(m.body_base64).length)} bytes`],
+        ['Body size', `${num(bodyBytes)} bytes`],
       ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
     )
     const hs = Object.entries(m.headers || {})
@@ -1470,6 +1639,10 @@ function messageView(queue, id) {
 function start() {
   document.getElementById('signout').addEventListener('click', () => signOut('Signed out.'))
   window.addEventListener('hashchange', route)
+  // A hidden tab polls nothing; shown again, it catches up at once.
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible' && app.asleep) poll(true)
+  })
   // The page's main region takes the focus after a navigation, for keyboard and screen readers.
   window.addEventListener('hashchange', () => document.getElementById('main').focus({ preventScroll: true }))
   if (!location.hash) history.replaceState(null, '', '#/')

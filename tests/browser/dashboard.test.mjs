@@ -3,7 +3,7 @@
 // messages are published through the API, searches, respawns dead letters, runs each action
 // after a confirmation, and a read-only token gets no action (and the server refuses them).
 // Every wait is for a condition, with generous timeouts; no test asserts a duration.
-/* global document */
+/* global document, location */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { ADMIN, launch, makeDead, openDashboard, publish, startServer, WAIT } from './lib.mjs'
@@ -506,6 +506,183 @@ describe('dashboard', () => {
     assert.deepEqual(statuses, [403, 403, 403, 403, 403, 200])
     const s = await srv.api('GET', `${qs(q)}/stats`)
     assert.deepEqual([s.dead, s.scheduled, s.paused], [1, 1, false])
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('a search stopped before the end of the queue goes further on demand, and a new one starts over', async () => {
+    const q = 'app:searchfurther'
+    // 30,000 records, more than a search's 40 steps scan (about 500 records a step): 60 of them
+    // match, spread over the whole queue, and 3 others for a second query.
+    const N = 30000
+    const hits = []
+    for (let from = 0; from < N; from += 5000)
+      await publish(
+        srv,
+        q,
+        Array.from({ length: 5000 }, (_, i) => {
+          const k = from + i
+          const id = k % 500 === 0 ? `hit-${k}` : `x-${k}`
+          if (id.startsWith('hit-')) hits.push(id)
+          return { id, body: 'x', delay_ms: 3600000 }
+        }),
+      )
+    await publish(
+      srv,
+      q,
+      [1, 2, 3].map((i) => ({ id: `other-${i}`, body: 'x', delay_ms: 3600000 })),
+    )
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}`)
+    const rows = () => page.$$eval('#search-table tbody tr', (r) => r.map((tr) => tr.dataset.id))
+    const note = () => page.textContent('#search-note')
+    const search = async (text) => {
+      await page.selectOption('#search-kind', 'id_prefix')
+      await page.fill('#search-text', text)
+      await page.press('#search-text', 'Enter')
+    }
+    /** "Search further" until the end of the queue. */
+    const further = async () => {
+      for (let clicks = 0; await page.isVisible('#search-more'); clicks++) {
+        assert.ok(clicks < 10, 'the search reaches the end')
+        const before = await note()
+        await page.click('#search-more')
+        // Done when the note counts again (more records scanned than before).
+        await page.waitForFunction((b) => {
+          const t = document.querySelector('#search-note')?.textContent
+          return /^[\d,]+ found, /.test(t) && t !== b
+        }, before)
+      }
+    }
+    await search('hit-')
+    await page.waitForFunction(() =>
+      /^[\d,]+ found, [\d,]+ records scanned \(stopped before the end of the queue\)\.$/.test(
+        document.querySelector('#search-note')?.textContent,
+      ),
+    )
+    const first = await rows()
+    assert.ok(first.length > 0 && first.length < hits.length, `${first.length} found in the first steps`)
+    assert.match(await note(), new RegExp(`^${first.length} found`))
+    assert.equal(await page.isVisible('#search-more'), true)
+    // Further, until the end: each time adds to what is shown, never the same message twice.
+    await further()
+    const all = await rows()
+    assert.equal(new Set(all).size, all.length, 'no message twice')
+    assert.deepEqual([...all].sort(), [...hits].sort())
+    assert.match(await note(), /^60 found, [\d,]+ records scanned\.$/)
+    assert.ok(
+      all.slice(0, first.length).every((id, i) => id === first[i]),
+      'the first results stay first',
+    )
+    // A new query while a "Search further" of the old one is on its way: the old one's answer
+    // (held back until the new search has run) is dropped, never mixed in.
+    await search('hit-')
+    await page.waitForSelector('#search-more:not([hidden]):not([aria-disabled="true"])')
+    let release
+    const held = new Promise((r) => (release = r))
+    let stale = 0
+    const oldQuery = (url) => url.pathname.endsWith('/search') && url.searchParams.get('id_prefix') === 'hit-'
+    await page.route(oldQuery, async (route) => {
+      await held
+      await route.continue()
+    })
+    const staleDone = new Promise((resolve) =>
+      page.on('requestfinished', (r) => {
+        if (new URL(r.url()).searchParams.get('id_prefix') === 'hit-' && ++stale === 1) resolve()
+      }),
+    )
+    await page.click('#search-more')
+    await search('other-')
+    await page.waitForFunction(() => /^[\d,]+ found, /.test(document.querySelector('#search-note')?.textContent))
+    release()
+    await staleDone
+    await page.unroute(oldQuery)
+    // Had the old search gone on, its next step would be another request (counted below), and
+    // its results would show among the new ones (checked now and at the new search's end).
+    const shown = await rows()
+    assert.ok(
+      shown.every((id) => id.startsWith('other-')),
+      `only the new query's results: ${shown.join(' ')}`,
+    )
+    assert.match(await note(), new RegExp(`^${shown.length} found, `))
+    await further()
+    assert.deepEqual((await rows()).sort(), ['other-1', 'other-2', 'other-3'])
+    assert.match(await note(), /^3 found, [\d,]+ records scanned\.$/)
+    assert.equal(stale, 1, 'the old search took no further step')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('the overview shows its queues a page at a time, and says which ones it shows', async () => {
+    // A namespace of its own: 120 queues, more than a page of 100.
+    const names = Array.from({ length: 120 }, (_, i) => `pages:q${String(i).padStart(3, '0')}`)
+    for (let i = 0; i < names.length; i += 12)
+      await Promise.all(names.slice(i, i + 12).map((n) => publish(srv, n, [{ body: 'x', delay_ms: 600000 }])))
+    const token = srv.token('pages')
+    const { page, errors } = await openDashboard(browser, srv, token)
+    const rows = () => page.$$eval('#queues tbody tr', (r) => r.map((tr) => tr.dataset.queue))
+    await waitText(page, '#overview-summary', 'Showing queues 1–100 of 120, by name.')
+    assert.deepEqual(await rows(), names.slice(0, 100))
+    assert.equal((await page.textContent('#overview-page')).trim(), 'Page 1 of 2')
+    assert.equal(await page.$('a#overview-prev'), null, 'no previous page')
+    await page.click('a#overview-next')
+    await waitText(page, '#overview-summary', 'Showing queues 101–120 of 120, by name.')
+    assert.deepEqual(await rows(), names.slice(100))
+    assert.equal(await page.evaluate(() => location.hash), '#/page/2')
+    assert.equal(await page.$('a#overview-next'), null, 'no next page')
+    // A new queue shows up on the open page, and in the count.
+    await publish(srv, 'pages:q120', [{ body: 'x', delay_ms: 600000 }])
+    await waitText(page, '#overview-summary', 'Showing queues 101–121 of 121, by name.')
+    await waitText(page, cell('pages:q120', 'scheduled'), '1')
+    // Back to the first page (the browser's Back), and a page past the end says so.
+    await page.goBack()
+    await waitText(page, '#overview-summary', 'Showing queues 1–100 of 121, by name.')
+    await page.goto(`${srv.base}/#/page/9`)
+    await waitText(page, '#overview-summary', 'No queue on page 9: there are 121 queues, on 2 pages.')
+    assert.equal(await page.getAttribute('a#overview-prev', 'href'), '#/page/2')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
+  test('the message page does not download a large body again at every poll', async () => {
+    const q = 'app:bigbody'
+    await publish(srv, q, [{ id: 'big', body: 'x'.repeat(1024 * 1024), delay_ms: 3600000 }])
+    // Counts the page's reads of the message (each one downloads its 1 MiB body) and of the
+    // queue's stats (one a poll).
+    const reads = { message: 0, stats: 0 }
+    const path = new URL(`${srv.base}${qs(q)}/messages/big`).pathname
+    const { page, errors } = await openDashboard(browser, srv, ADMIN, `#/q/${encodeURIComponent(q)}/m/big`, {
+      setup: (p) =>
+        p.on('request', (r) => {
+          if (r.method() !== 'GET') return
+          const u = new URL(r.url()).pathname
+          if (u === path) reads.message++
+          else if (u === `${qs(q)}/stats`) reads.stats++
+        }),
+    })
+    await waitText(page, '#msg-state', 'scheduled')
+    await until(() => reads.message >= 1 && reads.stats >= 1, 'the first read')
+    const [m0, s0] = [reads.message, reads.stats]
+    const timeline0 = await page.textContent('#timeline')
+    // Five polls later: the body was not read again (once at most, on a very slow machine), and
+    // the timeline's relative times still moved.
+    await until(() => reads.stats >= s0 + 5, 'five polls')
+    assert.ok(reads.message - m0 <= 1, `${reads.message - m0} reads of the message in ${reads.stats - s0} polls`)
+    assert.notEqual(await page.textContent('#timeline'), timeline0)
+    // The page says so, and how to read it again now.
+    assert.match(
+      await page.textContent('#read-note'),
+      /^Its body is large \(1 MiB\) and comes with every read of the message: this page reads it again every 30 s, not every 2 s \(last read at \d\d:\d\d:\d\d [^)]+\)\.Read it again now$/,
+    )
+    assert.equal(await page.textContent('#facts dd:nth-of-type(6)'), '1,048,576 bytes')
+    // A change made elsewhere shows on demand; an action on the page reads it again at once.
+    await srv.api('POST', `${qs(q)}/messages/big/reschedule`, { delay_ms: 0 })
+    const m1 = reads.message
+    await page.click('#read-again')
+    await waitText(page, '#msg-state', 'ready')
+    assert.ok(reads.message > m1)
+    await page.fill('#reschedule-s', '7200')
+    await confirmed(page, 'button[data-action="Reschedule"]')
+    await waitText(page, '#msg-state', 'scheduled')
     assert.deepEqual(errors, [])
     await page.close()
   })
