@@ -14,10 +14,6 @@ const SEARCH_MAX_STEPS = 40
 const SEARCH_MAX_ITEMS = 200
 // The overview's page of queues (the API gives at most 1000 a request).
 const OVERVIEW_PAGE = 100
-// A message's body comes with every read of it (the API cannot leave it out): one larger than
-// this is read again every BIG_BODY_POLL_MS, not at every poll; its timeline still moves.
-const BIG_BODY_BYTES = 64 * 1024
-const BIG_BODY_POLL_MS = 30000
 const LIST_LIMIT = 50
 const SVG = 'http://www.w3.org/2000/svg'
 
@@ -140,13 +136,6 @@ function setText(el, text) {
 
 const nf = new Intl.NumberFormat('en-US')
 const num = (n) => (n === null || n === undefined ? '–' : nf.format(n))
-const nf1 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 })
-/** A size: "512 bytes", "64 KiB", "3.2 MiB". */
-function size(n) {
-  if (n < 1024) return `${num(n)} byte${n === 1 ? '' : 's'}`
-  if (n < 1024 * 1024) return `${nf1.format(n / 1024)} KiB`
-  return `${nf1.format(n / (1024 * 1024))} MiB`
-}
 
 function dur(ms) {
   if (ms === null || ms === undefined || Number.isNaN(ms)) return '–'
@@ -1351,29 +1340,10 @@ function messageView(queue, id) {
   let mode = null
   let msg = null
   let shownKey = ''
-  // When the message was last read (Date.now()), and its body's size: a large body is not read
-  // again at every poll (it comes with every read), only every BIG_BODY_POLL_MS, after an
-  // action, or when asked (`reread`); the polls between read the queue's stats (Redis' clock).
-  let readAt = 0
-  let bodyBytes = 0
-  let reread = true
-  const readNote = h('p', { class: 'note row', id: 'read-note', hidden: true })
-  const readAgain = h(
-    'button',
-    {
-      type: 'button',
-      id: 'read-again',
-      onclick: () => {
-        reread = true
-        poll(true)
-      },
-    },
-    'Read it again now',
-  )
-  const afterAction = () => {
-    reread = true
-    poll(true)
-  }
+  // Polls read the message without its body (`?body=false`); the body is read when the message
+  // is first shown and again only when it was published anew (another publish time or size).
+  let bodyKey = ''
+  const bodyKeyOf = (m, bytes) => `${m.published_at_ms}/${bytes}`
   const modes = toggle(
     'mode',
     [
@@ -1419,7 +1389,7 @@ function messageView(queue, id) {
     h(
       'div',
       { class: 'grid2' },
-      panel('h-facts', 'Facts', null, facts, readNote),
+      panel('h-facts', 'Facts', null, facts),
       panel('h-timeline', 'Timeline', null, timeline),
     ),
     panel('h-actions', 'Actions', null, actions),
@@ -1445,7 +1415,7 @@ function messageView(queue, id) {
           text: 'It becomes due now: the next consumer gets it.',
           run: async () =>
             ui`${id} is due now (due at ${clock((await api('POST', `${base}/reschedule`, { delay_ms: 0 })).due_at_ms)}).`,
-          after: afterAction,
+          after: () => poll(true),
         }),
         h(
           'span',
@@ -1462,7 +1432,7 @@ function messageView(queue, id) {
             const r = await api('POST', `${base}/reschedule`, { delay_ms: delayMs() })
             return ui`${id} rescheduled: due at ${clock(r.due_at_ms, true)}.`
           },
-          after: afterAction,
+          after: () => poll(true),
         }),
       )
     }
@@ -1476,7 +1446,7 @@ function messageView(queue, id) {
             const r = await api('POST', `${qpath(queue)}/dead/respawn`, { ids: [id], ...x.value() })
             return r.count ? ui`${id} respawned: due now${x.says()}.` : ui`${id} was not dead any more: nothing done.`
           },
-          after: afterAction,
+          after: () => poll(true),
         }),
       )
     }
@@ -1524,26 +1494,23 @@ function messageView(queue, id) {
 
   async function refresh() {
     const view = app.view
-    const stats = api('GET', `${qpath(queue)}/stats`)
-    // A large body is read again only now and then: between, the timeline moves by the stats'
-    // clock, and the rest stays as last read (the note says when).
-    if (msg && !reread && bodyBytes > BIG_BODY_BYTES && Date.now() - readAt < BIG_BODY_POLL_MS) {
-      const s = await stats
-      if (view !== app.view) return
-      noteNow(s.now_ms)
-      showTimeline(msg)
-      return
-    }
     let m
     try {
-      const [got, s] = await Promise.all([api('GET', base), stats])
-      m = got
+      const [lean, s] = await Promise.all([api('GET', `${base}?body=false`), api('GET', `${qpath(queue)}/stats`)])
       noteNow(s.now_ms)
+      const { body_bytes: bytes, ...rest } = lean
+      if (msg && bodyKeyOf(lean, bytes) === bodyKey) m = { ...rest, body: msg.body, body_base64: msg.body_base64 }
+      else {
+        m = await api('GET', base)
+        // The size from the base64 (without decoding several MiB).
+        const b64 = m.body_base64 || ''
+        bodyKey = bodyKeyOf(m, (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0))
+      }
     } catch (e) {
       if (e.status === 404 && view === app.view) {
         msg = null
         shownKey = ''
-        readNote.hidden = true
+        bodyKey = ''
         facts.replaceChildren(
           h('dt', {}, 'State'),
           h('dd', { id: 'gone' }, 'gone: no message with this id (acked, cancelled or purged)'),
@@ -1555,21 +1522,7 @@ function messageView(queue, id) {
       throw e
     }
     if (view !== app.view) return
-    reread = false
-    readAt = Date.now()
-    // The size of the body from its base64 (without decoding several MiB at every read).
-    const b64 = m.body_base64 || ''
-    bodyBytes = (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0)
-    readNote.hidden = bodyBytes <= BIG_BODY_BYTES
-    if (!readNote.hidden)
-      readNote.replaceChildren(
-        h(
-          'span',
-          {},
-          `Its body is large (${size(bodyBytes)}) and comes with every read of the message: this page reads it again every ${BIG_BODY_POLL_MS / 1000} s, not every ${POLL_MS / 1000} s (last read at ${clock(redisNow())}).`,
-        ),
-        readAgain,
-      )
+    const bodyBytes = Number(bodyKey.split('/')[1])
     // The timeline's relative times move at every refresh; the rest only when the message changes.
     showTimeline(m)
     const key = JSON.stringify(m)

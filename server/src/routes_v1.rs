@@ -79,6 +79,7 @@ pub const QUERY_PARAMS: &[(&str, &str, &[&str])] = &[
     ("GET", "/v1/queues/{queue}/upcoming", &["from_ms", "width_ms", "buckets"]),
     ("GET", "/v1/queues/{queue}/search", &["id_prefix", "header", "body", "error", "cursor"]),
     ("GET", "/v1/queues/{queue}/dead", &["offset", "limit"]),
+    ("GET", "/v1/queues/{queue}/messages/{id}", &["body"]),
 ];
 
 /// The query parameters the route `path` reads with `method` ([`QUERY_PARAMS`]; a HEAD is its
@@ -460,9 +461,17 @@ async fn reschedule(r: Write, body: Bytes) -> ApiResult<Response> {
 }
 
 /// `GET .../messages/{id}`: the message, whatever its state; 404 when there is none.
+/// `GET .../messages/{id}?body=`: the message; with `body=false`, without its body (its size as
+/// `body_bytes`), for polling one whose body is large.
 async fn peek(r: Read) -> ApiResult<Response> {
+    let with_body = match r.a.q.get("body").map(String::as_str) {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(v) => return Err(ApiError::invalid(format!("body: must be true or false, got {v:?}"), S)),
+    };
     match r.queue.peek(&r.id).await.api(S)? {
-        Some(m) => ok(wire::message(&m)),
+        Some(m) if with_body => ok(wire::message(&m)),
+        Some(m) => ok(wire::message_without_body(&m)),
         None => Err(ApiError::core(
             redelay::Error::new(redelay::ErrorKind::NotFound, format!("no message with id {:?}", r.id)),
             S,

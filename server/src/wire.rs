@@ -89,6 +89,16 @@ pub fn message(m: &MessageInfo) -> Value {
     v
 }
 
+/// [`message`] without the body: its size in bytes as `body_bytes` instead.
+pub fn message_without_body(m: &MessageInfo) -> Value {
+    let mut v = to_json(m);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("body");
+    }
+    v["body_bytes"] = json!(m.body.len());
+    v
+}
+
 /// Messages, each as [`message`].
 fn messages(items: &[MessageInfo]) -> Vec<Value> {
     items.iter().map(message).collect()

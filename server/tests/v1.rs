@@ -46,6 +46,21 @@ async fn publish_fetch_settle_and_inspect() {
         (Some("scheduled"), Some("close 42"), Some("close"))
     );
     assert!(m["due_at_ms"].as_i64().unwrap() >= m["published_at_ms"].as_i64().unwrap() + 300);
+    // Without its body (for polling a large one): the rest alike, the size instead.
+    let (st, lean) = call(&s, "GET", &format!("{q}/messages/order-42?body=false"), None).await;
+    assert_eq!(st, 200, "{lean}");
+    assert_eq!(lean["body_bytes"], 8);
+    let mut full = m.clone();
+    for k in ["body", "body_base64"] {
+        assert!(lean.get(k).is_none(), "{k} in {lean}");
+        full.as_object_mut().unwrap().remove(k);
+    }
+    full["body_bytes"] = json!(8);
+    assert_eq!(lean, full);
+    let (_, same) = call(&s, "GET", &format!("{q}/messages/order-42?body=true"), None).await;
+    assert_eq!(same, m);
+    let (st, v) = call(&s, "GET", &format!("{q}/messages/order-42?body=no"), None).await;
+    assert_eq!((st, v["error"]["message"].as_str()), (400, Some("body: must be true or false, got \"no\"")), "{v}");
 
     // Fetch waits for the due time; never early.
     let (st, v) =
