@@ -105,7 +105,10 @@ class RetryLater(Exception):
     reason: str
 
     def __init__(self, retry_in: Union[float, timedelta], reason: Optional[str] = None) -> None:
-        seconds = retry_in.total_seconds() if isinstance(retry_in, timedelta) else float(retry_in)
+        seconds = retry_in.total_seconds() if isinstance(retry_in, timedelta) else retry_in
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):  # as ``delay=True`` is
+            raise TypeError(f"retry_in: expected seconds (int or float) or a timedelta, got {type(retry_in).__name__}")
+        seconds = float(seconds)
         self.retry_in = seconds
         self.reason = reason if reason is not None else f"retry in {seconds:g} s"
         super().__init__(self.reason)

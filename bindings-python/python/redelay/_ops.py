@@ -47,8 +47,11 @@ from ._results import (
     Stats,
     VerifyReport,
     _same,
+    checked,
+    dumps,
     many,
     of,
+    text,
     time,
     wire,
 )
@@ -85,23 +88,24 @@ def names(queues: Union[str, Iterable[str]]) -> List[str]:
     """Queue names in priority order, as a list; a single str is one queue (as ``subscribe``
     takes it). A mapping is refused: weights have no meaning here."""
     if isinstance(queues, str):
-        return [queues]
+        return [text(queues, "queues")]
     if isinstance(queues, (bytes, Mapping)):
         raise TypeError(f"queues: expected queue names in priority order, got {type(queues).__name__}")
     out = [*queues]
     for n in out:
         if not isinstance(n, str):
             raise TypeError(f"queues: expected queue names (str), got {type(n).__name__} {n!r}")
+        text(n, "queues")
     return out
 
 
 def fetch_args(max: int, wait: Seconds, ttr: Optional[Seconds]) -> str:
     """A fetch's arguments in the core's wire form (``max``, ``wait_ms``, ``ttr_ms``), as JSON."""
-    return json.dumps(wire({"max": max, "wait": wait, "ttr": ttr}))
+    return dumps(wire({"max": max, "wait": wait, "ttr": ttr}))
 
 
 def _select(ids: Optional[Iterable[str]], oldest: Optional[int], all: bool) -> Dict[str, Any]:
-    return {"ids": _ids(ids), "oldest": oldest, "all": all}
+    return checked({"ids": _ids(ids), "oldest": oldest, "all": all})
 
 
 def _expiry(expires_in: Optional[Seconds], clear_expiry: bool) -> Dict[str, Any]:
@@ -191,8 +195,9 @@ class QueueOps:
         return self._native.name
 
     def _call(self, op: str, args: Any, conv: Callable[[Any], Any] = _same, bodies: List[bytes] = []) -> Any:  # noqa: B006
-        """The core's call ``op`` with ``args`` in wire form; its result through ``conv``."""
-        return _answer(self._native.call(op, json.dumps(args), bodies, self._blocking), self._blocking, conv)
+        """The core's call ``op`` with ``args`` in wire form (from ``wire`` or ``checked``); its
+        result through ``conv``."""
+        return _answer(self._native.call(op, dumps(args), bodies, self._blocking), self._blocking, conv)
 
     def _fetch(self, max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
         """The core's fetch: the deliveries, or an awaitable of them."""
@@ -217,14 +222,17 @@ class QueueOps:
     def publish_batch(self, messages: Iterable[Union[Body, PublishItem]]) -> List[Published]:
         """Publishes many messages in one round trip (up to 100,000). Each item is a body or a
         dict with ``publish``'s arguments as keys (``{"body": b"..", "delay": 5}``). One bad
-        message refuses the whole batch and nothing is written."""
+        message refuses the whole batch and nothing is written. A single body (``str``,
+        ``bytes`` ...) is refused: it would be read as one message per character or byte."""
+        if isinstance(messages, (str, bytes, bytearray, memoryview)):  # a list of one is one message
+            raise TypeError(f"messages: expected a list of messages, got {type(messages).__name__}")
         items = [_types.item(i, m) for i, m in enumerate(messages)]
         return self._call("publish_batch", [o for _, o in items], many(Published), [b for b, _ in items])
 
     @op
     def ack(self, id: str, token: str) -> None:
         """Acknowledges a leased message by id and lease token (see :meth:`Message.ack`)."""
-        return self._call("ack", {"id": id, "token": token})
+        return self._call("ack", checked({"id": id, "token": token}))
 
     @op
     def nack(self, id: str, token: str, *, retry_in: Optional[Seconds] = None, reason: str = "") -> bool:
@@ -235,7 +243,7 @@ class QueueOps:
     def release(self, id: str, token: str) -> None:
         """Hands a leased message back unprocessed by id and lease token: due now, no attempt
         counted (see :meth:`Message.release`)."""
-        return self._call("release", {"id": id, "token": token})
+        return self._call("release", checked({"id": id, "token": token}))
 
     @op
     def extend(self, id: str, token: str, ttr: Seconds) -> None:
@@ -245,7 +253,7 @@ class QueueOps:
     @op
     def cancel(self, id: str) -> bool:
         """Deletes a message wherever it is; False when there was no such id."""
-        return self._call("cancel", {"id": id})
+        return self._call("cancel", checked({"id": id}))
 
     @op
     def reschedule(self, id: str, *, delay: Optional[Seconds] = None, at: Optional[datetime] = None) -> datetime:
@@ -258,7 +266,7 @@ class QueueOps:
     @op
     def peek(self, id: str) -> Optional[MessageInfo]:
         """Looks at a message without changing it; None when there is no such id."""
-        return self._call("peek", {"id": id}, lambda v: v and of(MessageInfo, v))
+        return self._call("peek", checked({"id": id}), lambda v: v and of(MessageInfo, v))
 
     @op
     def stats(self) -> Stats:
@@ -321,7 +329,7 @@ class QueueOps:
     def set_history(self, on: bool) -> bool:
         """Turns the queue's history counters on (the default) or off, for every client. False
         when it already was so."""
-        return self._call("set_history", {"on": on})
+        return self._call("set_history", checked({"on": on}))
 
     @op
     def history(
@@ -350,14 +358,16 @@ class QueueOps:
     def list(self, state: Union[State, str], *, offset: int = 0, limit: int = 100) -> ListPage:
         """A page of the messages in ``state``, in its order (due time, lease deadline or time
         of death): ``limit`` (1 to 1000) from ``offset``."""
-        return self._call("list", {"state": str(state), "offset": offset, "limit": limit}, partial(of, ListPage))
+        args = checked({"state": str(state), "offset": offset, "limit": limit})
+        return self._call("list", args, partial(of, ListPage))
 
     @op
     def search(self, *, cursor: Optional[str] = None, **what: Unpack[SearchQuery]) -> SearchPage:
         """One bounded step of a search over every message (about 500 records looked at per
         call) for one :class:`SearchQuery` (``id_prefix=``, ``header=(name, value)``, ``body=``
         or ``error=``). Call again with the page's ``cursor`` until it is None."""
-        return self._call("search", {"search": _types.search(what), "cursor": cursor}, partial(of, SearchPage))
+        args = {"search": _types.search(what), **checked({"cursor": cursor})}
+        return self._call("search", args, partial(of, SearchPage))
 
     @op
     def bulk(
@@ -392,7 +402,7 @@ Sources = Tuple[List[Tuple[str, Optional[int]]], Optional[List[int]]]
 def sources(queues: Queues) -> Sources:
     """The queues of a client's subscription: names in priority order, or names with weights."""
     if isinstance(queues, Mapping):
-        return [(n, None) for n in queues], [_weight(n, w) for n, w in queues.items()]
+        return [(n, None) for n in names([*queues])], [_weight(n, w) for n, w in queues.items()]
     return [(n, None) for n in names(queues)], None
 
 
@@ -405,7 +415,7 @@ def _weight(name: str, w: Any) -> int:
 
 def start(client: NativeClient, src: Sources, wake: Any, closed: Any, opts: Any, blocking: bool) -> Any:
     """Starts a subscription on the core's bridge (see ``NativeClient.subscribe``)."""
-    return client.subscribe(*src, wake, closed, json.dumps(_types.options(opts, _types.SubscribeOptions)), blocking)
+    return client.subscribe(*src, wake, closed, dumps(_types.options(opts, _types.SubscribeOptions)), blocking)
 
 
 class SubscriptionBase:

@@ -1,17 +1,19 @@
 """What the calls return, as dataclasses, and the one place where the core's wire forms cross:
-:func:`wire` turns keyword arguments into the core's option form (``*_ms`` milliseconds) and
+:func:`wire` turns keyword arguments into the core's option form (``*_ms`` milliseconds),
+checking each value as it converts it (:func:`value`), :func:`dumps` makes that JSON, and
 :func:`of` turns a result's wire form into its dataclass (``*_ms`` into ``datetime`` or
 ``timedelta`` by the field's type)."""
 
 from __future__ import annotations
 
 import enum
+import json
 import math
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
 
-from ._errors import InvalidArgumentError
+from ._errors import InvalidArgumentError, _WrongType
 
 __all__ = ["Published", "State", "Stats", "MessageInfo", "VerifyReport", "Counters", "HistoryPoint", "ListPage"]
 __all__ += ["SearchPage", "BulkReport"]
@@ -224,13 +226,69 @@ def wire(args: Mapping[str, Any]) -> Dict[str, Any]:
             out.update(zip(_PAIRS[k], (ms(x, k) for x in pair(v, k, "(base, max)"))))
         elif k == "wait_for_replicas":
             n, timeout = pair(v, k, "(replicas, timeout)")
-            out[k] = {"replicas": n, "timeout_ms": ms(timeout, k)}
+            out[k] = {"replicas": value(n, f"{k}.replicas"), "timeout_ms": ms(timeout, k)}
         elif k in _DURATIONS:
             out[k + "_ms"] = ms(v, k)
         elif k in _TIMES:
             out[k + "_ms"] = epoch_ms(v, k)
-        elif isinstance(v, Mapping):
-            out[k] = dict(v)
         else:
-            out[k] = v
+            out[k] = value(v, k)
     return out
+
+
+def checked(args: Mapping[str, Any]) -> Dict[str, Any]:
+    """A call's own arguments as they are (None too), each checked as :func:`wire` checks it."""
+    return {k: value(v, k) for k, v in args.items()}
+
+
+def dumps(args: Any) -> str:
+    """Arguments in wire form (from :func:`wire` or :func:`checked`) as JSON; a NaN that got
+    past them is still refused (JSON has none; Python's would write ``NaN``)."""
+    return json.dumps(args, allow_nan=False)
+
+
+def value(v: Any, field: str) -> Any:
+    """An argument as JSON takes it, checked as it is converted so that a refusal names
+    ``field`` (the core's decoding would name none, or point into the JSON text): a float must
+    be finite, a str well-formed (:func:`text`), a mapping's names str (JSON would turn ``1``,
+    ``None`` or ``1.5`` into names and merge ``1`` with ``"1"``); bytes or another type JSON has
+    no form for are refused. Ranges, lengths and the type a field wants are the core's."""
+    if isinstance(v, str):
+        return text(v, field)
+    if v is None or isinstance(v, int):  # bool too
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise InvalidArgumentError(f"{field}: must be a finite number, got {v}")
+        return v
+    if isinstance(v, Mapping):
+        out: Dict[str, Any] = {}
+        for name, x in v.items():
+            if not isinstance(name, str):
+                raise _WrongType(f"{field}: names must be str, got {type(name).__name__} {name!r}")
+            out[text(name, field)] = value(x, f"{field}.{name}")
+        return out
+    if isinstance(v, (list, tuple)):
+        return [value(x, f"{field}[{i}]") for i, x in enumerate(v)]
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        raise _WrongType(f"{field}: invalid type: {type(v).__name__}, expected a str")
+    raise _WrongType(f"{field}: invalid type: {type(v).__name__}")
+
+
+def text(s: str, field: str) -> str:
+    """A str that has a UTF-8 form: one with a lone surrogate (not valid Unicode) has none, and
+    replacing it would store another str. Checked in C (``isascii`` is O(1), ``encode`` one pass)."""
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            raise surrogate(field) from None
+    return s
+
+
+SURROGATE = "contains a lone surrogate (not valid Unicode), so it would be stored altered"
+
+
+def surrogate(field: str) -> InvalidArgumentError:
+    """The refusal of a str with a lone surrogate (worded as the Node binding words it)."""
+    return InvalidArgumentError(f"{field}: {SURROGATE}")

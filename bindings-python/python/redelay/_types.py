@@ -7,7 +7,8 @@ import inspect
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Tuple, TypedDict, Union
 
-from ._results import wire
+from ._errors import InvalidArgumentError, RedelayError, _WrongType
+from ._results import surrogate, value, wire
 
 if TYPE_CHECKING:
     from typing_extensions import Required
@@ -103,10 +104,15 @@ class SearchQuery(TypedDict, total=False):
 
 
 def body(b: Body) -> bytes:
-    """A body as the native module takes it (str as UTF-8)."""
+    """A body as the native module takes it (str as UTF-8; one with a lone surrogate has none)."""
     if not isinstance(b, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"body: expected bytes, bytearray, memoryview or str, got {type(b).__name__}")
-    return b.encode() if isinstance(b, str) else bytes(b)
+    if not isinstance(b, str):
+        return bytes(b)
+    try:
+        return b.encode()
+    except UnicodeEncodeError:
+        raise surrogate("body") from None
 
 
 def options(kwargs: Mapping[str, Any], spec: Any = PublishOptions) -> Dict[str, Any]:
@@ -120,7 +126,7 @@ def options(kwargs: Mapping[str, Any], spec: Any = PublishOptions) -> Dict[str, 
 
 def search(what: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """A :class:`SearchQuery` in the core's wire form (None when empty: the core refuses it)."""
-    return {k: [*body(v)] if k == "body" else v for k, v in what.items() if v is not None} or None
+    return {k: [*body(v)] if k == "body" else value(v, f"search.{k}") for k, v in what.items() if v is not None} or None
 
 
 def item(i: int, m: Union[Body, PublishItem]) -> Tuple[bytes, Dict[str, Any]]:
@@ -134,7 +140,12 @@ def item(i: int, m: Union[Body, PublishItem]) -> Tuple[bytes, Dict[str, Any]]:
             raise TypeError('missing key "body"')
         return body(d.pop("body")), options(d)
     except (TypeError, ValueError) as e:
-        raise type(e)(f"message {i}: {e}") from None
+        if type(e) in (TypeError, ValueError) or isinstance(e, RedelayError):
+            raise type(e)(f"message {i}: {e}") from None
+        # Another class's constructor may take other arguments (UnicodeEncodeError's takes
+        # five): redelay's own error of the same kind (a TypeError or a ValueError), chained.
+        wrong = _WrongType if isinstance(e, TypeError) else InvalidArgumentError
+        raise wrong(f"message {i}: {type(e).__name__}: {e}") from e
 
 
 def is_async_handler(fn: Any) -> bool:
