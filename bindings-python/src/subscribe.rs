@@ -93,6 +93,18 @@ impl NativeSubscription {
         crate::convert::close(py, blocking, timeout, async move { sub.close().await })
     }
 
+    /// The core's close, not waited for: calls `done` (from a runtime thread; not once the
+    /// interpreter is exiting) when it is over. Once closing has started (by `close`, the
+    /// client, or the core), that is when its drain is over: the core's close, called again,
+    /// waits for the same drain. How `wait()` learns that the subscription has closed.
+    fn close_then(&self, done: Py<PyAny>) {
+        let sub = self.sub.clone();
+        crate::convert::rt().spawn(async move {
+            sub.close().await;
+            crate::convert::with_python(|py| drop(done.call0(py)));
+        });
+    }
+
     /// (delivered, handled, acked, nacked, lease_lost, errors).
     fn counters(&self) -> (u64, u64, u64, u64, u64, u64) {
         let c = self.sub.counters();

@@ -122,12 +122,13 @@ async def _subscribe(
 ) -> Subscription:
     loop = asyncio.get_running_loop()
     runner = _runtime.LoopRunner(handler, loop) if is_async_handler(handler) else None
-    done = asyncio.Event()  # set when the core reports the subscription closed
-    closed = functools.partial(loop.call_soon_threadsafe, done.set)
-    native = await start(client, src, runner and runner.wake, closed, options, False)
+    closing = asyncio.Event()  # set when the core reports that the subscription is closing
+    native = await start(
+        client, src, runner and runner.wake, functools.partial(loop.call_soon_threadsafe, closing.set), options, False
+    )
     if runner is not None:
         runner.sub = native
-    return Subscription(native, loop, runner or _runtime.ThreadRunner(handler, native), done)
+    return Subscription(native, loop, runner or _runtime.ThreadRunner(handler, native), closing)
 
 
 class SubscribeCall:
@@ -165,13 +166,17 @@ class Subscription(SubscriptionBase):
         native: NativeSubscription,
         loop: asyncio.AbstractEventLoop,
         runner: Union[_runtime.LoopRunner, _runtime.ThreadRunner],
-        done: asyncio.Event,
+        closing: asyncio.Event,
     ) -> None:
         super().__init__(native)
         self._runner = runner
-        self._done = done
+        self._loop = loop
+        self._closing_started = closing  # set when closing starts (here, by the client or the core)
+        self._closed = asyncio.Event()  # set when the close is over (drained)
+        self._watching = False
         self._closing: Optional[asyncio.Future[None]] = None
-        # Closes the subscription when the loop shuts down (asyncio.run cancels leftover tasks).
+        # Closes the subscription when the loop shuts down (asyncio.run cancels leftover tasks),
+        # and sees its close through (see wait).
         self._guard = loop.create_task(self.wait(), name=f"redelay-subscription-{self.queues[0]}")
 
     async def _do_close(self, timeout: Optional[Seconds]) -> None:
@@ -180,7 +185,8 @@ class Subscription(SubscriptionBase):
         finally:
             if isinstance(self._runner, _runtime.LoopRunner):
                 self._runner.cancel_running()
-            self._done.set()
+            self._closing_started.set()
+            self._closed.set()
 
     async def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
@@ -194,9 +200,17 @@ class Subscription(SubscriptionBase):
         await asyncio.shield(self._closing)
 
     async def wait(self) -> None:
-        """Waits until the subscription is closed. Cancelling the task that waits closes it."""
+        """Waits until the subscription is closed, by :meth:`close`, its client, or the core:
+        stopped and drained, as :meth:`close` leaves it (its running handlers finished, or the
+        drain timeout, or the ``timeout`` given to :meth:`close`, passed). Cancelling the task
+        that waits closes it."""
         try:
-            await self._done.wait()  # closed here, by the client, or by the core
+            await self._closing_started.wait()
+            if not self._watching:
+                self._watching = True
+                # The core's close, called again, waits for the same drain (on the runtime).
+                self._native.close_then(functools.partial(self._loop.call_soon_threadsafe, self._closed.set))
+            await self._closed.wait()
         except asyncio.CancelledError:
             await self.close()
             raise

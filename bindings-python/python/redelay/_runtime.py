@@ -189,7 +189,11 @@ class ThreadRunner:
     def __init__(self, handler: Callable[[Any], Any], sub: _native.NativeSubscription) -> None:
         self.handler, self.sub = handler, sub
         name = sub.queues[0]
+        #: Set when the feeder has stopped: nothing more starts.
         self.stopped = threading.Event()
+        #: Set when the subscription's close is over: it stopped and drained (its running
+        #: handlers finished, or the drain timeout passed).
+        self.drained = threading.Event()
         # The core bounds how many run at once (concurrency): the pool only grows that far.
         self.pool = ThreadPoolExecutor(max_workers=1 << 16, thread_name_prefix=f"redelay-{name}")
         threading.Thread(target=self.feed, name=f"redelay-{name}", daemon=True).start()
@@ -209,6 +213,12 @@ class ThreadRunner:
         finally:
             self.pool.shutdown(wait=False)
             self.stopped.set()
+            if self.sub.closed and not _exiting:
+                # Closing started (here, by the client, or by the core): the core's close, called
+                # again, waits for the same drain; it runs on the runtime, not on this thread.
+                self.sub.close_then(self.drained.set)
+            else:
+                self.drained.set()
 
     def run(self, key: int, msg: Any) -> None:
         outcome: Outcome = None

@@ -103,18 +103,22 @@ class SyncSubscription(SubscriptionBase):
 
     def __init__(self, native: NativeSubscription, runner: _runtime.ThreadRunner) -> None:
         super().__init__(native)
-        self._done = runner.stopped
+        self._runner = runner
 
     def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
         ``timeout``)."""
         self._native.close(True, timeout)
-        self._done.wait(5)  # the feeder thread sees the close at once
+        self._runner.stopped.wait(5)  # the feeder thread sees the close at once
+        self._runner.drained.set()
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """Blocks until the subscription is closed (by another thread, or its client) or ``timeout`` passes;
-        returns True when closed. Ctrl-C raises KeyboardInterrupt here; ``with`` then closes."""
-        return self._done.wait(timeout)
+        """Blocks until the subscription is closed (by :meth:`close` in another thread, its
+        client, or the core) or ``timeout`` passes; returns True when closed: stopped and
+        drained, as :meth:`close` leaves it (its running handlers finished, or the drain
+        timeout, or the ``timeout`` given to :meth:`close`, passed). Ctrl-C raises
+        KeyboardInterrupt here; ``with`` then closes."""
+        return self._runner.drained.wait(timeout)
 
     def __enter__(self) -> SyncSubscription:
         return self
