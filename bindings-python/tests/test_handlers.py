@@ -5,13 +5,52 @@ what ``wait()`` waits for. On a real Redis."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 import time
-from typing import Callable, List
+from typing import Callable, List, NoReturn
+
+import pytest
 
 import redelay
 
 from conftest import run
+
+
+class Unreadable(Exception):
+    """An exception whose text cannot be read: its ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+def surrogate() -> NoReturn:
+    # A file name with a byte that is not UTF-8, as os.fsdecode gives it (a lone surrogate).
+    raise ValueError(os.fsdecode(b"cannot open \xff.txt"))
+
+
+def unreadable() -> NoReturn:
+    raise Unreadable()
+
+
+def retry_surrogate() -> NoReturn:
+    raise redelay.RetryLater(3600, os.fsdecode(b"wait for \xfe"))
+
+
+def retry_not_a_str() -> NoReturn:
+    e = redelay.RetryLater(3600, "set below")
+    e.reason = 123  # type: ignore[assignment]  # past the constructor's check
+    raise e
+
+
+#: (raise it, the reason stored)
+FAILURES = {
+    "surrogate": (surrogate, "ValueError: cannot open \ufffd.txt"),
+    "unreadable": (unreadable, "Unreadable: (its message could not be read: str() raised RuntimeError)"),
+    "retry-surrogate": (retry_surrogate, "wait for \ufffd"),
+    "retry-not-a-str": (retry_not_a_str, "123"),
+}
 
 
 def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -28,6 +67,160 @@ async def until(cond: Callable[[], bool], timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("style", ["async", "sync"])
+@pytest.mark.parametrize("kind", sorted(FAILURES))
+def test_a_failure_whose_text_is_not_utf8_is_nacked_and_the_others_of_its_batch_settle(
+    url: str, prefix: str, style: str, kind: str
+) -> None:
+    fail, stored = FAILURES[kind]
+    client = redelay.Client(url, prefix=prefix)
+    q = client.queue("bad-text")
+    # One batch: the bad one first, then two good ones.
+    q.publish_batch(
+        [{"body": b"bad", "id": "bad", "ttr": 30}, {"body": b"ok", "id": "ok1"}, {"body": b"ok", "id": "ok2"}]
+    )
+    handled: List[str] = []
+
+    def sync_handler(msg: redelay.SyncMessage) -> None:
+        handled.append(msg.id)
+        if msg.id == "bad":
+            fail()
+
+    async def async_handler(msg: redelay.Message) -> None:
+        sync_handler(msg)  # type: ignore[arg-type]
+
+    async def body() -> None:
+        ac = await redelay.AsyncClient.connect(url, prefix=prefix)
+        async with ac.queue("bad-text").subscribe(async_handler, concurrency=3) as sub:
+            await until(lambda: sub.counters().nacked == 1 and sub.counters().acked == 2, timeout=5)
+        await ac.close()
+
+    try:
+        if style == "async":
+            run(body)
+        else:
+            with q.subscribe(sync_handler, concurrency=3) as sub:
+                wait_for(lambda: sub.counters().nacked == 1 and sub.counters().acked == 2, timeout=5)
+        assert sorted(handled) == ["bad", "ok1", "ok2"]
+        info = q.peek("bad")
+        assert info is not None
+        assert (info.state, info.attempts, info.last_error) == ("scheduled", 1, stored)
+        assert q.stats().total == 1  # the good ones were acked
+    finally:
+        client.close()
+
+
+def test_retry_later_takes_a_str_reason_only() -> None:
+    with pytest.raises(TypeError, match="reason: expected a str, got int"):
+        redelay.RetryLater(1, 123)  # type: ignore[arg-type]
+    assert redelay.RetryLater(2).reason == "retry in 2 s"
+    assert redelay.RetryLater(2, "busy").reason == "busy"
+
+
+def test_async_handlers_run_in_a_task_from_their_first_step(url: str, prefix: str) -> None:
+    results: dict[str, str] = {}
+
+    async def handler(msg: redelay.Message) -> None:
+        kind = msg.id
+        try:
+            if kind == "current-task":
+                assert asyncio.current_task() is not None, "no current task"
+            elif kind == "wait-for":
+                await asyncio.wait_for(asyncio.sleep(0.01), 5)
+            elif kind == "timeout" and sys.version_info >= (3, 11):
+                async with asyncio.timeout(5):
+                    await asyncio.sleep(0.01)
+            elif kind == "task-group" and sys.version_info >= (3, 11):
+                async with asyncio.TaskGroup() as tg:
+                    tg.create_task(asyncio.sleep(0.01))
+            elif kind == "never-awaits":
+                pass
+            results[kind] = "ok"
+        except BaseException as e:
+            results[kind] = f"{type(e).__name__}: {e}"
+            raise
+
+    kinds = ["current-task", "wait-for", "timeout", "task-group", "never-awaits"]
+
+    async def body() -> None:
+        c = await redelay.AsyncClient.connect(url, prefix=prefix)
+        q = c.queue("first-step")
+        await q.publish_batch([{"body": b"", "id": k, "max_attempts": 1} for k in kinds])
+        async with q.subscribe(handler, concurrency=len(kinds)) as sub:
+            await until(lambda: sub.counters().handled == len(kinds))
+        assert results == {k: "ok" for k in kinds}
+        assert sub.counters().acked == len(kinds)
+        assert await q.dead_letters() == []
+        await c.close()
+
+    run(body)
+
+
+@pytest.mark.parametrize("where", ["first-step", "after-await"])
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_keyboard_interrupt_or_system_exit_in_an_async_handler_gives_the_message_back_and_propagates(
+    url: str, prefix: str, exc: type, where: str
+) -> None:
+    calls: List[int] = []
+    others: List[str] = []
+
+    async def handler(msg: redelay.Message) -> None:
+        if msg.id != "stop":
+            await asyncio.sleep(0.2)
+            others.append(msg.id)
+            return
+        calls.append(msg.attempt)
+        if where == "after-await":
+            await asyncio.sleep(0.01)
+        raise exc("from the handler")
+
+    async def body() -> None:
+        async with await redelay.AsyncClient.connect(url, prefix=prefix) as c:
+            q = c.queue("stop")
+            await q.publish_batch([{"body": b"", "id": "other"}, {"body": b"", "id": "stop", "max_attempts": 3}])
+            async with q.subscribe(handler, concurrency=2):
+                await asyncio.sleep(10)
+
+    t0 = time.monotonic()
+    with pytest.raises(exc, match="from the handler"):
+        asyncio.run(body())
+    assert time.monotonic() - t0 < 8  # it propagated: the program did not go on sleeping
+    assert calls == [1]
+    with redelay.Client(url, prefix=prefix) as client:
+        info = client.queue("stop").peek("stop")
+        assert info is not None
+        # Given back: due at once, no attempt counted, no failure recorded.
+        assert (info.state, info.attempts, info.last_error) == ("ready", 0, None)
+        # The other one, cancelled as the program stopped, was given back too (or had finished).
+        other = client.queue("stop").peek("other")
+        assert other is None or (other.state, other.attempts) == ("ready", 0), (other, others)
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_keyboard_interrupt_or_system_exit_in_a_sync_handler_gives_the_message_back_and_closes(
+    client: redelay.Client, exc: type
+) -> None:
+    q = client.queue("stop-sync")
+    attempts: List[int] = []
+
+    def handler(msg: redelay.SyncMessage) -> None:
+        attempts.append(msg.attempt)
+        if len(attempts) == 1:
+            raise exc("from the handler")
+
+    q.publish(b"", id="stop", backoff=(3600, 3600))  # a nack would retry it in an hour
+    sub = q.subscribe(handler)
+    # A worker thread cannot stop the program: the subscription closes, as the program would.
+    assert sub.wait(5)
+    assert sub.closed and attempts == [1]
+    assert sub.counters().nacked == 0
+    info = q.peek("stop")
+    assert info is not None and (info.state, info.attempts, info.last_error) == ("ready", 0, None)
+    with q.subscribe(handler) as again:
+        wait_for(lambda: again.counters().acked == 1)
+    assert attempts == [1, 1]  # given back: no attempt counted
 
 
 def test_sync_wait_returns_once_the_subscription_has_drained(url: str, prefix: str) -> None:

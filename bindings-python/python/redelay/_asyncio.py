@@ -107,10 +107,12 @@ class AsyncQueue(QueueOps, Async):
         time. Use as ``sub = await queue.subscribe(fn)`` or ``async with queue.subscribe(fn) as sub``.
 
         An ``async def`` handler runs on the calling event loop; a plain ``def`` handler runs in
-        a thread pool (never on the loop) and receives a :class:`SyncMessage`. Returning acks
-        the message; raising nacks it with ``"ExcType: text"`` as reason and retries it after
-        its backoff (raise :class:`RetryLater` to choose the delay). The options are
-        :class:`SubscribeOptions`. The subscription runs until closed.
+        a thread pool (never on the loop) and receives a :class:`SyncMessage`; each ``async def``
+        one runs as its own asyncio task. Returning acks the message; raising nacks it with
+        ``"ExcType: text"`` as reason and retries it after its backoff (raise :class:`RetryLater`
+        to choose the delay). ``KeyboardInterrupt`` and ``SystemExit`` give the message back (no
+        attempt counted), close the subscription and go on out of the event loop. The options
+        are :class:`SubscribeOptions`. The subscription runs until closed.
         """
         return SubscribeCall(
             lambda: _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)

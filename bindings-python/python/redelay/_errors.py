@@ -97,6 +97,7 @@ def from_core(kind: str, message: str) -> RedelayError:
 class RetryLater(Exception):
     """Raise from a handler to retry the message after ``retry_in`` (seconds or ``timedelta``)
     instead of its exponential backoff. The attempt still counts towards ``max_attempts``.
+    ``reason`` (a ``str``, else a TypeError here) is stored as the message's ``last_error``.
 
     >>> raise RetryLater(30, "rate limited")
     """
@@ -105,6 +106,8 @@ class RetryLater(Exception):
     reason: str
 
     def __init__(self, retry_in: Union[float, timedelta], reason: Optional[str] = None) -> None:
+        if reason is not None and not isinstance(reason, str):
+            raise TypeError(f"reason: expected a str, got {type(reason).__name__}")
         seconds = retry_in.total_seconds() if isinstance(retry_in, timedelta) else retry_in
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):  # as ``delay=True`` is
             raise TypeError(f"retry_in: expected seconds (int or float) or a timedelta, got {type(retry_in).__name__}")

@@ -2,11 +2,17 @@
 ``logging``, and closes clients at interpreter exit.
 
 * ``async def`` handlers run on the event loop captured at subscribe: the core wakes it once
-  per batch (``call_soon_threadsafe``), :meth:`LoopRunner.drain` takes the batch and runs each
-  handler's first step at once (a task only for one that awaits), and outcomes go back in one
-  call per loop iteration.
+  per batch (``call_soon_threadsafe``), :meth:`LoopRunner.drain` takes the batch and starts one
+  asyncio task per handler (on Python 3.12+ an eager one: its first step runs at once, so a
+  handler that never suspends is done without a loop round), and outcomes go back in one call
+  per loop iteration.
 * Plain ``def`` handlers run on threads, never on an event loop: one thread waits in
   ``take_wait`` (GIL released) and hands each delivery to a thread pool.
+* Whatever a handler raises settles only its own message: an ``Exception`` nacks it (its
+  reason always representable, see :func:`failure`). ``KeyboardInterrupt`` and ``SystemExit``
+  are the program stopping, no failure of the message: it is given back (due at once, no
+  attempt counted), the subscription closes (:func:`stop`), and the exception goes on as from
+  any asyncio task, out of the event loop; in a worker thread, where it cannot, it is logged.
 """
 
 from __future__ import annotations
@@ -16,11 +22,12 @@ import atexit
 import contextvars
 import functools
 import logging
+import re
+import sys
 import threading
-import types
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Generator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _native
 from ._errors import RetryLater, from_core  # noqa: F401 (from_core: the native module's errors)
@@ -35,11 +42,42 @@ EXIT_SETTLE_SECONDS = 5.0
 Outcome = Optional[Tuple[str, Optional[float]]]
 
 
+#: A lone surrogate (``os.fsdecode`` of a byte that is not UTF-8, half of a pair): no UTF-8 form.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(s: str) -> str:
+    """``s`` as the core can take it (UTF-8): each lone surrogate as U+FFFD, as the Kotlin and
+    Node bindings store a reason with one."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", s)
+
+
+def _message(x: object) -> str:
+    """``str(x)``, or what says it could not be read (its ``__str__`` raised)."""
+    try:
+        return str(x)
+    except Exception as e:
+        return f"(its message could not be read: str() raised {type(e).__name__})"
+
+
 def failure(exc: BaseException, msg: Any) -> Tuple[str, Optional[float]]:
-    """Maps a handler's exception to (reason, retry_in seconds or None for backoff), logging it."""
-    if isinstance(exc, RetryLater):
-        return exc.reason, exc.retry_in
-    reason = _native.failure_reason(type(exc).__name__, str(exc))
+    """Maps a handler's exception to (reason, retry_in seconds or None for backoff), logging it.
+    Never raises, and the reason is always text the core takes."""
+    try:
+        if isinstance(exc, RetryLater):
+            reason = exc.reason if isinstance(exc.reason, str) else _message(exc.reason)
+            try:
+                retry_in: Optional[float] = float(exc.retry_in)
+            except Exception:
+                retry_in = None
+            return _text(reason), retry_in
+        reason = _native.failure_reason(_text(type(exc).__name__), _text(_message(exc)))
+    except Exception:  # pragma: no cover - a str subclass gone wrong, memory: still a reason
+        return "handler failed with an exception that cannot be shown", None
     try:
         logger.error(
             "handler failed on message %s of queue %s (attempt %s of %s): %s",
@@ -53,6 +91,19 @@ def failure(exc: BaseException, msg: Any) -> Tuple[str, Optional[float]]:
     except Exception:  # pragma: no cover - logging must never break settling
         pass
     return reason, None
+
+
+def complete(sub: _native.NativeSubscription, outcomes: List[Tuple[int, Outcome]]) -> None:
+    """Reports outcomes to the core in one call. Should one not convert (never with the reasons
+    of :func:`failure`), each is reported alone, that one as a failure, none lost."""
+    try:
+        sub.complete(outcomes)
+    except Exception:
+        for key, outcome in outcomes:
+            try:
+                sub.complete([(key, outcome)])
+            except Exception:
+                sub.complete([(key, ("handler outcome could not be reported", None))])
 
 
 def settle(fut: asyncio.Future[Any], value: Any, exc: Optional[BaseException]) -> None:
@@ -89,6 +140,20 @@ def read_log_level() -> None:
     _native._log_level(max((k for k, v in _LEVELS.items() if v >= level), default=0))
 
 
+def _nothing() -> None:
+    pass
+
+
+def stop(sub: _native.NativeSubscription, key: int) -> None:
+    """A handler raised KeyboardInterrupt or SystemExit: the program is stopping, its message
+    did not fail. It is given back (due again, no attempt counted) and the subscription closes
+    (the core's close, not waited for: nothing more starts, running handlers get the drain
+    timeout), so that the message is not run again meanwhile."""
+    sub.give_back([key])
+    if not sub.closed:
+        sub.close_then(_nothing)
+
+
 class LoopRunner:
     """Runs an ``async def`` handler's deliveries on ``loop`` (see the module docstring)."""
 
@@ -96,7 +161,8 @@ class LoopRunner:
         self.handler, self.loop = handler, loop
         self.context = contextvars.copy_context()
         self.sub: Optional[_native.NativeSubscription] = None
-        self.tasks: Set[asyncio.Future[Any]] = set()
+        #: Handler tasks still running, by their delivery's key.
+        self.tasks: Dict[int, asyncio.Future[Any]] = {}
         self.out: List[Tuple[int, Outcome]] = []
         #: Set by close: a handler task cancelled from then on (``asyncio.run`` ending cancels
         #: every task) is handed back, not failed.
@@ -107,80 +173,91 @@ class LoopRunner:
         self.loop.call_soon_threadsafe(self.drain, context=self.context)
 
     def drain(self) -> None:
-        if self.sub is None:  # woken before subscribe returned
+        """Starts one task per delivery, each in a copy of the subscriber's context: on Python
+        3.12+ an eager one (its first step runs here; unless the loop has a task factory of its
+        own). A KeyboardInterrupt or SystemExit from a first step goes on out of the loop, as
+        from any eager task, once the batch's other deliveries are given back."""
+        sub = self.sub
+        if sub is None:  # woken before subscribe returned
             self.loop.call_soon(self.drain, context=self.context)
             return
-        out = self.out
-        for key, msg in self.sub.take():
-            ctx = contextvars.copy_context()
-            try:
-                ret = ctx.run(self.handler, msg)
-                if isinstance(ret, types.CoroutineType):
-                    try:
-                        first = ctx.run(ret.send, None)
-                    except StopIteration:
-                        out.append((key, None))
-                        continue
-                    # Created inside ctx.run, the task runs in a copy of ctx (create_task's own
-                    # context= argument needs Python 3.11).
-                    fut: asyncio.Future[Any] = ctx.run(self.loop.create_task, _finish(ret, first))
-                else:
-                    fut = asyncio.ensure_future(ret, loop=self.loop)
-            except BaseException as e:  # the handler failed at once
-                out.append((key, failure(e, msg)))
-                continue
-            self.tasks.add(fut)
-            fut.add_done_callback(functools.partial(self.done, key, msg))
-        self.flush()
+        batch = sub.take()
+        if self.closing:  # taken after close started: hand back, do not start
+            if batch:
+                sub.give_back([k for k, _ in batch])
+            return
+        loop, tasks, run = self.loop, self.tasks, self.run
+        start: Callable[[Any], asyncio.Future[Any]] = loop.create_task
+        if sys.version_info >= (3, 12) and loop.get_task_factory() is None:
+            start = functools.partial(asyncio.Task, loop=loop, eager_start=True)
+        i = 0
+        try:
+            for i, (key, msg) in enumerate(batch):  # noqa: B007 (i: where a stop came)
+                fut = start(run(key, msg))
+                if not fut.done():
+                    tasks[key] = fut
+        except BaseException:
+            if batch[i + 1 :]:
+                sub.give_back([k for k, _ in batch[i + 1 :]])
+            raise
+        finally:
+            self.flush()
 
-    def done(self, key: int, msg: Any, fut: asyncio.Future[Any]) -> None:
-        self.tasks.discard(fut)
-        if fut.cancelled():
-            if self.closing and self.sub is not None:
-                self.sub.give_back([key])  # due now again, no attempt counted
-                return
-            outcome: Outcome = ("handler task was cancelled", None)
+    async def run(self, key: int, msg: Any) -> None:
+        """One delivery's task: the handler, then its outcome queued for :meth:`flush`."""
+        outcome: Outcome = None
+        try:
+            await self.handler(msg)
+        except asyncio.CancelledError:
+            self.tasks.pop(key, None)
+            # Decided a loop round later: the end of asyncio.run cancels every task at once,
+            # the subscription's own (which closes it) maybe after this one.
+            self.loop.call_soon(self.cancelled, key)
+            raise
+        except Exception as e:
+            outcome = failure(e, msg)
+        except BaseException:  # KeyboardInterrupt, SystemExit: the program stops, not the message
+            self.tasks.pop(key, None)
+            self.closing = True  # handlers cancelled from now on give their message back
+            if self.sub is not None:
+                stop(self.sub, key)
+            task = asyncio.current_task()
+            if task is not None:  # it goes on out of the loop: not to be logged as never retrieved
+                task.add_done_callback(_retrieved)
+            raise
+        self.tasks.pop(key, None)
+        self.report(key, outcome)
+
+    def cancelled(self, key: int) -> None:
+        """A handler task was cancelled: while closing its message is given back (due now
+        again, no attempt counted); otherwise that is its failure."""
+        if self.closing:
+            self.give_back(key)
         else:
-            exc = fut.exception()
-            outcome = None if exc is None else failure(exc, msg)
+            self.report(key, ("handler task was cancelled", None))
+
+    def report(self, key: int, outcome: Outcome) -> None:
         if not self.out:
-            self.loop.call_soon(self.flush)
+            self.loop.call_soon(self.flush, context=self.context)
         self.out.append((key, outcome))
+
+    def give_back(self, key: int) -> None:
+        if self.sub is not None:
+            self.sub.give_back([key])
 
     def flush(self) -> None:
         if self.out and self.sub is not None:
             out, self.out = self.out, []
-            self.sub.complete(out)
+            complete(self.sub, out)
 
     def cancel_running(self) -> None:
         """After close: handlers still running past the drain are cancelled."""
-        for t in list(self.tasks):
+        for t in list(self.tasks.values()):
             t.cancel()
 
 
-@types.coroutine
-def _resume(coro: Any, value: Any) -> Generator[Any, Any, Any]:
-    """Continues, inside a task, a coroutine whose first step ran already and yielded ``value``."""
-    while True:
-        try:
-            sent = yield value
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as e:
-            try:
-                value = coro.throw(e)
-            except StopIteration as s:
-                return s.value
-            continue
-        try:
-            value = coro.send(sent)
-        except StopIteration as s:
-            return s.value
-
-
-async def _finish(coro: Any, first: Any) -> Any:
-    return await _resume(coro, first)
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    task.cancelled() or task.exception()
 
 
 class ThreadRunner:
@@ -227,9 +304,18 @@ class ThreadRunner:
             if hasattr(ret, "__await__"):
                 getattr(ret, "close", lambda: None)()  # no "never awaited" warning
                 outcome = ("handler returned an awaitable: declare it `async def` to run it on the event loop", None)
-        except BaseException as e:
+        except Exception as e:
             outcome = failure(e, msg)
-        self.sub.complete([(key, outcome)])
+        except BaseException as e:  # KeyboardInterrupt, SystemExit: in a thread, they end this run
+            stop(self.sub, key)
+            logger.warning(
+                "handler raised %s on message %s of queue %s: message given back, subscription closed",
+                type(e).__name__,
+                msg.id,
+                msg.queue,
+            )
+            return
+        complete(self.sub, [(key, outcome)])
 
 
 #: Clients still open, closed at interpreter exit (weakly held: a client nobody holds is gone).
