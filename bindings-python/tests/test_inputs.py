@@ -138,6 +138,15 @@ def test_queue_names_with_a_lone_surrogate_are_refused_naming_them(client: redel
         client.subscribe({"ok": 1, "a\ud800": 2}, lambda m: None)
 
 
+def test_a_queue_handle_and_a_connection_check_their_arguments(client: redelay.Client, url: str) -> None:
+    with pytest.raises(redelay.InvalidArgumentError, match=rf"^queue name: {re.escape(SURROGATE)}$"):
+        client.queue("a\ud800")
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^shards: must be a finite number, got nan$"):
+        client.queue("q", shards=float("nan"))  # type: ignore[arg-type]
+    with pytest.raises(redelay.InvalidArgumentError, match=rf"^url: {re.escape(SURROGATE)}$"):
+        redelay.Client(url + "\ud800")
+
+
 def test_surrogate_pairs_are_well_formed(client: redelay.Client) -> None:
     q = client.queue("pairs")
     q.publish("😀 body", id="é😀", headers={"😀": "𝄞"})

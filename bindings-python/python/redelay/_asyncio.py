@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Union
 
-from . import _runtime, _types
+from . import _runtime
 from ._native import Message, NativeClient, NativeSubscription, SyncMessage
-from ._ops import Async, ClientOps, QueueOps, Sources, SubscriptionBase, sources, start
+from ._ops import Async, ClientOps, QueueOps, Sources, SubscriptionBase, connect_args, queue_args, sources, start
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
@@ -45,13 +44,13 @@ class AsyncClient(ClientOps, Async):
         Redis cannot be reached.
         """
         _runtime.read_log_level()
-        return cls(await NativeClient.connect(url, json.dumps(_types.options(options, ClientOptions)), False))
+        return cls(await NativeClient.connect(*connect_args(url, options), False))
 
     def queue(self, name: str, *, shards: int = 1) -> AsyncQueue:
         """A handle to the queue ``name`` (1 to 128 bytes of ``A-Z a-z 0-9 _ - . :``), spread
         over ``shards`` hash tags (1 to 256; with more than 1, one queue uses many Redis Cluster
         masters; every client must open it with the same count)."""
-        return AsyncQueue(self._native.queue(name, json.dumps({"shards": shards})))
+        return AsyncQueue(self._native.queue(*queue_args(name, shards)))
 
     def subscribe(
         self, queues: Queues, handler: Union[AsyncHandler, SyncHandler], **options: Unpack[SubscribeOptions]

@@ -53,6 +53,7 @@ from ._results import (
     of,
     text,
     time,
+    value,
     wire,
 )
 from ._types import Body, PublishItem, Queues, SearchQuery, Seconds
@@ -75,6 +76,18 @@ async def _then(fut: Awaitable[str], conv: Callable[[Any], T]) -> T:
 def _answer(raw: Any, blocking: bool, conv: Callable[[Any], Any]) -> Any:
     """A native call's result (JSON text, or an awaitable of it) through ``conv``."""
     return conv(json.loads(raw)) if blocking else _then(raw, conv)
+
+
+def connect_args(url: str, options: Mapping[str, Any]) -> Tuple[str, str]:
+    """The native ``connect`` call's arguments: the URL, and the options as JSON, each checked as
+    it is converted."""
+    return value(url, "url"), dumps(_types.options(options, _types.ClientOptions))
+
+
+def queue_args(name: str, shards: int) -> Tuple[str, str]:
+    """The native ``queue`` call's arguments: the name, and ``{"shards"}`` as JSON, each checked
+    as it is converted (a lone surrogate or a NaN names its field)."""
+    return value(name, "queue name"), dumps(checked({"shards": shards}))
 
 
 def _ids(ids: Optional[Iterable[str]]) -> Optional[List[str]]:

@@ -6,12 +6,11 @@ The calls themselves are those of the asyncio API (:mod:`redelay._ops`), without
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Union
 
-from . import _runtime, _types
+from . import _runtime
 from ._native import NativeClient, NativeSubscription, SyncMessage
-from ._ops import ClientOps, QueueOps, Sources, SubscriptionBase, Sync, sources, start
+from ._ops import ClientOps, QueueOps, Sources, SubscriptionBase, Sync, connect_args, queue_args, sources, start
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
@@ -33,13 +32,13 @@ class Client(ClientOps, Sync):
         :class:`ClientOptions` given. Raises :class:`InvalidArgumentError` for a bad URL or
         option and :class:`ConnectionError` when Redis cannot be reached."""
         _runtime.read_log_level()
-        self._native: NativeClient = NativeClient.connect(url, json.dumps(_types.options(options, ClientOptions)), True)
+        self._native: NativeClient = NativeClient.connect(*connect_args(url, options), True)
         _runtime.clients.add(self)
 
     def queue(self, name: str, *, shards: int = 1) -> Queue:
         """A handle to the queue ``name``, spread over ``shards`` hash tags; see
         :meth:`AsyncClient.queue`."""
-        return Queue(self._native.queue(name, json.dumps({"shards": shards})))
+        return Queue(self._native.queue(*queue_args(name, shards)))
 
     def subscribe(
         self, queues: Queues, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]
