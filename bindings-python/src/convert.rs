@@ -3,7 +3,8 @@
 //! `Duration`); every default, range and rule is the core's.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -12,14 +13,125 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::IntoPyObjectExt;
 
-static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+/// The tokio runtime of one process, and that process's id. A forked child has a copy of its
+/// parent's, but neither its worker threads (only the forking thread exists in the child) nor
+/// descriptors of its own: its epoll instance and eventfd are the parent's, so a child that
+/// registered, deregistered or woke anything through it would disturb the parent. The child
+/// never uses it, nor drops it (that would wait for threads that do not exist): it builds its
+/// own on first use, and the inherited one stays unreachable, leaked.
+pub struct Home {
+    pid: u32,
+    rt: tokio::runtime::Runtime,
+}
 
-/// The binding's tokio runtime (multi-threaded, created on first use, never dropped).
+/// The `Home` of this process (or of the parent, in a child that has not used redelay yet);
+/// null before first use. Leaked on purpose, never freed: a `&'static Home` stays valid, and
+/// its address is never reused for another process's.
+static HOME: AtomicPtr<Home> = AtomicPtr::new(std::ptr::null_mut());
+
+/// This process's runtime: multi-threaded, created on first use (in a forked child: on first
+/// use there, see [`Home`]), never dropped.
+pub fn home() -> &'static Home {
+    let pid = std::process::id();
+    let cur = HOME.load(Ordering::Acquire);
+    // SAFETY: HOME is null or a leaked Box, never freed.
+    if let Some(h) = unsafe { cur.as_ref() } {
+        if h.pid == pid {
+            return h;
+        }
+        _after_fork_in_child(); // a fork that bypassed `os.register_at_fork` (a C-level fork)
+    }
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    let rt = b.thread_name("redelay").enable_all().build().expect("redelay: cannot start the tokio runtime");
+    let new = Box::into_raw(Box::new(Home { pid, rt }));
+    match HOME.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+        // SAFETY: just leaked.
+        Ok(_) => unsafe { &*new },
+        Err(won) => {
+            // Another thread of this process built one first: ours was never used.
+            // SAFETY: `new` is ours alone; `won` is a leaked Box of this process.
+            unsafe { Box::from_raw(new) }.rt.shutdown_background();
+            unsafe { &*won }
+        }
+    }
+}
+
+/// The binding's tokio runtime (this process's).
 pub fn rt() -> &'static tokio::runtime::Runtime {
-    RUNTIME.get_or_init(|| {
-        let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.thread_name("redelay").enable_all().build().expect("redelay: cannot start the tokio runtime")
-    })
+    &home().rt
+}
+
+impl Home {
+    /// True in the process that built this runtime (false in a forked child).
+    pub fn is_current(&'static self) -> bool {
+        std::ptr::eq(HOME.load(Ordering::Acquire), self) && self.pid == std::process::id()
+    }
+}
+
+/// A core object (client, queue, subscription, delivery) with the runtime it lives on: its
+/// connections' and tasks' state is that runtime's. Usable only in the process that made it; in
+/// a forked child it refuses every call, and is never dropped (dropping it would deregister the
+/// parent's sockets from the parent's epoll, or spawn onto a runtime without threads): leaked.
+pub struct Homed<T> {
+    home: &'static Home,
+    v: ManuallyDrop<T>,
+}
+
+impl<T> Homed<T> {
+    /// `v`, made in this process.
+    pub fn new(v: T) -> Self {
+        Homed { home: home(), v: ManuallyDrop::new(v) }
+    }
+
+    /// The object in the process that made it; None in a forked child.
+    pub fn here(&self) -> Option<&T> {
+        self.home.is_current().then_some(&*self.v)
+    }
+
+    /// The object, or the ConnectionError of a forked child (`what`: "client was created" ...).
+    pub fn get(&self, py: Python<'_>, what: &str) -> PyResult<&T> {
+        if let Some(v) = self.here() {
+            return Ok(v);
+        }
+        let msg = format!(
+            "redelay: this {what} in process {} before a fork; create a new client in this process (pid {})",
+            self.home.pid,
+            std::process::id()
+        );
+        Err(to_py_err(py, redelay::Error::new(redelay::ErrorKind::Connection, msg)))
+    }
+
+    /// The object for reading what it holds in memory only (a name, a field): never its
+    /// connections nor its runtime. Also in a forked child.
+    pub fn peek(&self) -> &T {
+        &self.v
+    }
+
+    /// `v`, of the same process as this object (a queue of this client, say).
+    pub fn with<U>(&self, v: U) -> Homed<U> {
+        Homed { home: self.home, v: ManuallyDrop::new(v) }
+    }
+}
+
+impl<T> Drop for Homed<T> {
+    fn drop(&mut self) {
+        if self.home.is_current() {
+            // SAFETY: dropped once, here; never used after.
+            unsafe { ManuallyDrop::drop(&mut self.v) }
+        }
+    }
+}
+
+/// Resets, in a forked child, what the child inherited of the parent's threads: no runtime
+/// thread is inside Python, none is shutting down, and the forking thread's random numbers
+/// (the core's ids and lease tokens) are not the parent's. Registered with
+/// `os.register_at_fork(after_in_child=...)`; also run when a child first finds the parent's
+/// runtime (a fork from C). The runtime itself is replaced lazily (see [`Home`]).
+#[pyfunction]
+pub fn _after_fork_in_child() {
+    ACTIVE.store(0, Ordering::SeqCst);
+    SHUTDOWN.store(false, Ordering::SeqCst);
+    let _ = rand::rng().reseed();
 }
 
 /// Set at interpreter exit (by `redelay._runtime`'s atexit hook): from then on no runtime
@@ -99,7 +211,13 @@ where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
     if blocking {
-        return block_on(py, fut)?.map_err(|e| to_py_err(py, e))?.into_bound_py_any(py).map(unit);
+        let v = block_on(py, fut)?.map_err(|e| to_py_err(py, e))?;
+        // A signal that came as the call finished (Ctrl-C after the last check of `block_on`):
+        // its exception is raised here, instead of by Python as the call returns, which would
+        // drop the result unread. A result holding leases (a fetch's `Deliveries`) gives them
+        // back as it is dropped.
+        py.check_signals()?;
+        return v.into_bound_py_any(py).map(unit);
     }
     let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
     let py_fut = lp.call_method0("create_future")?;
@@ -116,9 +234,10 @@ where
             let _ = settle.and_then(|s| lp_u.bind(py).call_method1("call_soon_threadsafe", (s, fut_u, v, e)));
         });
     });
-    let abort = handle.abort_handle();
+    let abort = Homed::new(handle.abort_handle());
     let on_done = pyo3::types::PyCFunction::new_closure(py, None, None, move |args, _| -> PyResult<()> {
-        if args.get_item(0)?.call_method0("cancelled")?.is_truthy()? {
+        // (Never in a forked child, where the task is the parent's.)
+        if let (true, Some(abort)) = (args.get_item(0)?.call_method0("cancelled")?.is_truthy()?, abort.here()) {
             abort.abort(); // the asyncio future was cancelled: so is the Rust one
         }
         Ok(())

@@ -50,6 +50,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<message::Message>()?;
     m.add_class::<message::SyncMessage>()?;
     m.add_function(wrap_pyfunction!(convert::_shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::_after_fork_in_child, m)?)?;
+    // A forked child (multiprocessing's "fork", gunicorn or celery prefork with preload) resets
+    // what it inherited of the parent's threads; it never uses the parent's runtime
+    // (`convert::Home`). `os.register_at_fork` does not exist on Windows.
+    let py = m.py();
+    if let Ok(at_fork) = py.import("os")?.getattr("register_at_fork") {
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("after_in_child", m.getattr("_after_fork_in_child")?)?;
+        at_fork.call((), Some(&kwargs))?;
+    }
     m.add_function(wrap_pyfunction!(_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(failure_reason, m)?)?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();

@@ -7,12 +7,12 @@ use pyo3::types::{PyBytes, PyDict};
 
 use std::time::SystemTime;
 
-use crate::convert::{dur, run, Secs};
+use crate::convert::{dur, run, Homed, Secs};
 
 /// One delivery of a message.
 #[pyclass(frozen, subclass, module = "redelay._native")]
 pub struct BaseMessage {
-    d: redelay::Delivery,
+    d: Homed<redelay::Delivery>,
     body: PyOnceLock<Py<PyBytes>>,
     blocking: bool,
 }
@@ -25,9 +25,12 @@ pub struct Message;
 #[pyclass(frozen, extends = BaseMessage, module = "redelay._native")]
 pub struct SyncMessage;
 
+/// What a forked child's refusal names.
+const MESSAGE: &str = "message was delivered";
+
 /// A `SyncMessage` (blocking) or a `Message` (asyncio) for `d`.
 pub fn new_message(py: Python<'_>, d: redelay::Delivery, blocking: bool) -> PyResult<Py<PyAny>> {
-    let base = PyClassInitializer::from(BaseMessage { d, body: PyOnceLock::new(), blocking });
+    let base = PyClassInitializer::from(BaseMessage { d: Homed::new(d), body: PyOnceLock::new(), blocking });
     Ok(if blocking {
         Py::new(py, base.add_subclass(SyncMessage))?.into_any()
     } else {
@@ -41,7 +44,7 @@ macro_rules! methods {
     ($($(#[doc = $doc:literal])* $name:ident -> $t:ty = |$d:ident, $py:ident| $e:expr;)* {$($rest:tt)*}) => {
         #[pymethods]
         impl BaseMessage {
-            $($(#[doc = $doc])* #[getter] fn $name<'py>(&self, $py: Python<'py>) -> $t { let $d = &self.d; $e })*
+            $($(#[doc = $doc])* #[getter] fn $name<'py>(&self, $py: Python<'py>) -> $t { let $d = self.d.peek(); $e })*
             $($rest)*
         }
     };
@@ -80,27 +83,27 @@ methods! {
     /// The body, byte for byte as published.
     #[getter]
     fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        self.body.get_or_init(py, || PyBytes::new(py, self.d.body()).unbind()).bind(py).clone()
+        self.body.get_or_init(py, || PyBytes::new(py, self.d.peek().body()).unbind()).bind(py).clone()
     }
     /// Acknowledge: the message is done and deleted. Raises LeaseLostError if the lease ran out or it was settled.
     fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        run(py, self.blocking, self.d.ack())
+        run(py, self.blocking, self.d.get(py, MESSAGE)?.ack())
     }
     /// Give the message back for another attempt, after `retry_in` or its backoff; True when it went to the dead letters.
     #[pyo3(signature = (retry_in=None, reason=String::new()))]
     fn nack<'py>(&self, py: Python<'py>, retry_in: Option<Secs>, reason: String) -> PyResult<Bound<'py, PyAny>> {
-        run(py, self.blocking, self.d.nack(dur(retry_in, "retry_in")?, &reason))
+        run(py, self.blocking, self.d.get(py, MESSAGE)?.nack(dur(retry_in, "retry_in")?, &reason))
     }
     /// Hand the message back unprocessed, due now, without counting an attempt.
     fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        run(py, self.blocking, self.d.release())
+        run(py, self.blocking, self.d.get(py, MESSAGE)?.release())
     }
     /// Extend the lease to `ttr` (seconds or timedelta) from now.
     fn extend<'py>(&self, py: Python<'py>, ttr: Secs) -> PyResult<Bound<'py, PyAny>> {
-        run(py, self.blocking, self.d.extend(dur(Some(ttr), "ttr")?.unwrap_or_default()))
+        run(py, self.blocking, self.d.get(py, MESSAGE)?.extend(dur(Some(ttr), "ttr")?.unwrap_or_default()))
     }
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let d = &slf.get().d;
+        let d = slf.get().d.peek();
         let name = slf.get_type().name()?;
         Ok(format!(
             "<{name} id={:?} queue={:?} attempt={} body_len={}>",

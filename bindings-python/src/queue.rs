@@ -8,14 +8,14 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::convert::{de, rt, run, to_py_err, Secs};
+use crate::convert::{de, rt, run, to_py_err, Homed, Secs};
 use crate::message::new_message;
 use crate::subscribe::{NativeSubscription, PyWake};
 
 /// A connection to one Redis (the core's Client).
 #[pyclass(frozen, module = "redelay._native")]
 pub struct NativeClient {
-    c: redelay::Client,
+    c: Homed<redelay::Client>,
 }
 
 #[pymethods]
@@ -24,23 +24,30 @@ impl NativeClient {
     #[staticmethod]
     fn connect<'py>(py: Python<'py>, url: String, opts: &str, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
         let o: redelay::ClientOptions = de(py, opts)?;
-        run(py, blocking, async move { redelay::Client::connect_with(&url, o).await.map(|c| NativeClient { c }) })
+        // Globals built now, with the GIL held, so that no fork (`os.fork` needs the GIL) finds
+        // one half-built by another thread (the child would wait for it for ever).
+        redelay::init_globals();
+        crate::convert::helpers(py)?;
+        run(py, blocking, async move {
+            redelay::Client::connect_with(&url, o).await.map(|c| NativeClient { c: Homed::new(c) })
+        })
     }
 
     fn queue(&self, py: Python<'_>, name: &str, opts: &str) -> PyResult<NativeQueue> {
-        let o: redelay::QueueOptions = de(py, opts)?;
+        let (o, c) = (de::<redelay::QueueOptions>(py, opts)?, self.c.get(py, CLIENT)?);
         let _guard = rt().enter(); // Queue::new spawns the settle task
-        self.c.queue_with(name, o).map(|q| NativeQueue { q, c: self.c.clone() }).map_err(|e| to_py_err(py, e))
+        let q = c.queue_with(name, o).map_err(|e| to_py_err(py, e))?;
+        Ok(NativeQueue { q: self.c.with(q), c: self.c.with(c.clone()) })
     }
 
     #[getter]
     fn prefix(&self) -> &str {
-        self.c.prefix()
+        self.c.peek().prefix()
     }
 
     /// `queues` or `ping` (the core's `Client::call`); the result in its wire form (JSON text).
     fn call<'py>(&self, py: Python<'py>, op: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.c.clone();
+        let c = self.c.get(py, CLIENT)?.clone();
         run(py, blocking, async move { c.call(&op).await.map(text) })
     }
 
@@ -60,7 +67,8 @@ impl NativeClient {
         opts: &str,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (o, c, w) = (de::<redelay::SubscribeOptions>(py, opts)?, self.c.clone(), Arc::new(PyWake { wake, closed }));
+        let (o, c) = (de::<redelay::SubscribeOptions>(py, opts)?, self.c.get(py, CLIENT)?.clone());
+        let w = Arc::new(PyWake { wake, closed });
         run(py, blocking, async move {
             let qs = c.queues_named(queues, weights).await?;
             qs.subscribe_foreign(w, o).await.map(NativeSubscription::from)
@@ -77,15 +85,15 @@ impl NativeClient {
         args: &str,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (c, args) = (self.c.clone(), de(py, args)?);
-        run(py, blocking, async move { c.fetch_first_wire(&queues, args).await.map(|v| Deliveries(v, blocking)) })
+        let (c, args) = (self.c.get(py, CLIENT)?.clone(), de(py, args)?);
+        run(py, blocking, async move { c.fetch_first_wire(&queues, args).await.map(|v| Deliveries::new(v, blocking)) })
     }
 
     /// The core's close: every subscription drains, then the connections close. `timeout`
     /// bounds the wait (used at interpreter exit).
     #[pyo3(signature = (blocking, timeout=None))]
     fn close<'py>(&self, py: Python<'py>, blocking: bool, timeout: Option<Secs>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.c.clone();
+        let c = self.c.get(py, CLIENT)?.clone();
         crate::convert::close(py, blocking, timeout, async move { c.close().await })
     }
 }
@@ -93,9 +101,13 @@ impl NativeClient {
 /// A handle to one queue (the core's Queue).
 #[pyclass(frozen, module = "redelay._native")]
 pub struct NativeQueue {
-    q: redelay::Queue,
-    c: redelay::Client,
+    q: Homed<redelay::Queue>,
+    c: Homed<redelay::Client>,
 }
+
+/// What a forked child's refusal names.
+const CLIENT: &str = "client was created";
+const QUEUE: &str = "queue was created";
 
 /// A result's wire form as JSON text (`redelay._results` reads it into its dataclass).
 fn text<T: serde::Serialize>(v: T) -> String {
@@ -106,18 +118,18 @@ fn text<T: serde::Serialize>(v: T) -> String {
 impl NativeQueue {
     #[getter]
     fn name(&self) -> &str {
-        self.q.name()
+        self.q.peek().name()
     }
 
     #[getter]
     fn shards(&self) -> u32 {
-        self.q.shards()
+        self.q.peek().shards()
     }
 
     /// The client of this queue.
     #[getter]
-    fn client(&self) -> NativeClient {
-        NativeClient { c: self.c.clone() }
+    fn client(&self, py: Python<'_>) -> PyResult<NativeClient> {
+        Ok(NativeClient { c: self.c.with(self.c.get(py, QUEUE)?.clone()) })
     }
 
     /// Runs the queue call `op` with `args` (wire form, JSON text) and `bodies` (publish): the
@@ -130,7 +142,8 @@ impl NativeQueue {
         bodies: Vec<Bound<'py, PyBytes>>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (q, mut bodies) = (self.q.clone(), bodies.iter().map(|b| b.as_bytes().to_vec()).collect::<Vec<_>>());
+        let q = self.q.get(py, QUEUE)?.clone();
+        let mut bodies = bodies.iter().map(|b| b.as_bytes().to_vec()).collect::<Vec<_>>();
         match op.as_str() {
             "publish" => {
                 let m = de::<redelay::PublishOptions>(py, args)?.message(bodies.pop().unwrap_or_default());
@@ -150,20 +163,29 @@ impl NativeQueue {
 
     /// Up to `max` leased deliveries (`args`: the core's fetch arguments in wire form).
     fn fetch<'py>(&self, py: Python<'py>, args: &str, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        let (q, args) = (self.q.clone(), de(py, args)?);
-        run(py, blocking, async move { q.fetch_wire(args).await.map(|v| Deliveries(v, blocking)) })
+        let (q, args) = (self.q.get(py, QUEUE)?.clone(), de(py, args)?);
+        run(py, blocking, async move { q.fetch_wire(args).await.map(|v| Deliveries::new(v, blocking)) })
     }
 }
 
-/// Deliveries handed to Python as a list of `Message`s (asyncio) or `SyncMessage`s.
-struct Deliveries(Vec<redelay::Delivery>, bool);
+/// Deliveries handed to Python as a list of `Message`s (asyncio) or `SyncMessage`s. Dropped
+/// before that (a signal raised instead, an event loop gone), they are released (due now, no
+/// attempt counted) by the core's `Handover`, instead of staying leased to nobody.
+struct Deliveries(redelay::Handover, bool);
+
+impl Deliveries {
+    /// Made on the runtime (inside the call's future), where the handover releases on drop.
+    fn new(v: Vec<redelay::Delivery>, blocking: bool) -> Self {
+        Deliveries(redelay::Handover::new(v), blocking)
+    }
+}
 
 impl<'py> IntoPyObject<'py> for Deliveries {
     type Target = PyList;
     type Output = Bound<'py, PyList>;
     type Error = PyErr;
-    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let v = self.0.into_iter().map(|d| new_message(py, d, self.1)).collect::<PyResult<Vec<_>>>()?;
+    fn into_pyobject(mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let v = self.0.take().into_iter().map(|d| new_message(py, d, self.1)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, v)
     }
 }

@@ -61,3 +61,12 @@ pub use runtime::bridge::Wake;
 pub use runtime::consumer::{Queues, Subscription, MAX_QUEUES};
 pub use runtime::types::{BatchHandler, Completer, Counters, Failure, Handler, HandlerFuture, Order};
 pub use storage::connection::URL_SCHEMES;
+
+/// Builds the core's lazily built globals (the Lua scripts, the origin of its monotonic clock)
+/// now. A binding whose process may fork calls it before a fork can happen (Python, at each
+/// connect): built on first use instead, one could be half-built by another thread at the
+/// fork, and the child, which has no such thread, would wait for it for ever.
+pub fn init_globals() {
+    storage::scripts::init_all();
+    base::time::init_mono();
+}

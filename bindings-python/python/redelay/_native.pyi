@@ -15,6 +15,11 @@ ERROR_CODES: List[Tuple[str, str]]
 def _shutdown(timeout: float) -> bool:
     """At interpreter exit: keeps runtime threads out of Python and waits for those inside."""
 
+def _after_fork_in_child() -> None:
+    """In a forked child (registered with ``os.register_at_fork``): resets what the child
+    inherited of the parent's threads. Clients, queues, subscriptions and messages of the parent
+    refuse every call there (ConnectionError); a client made in the child gets a runtime of its own."""
+
 def _log_level(level: int) -> None:
     """Lets the core's log records through up to ``level`` (0 off, 1 error ... 5 trace)."""
 

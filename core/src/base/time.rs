@@ -32,8 +32,14 @@ pub(crate) async fn sleep_precise(target: Instant) {
     }
 }
 
-/// Milliseconds on this process' monotonic clock (since its first call).
+static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
+
+/// Milliseconds on this process' monotonic clock (since its first call, or `init_mono`).
 pub(crate) fn mono_ms() -> u64 {
-    static START: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
     START.elapsed().as_millis() as u64
+}
+
+/// Sets the origin of [`mono_ms`] now (see [`crate::init_globals`]).
+pub(crate) fn init_mono() {
+    std::sync::LazyLock::force(&START);
 }

@@ -128,33 +128,42 @@ pub(crate) fn is_noscript(e: &redis::RedisError) -> bool {
     e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
-macro_rules! script {
-    ($name:ident, $file:literal) => {
-        pub(crate) static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
+/// The scripts, each a lazily built static (its code and SHA1), and `init_all`, which builds
+/// them all now (see [`crate::init_globals`]).
+macro_rules! scripts {
+    ($($name:ident = $file:literal;)*) => {
+        $(pub(crate) static $name: LazyLock<Script> =
+            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));)*
+
+        /// Builds every script now rather than on its first use.
+        pub(crate) fn init_all() {
+            $(LazyLock::force(&$name);)*
+        }
     };
 }
 
-script!(PUBLISH, "publish.lua");
-script!(FETCH, "fetch.lua");
-script!(ACK, "ack.lua");
-script!(NACK, "nack.lua");
-script!(EXTEND, "extend.lua");
-script!(CANCEL, "cancel.lua");
-script!(RESCHEDULE, "reschedule.lua");
-script!(PEEK, "peek.lua");
-script!(STATS, "stats.lua");
-script!(DEAD_LIST, "dead_list.lua");
-script!(RESPAWN, "respawn.lua");
-script!(PURGE_DEAD, "purge_dead.lua");
-script!(VERIFY, "verify.lua");
-script!(FLAG, "flag.lua");
-script!(HISTORY, "history.lua");
-script!(UPCOMING, "upcoming.lua");
-script!(LIST, "list.lua");
-script!(SEARCH, "search.lua");
-script!(SHARDS, "shards.lua");
-script!(TIME, "time.lua");
+scripts! {
+    PUBLISH = "publish.lua";
+    FETCH = "fetch.lua";
+    ACK = "ack.lua";
+    NACK = "nack.lua";
+    EXTEND = "extend.lua";
+    CANCEL = "cancel.lua";
+    RESCHEDULE = "reschedule.lua";
+    PEEK = "peek.lua";
+    STATS = "stats.lua";
+    DEAD_LIST = "dead_list.lua";
+    RESPAWN = "respawn.lua";
+    PURGE_DEAD = "purge_dead.lua";
+    VERIFY = "verify.lua";
+    FLAG = "flag.lua";
+    HISTORY = "history.lua";
+    UPCOMING = "upcoming.lua";
+    LIST = "list.lua";
+    SEARCH = "search.lua";
+    SHARDS = "shards.lua";
+    TIME = "time.lua";
+}
 
 #[cfg(test)]
 mod tests {
