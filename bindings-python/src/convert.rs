@@ -255,23 +255,34 @@ fn unit(v: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
     }
 }
 
-/// A duration argument: seconds (int or float) or a `timedelta`.
-pub struct Secs(pub f64);
+/// A duration argument: seconds (int or float) or a `timedelta`; else the name of the type
+/// given (a `bool` or a `str` is no number of seconds), refused by [`dur`] naming the field.
+pub struct Secs(pub Result<f64, String>);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
     type Error = PyErr;
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        match obj.extract::<Duration>() {
-            Ok(d) => Ok(Secs(d.as_secs_f64())),
-            Err(_) if obj.hasattr("total_seconds")? => Ok(Secs(obj.call_method0("total_seconds")?.extract()?)),
-            Err(_) => Ok(Secs(obj.extract::<f64>()?)),
+        use pyo3::types::{PyBool, PyFloat, PyInt};
+        if obj.is_instance_of::<PyBool>() {
+            return Ok(Secs(Err("bool".into())));
         }
+        Ok(Secs(match obj.extract::<Duration>() {
+            Ok(d) => Ok(d.as_secs_f64()),
+            Err(_) if obj.hasattr("total_seconds")? => Ok(obj.call_method0("total_seconds")?.extract()?),
+            Err(_) if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() => Ok(obj.extract::<f64>()?),
+            Err(_) => Err(obj.get_type().name()?.to_string()),
+        }))
     }
 }
 
 /// A duration argument as a `Duration` (`field` names it in the error).
 pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
     secs.map(|Secs(s)| {
+        let s = s.map_err(|t| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "{field}: expected seconds (int or float) or a timedelta, got {t}"
+            ))
+        })?;
         Duration::try_from_secs_f64(s).map_err(|_| {
             let msg = format!("{field}: must be a finite number of seconds, not negative, got {s}");
             Python::attach(|py| to_py_err(py, redelay::Error::invalid(msg)))

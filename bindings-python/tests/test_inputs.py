@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Tuple
 
 import pytest
 
@@ -145,6 +145,26 @@ def test_a_queue_handle_and_a_connection_check_their_arguments(client: redelay.C
         client.queue("q", shards=float("nan"))  # type: ignore[arg-type]
     with pytest.raises(redelay.InvalidArgumentError, match=rf"^url: {re.escape(SURROGATE)}$"):
         redelay.Client(url + "\ud800")
+
+
+def test_a_delivery_takes_seconds_as_delay_does(client: redelay.Client) -> None:
+    """``msg.nack(retry_in=)``, ``msg.extend()`` and ``close(timeout=)`` refuse a bool or a str
+    (``True`` read as 1 s before) as ``delay=True`` is refused."""
+    q = client.queue("secs")
+    q.publish(b"x", id="m")
+    (m,) = q.fetch(1, wait=5)
+    sub = client.queue("secs-idle").subscribe(lambda m: None)
+    calls: List[Tuple[Callable[[], Any], str, str]] = [
+        (lambda: m.nack(retry_in=True), "retry_in", "bool"),
+        (lambda: m.extend("5"), "ttr", "str"),  # type: ignore[arg-type]
+        (lambda: sub.close(timeout=True), "timeout", "bool"),
+    ]
+    for call, field, got in calls:
+        with pytest.raises(TypeError, match=rf"^{field}: expected seconds \(int or float\) or a timedelta, got {got}$"):
+            call()
+    m.extend(timedelta(seconds=30))
+    m.ack()
+    sub.close(timeout=5)
 
 
 def test_surrogate_pairs_are_well_formed(client: redelay.Client) -> None:
