@@ -234,6 +234,32 @@ def test_worker_consumes_a_sharded_queue(tmp_path: Path, url: str, prefix: str, 
     assert q.stats().total == 0  # every shard's messages handled and acked
 
 
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["nosuchmodule:handle"], 1, "redelay worker: cannot import 'nosuchmodule' for nosuchmodule:handle: No module"),
+        (["handlers:nosuch"], 1, "redelay worker: handlers has no 'nosuch' (for handlers:nosuch)"),
+        (["handlers:handle.x"], 1, "redelay worker: handlers.handle has no 'x' (for handlers:handle.x)"),
+        (["handlers:handle", "--log-level", "LOUD"], 2, "--log-level: invalid choice: 'LOUD'"),
+        (["handlers:handle", "--ttr", "0.01"], 1, "redelay worker: --ttr: must be"),
+        (["handlers:handle", "--concurrency", "0"], 1, "redelay worker: --concurrency: must be"),
+    ],
+)
+def test_worker_names_what_is_wrong_without_a_traceback(
+    tmp_path: Path, url: str, args: List[str], code: int, said: str
+) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    r = subprocess.run(
+        [sys.executable, "-m", "redelay", "worker", *args, "--queue", "q", "--url", url],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (r.returncode, "Traceback" in r.stderr) == (code, False), r.stderr
+    assert said in r.stderr, r.stderr
+
+
 def test_worker_reports_a_bad_queue_name_and_exits_1(tmp_path: Path, url: str) -> None:
     (tmp_path / "handlers.py").write_text(HANDLERS)
     r = subprocess.run(

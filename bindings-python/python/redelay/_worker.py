@@ -23,6 +23,15 @@ from ._errors import RedelayError
 logger = logging.getLogger("redelay.worker")
 
 DEFAULT_URL = "redis://127.0.0.1:6379"
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+#: The options of the worker command as the core's messages name them, and as their flags.
+_FLAGS = {"ttr": "--ttr", "drain_timeout": "--drain-timeout", "concurrency": "--concurrency", "prefix": "--prefix"}
+
+
+def _flagged(message: str) -> str:
+    """A core message naming one of the worker's options by its flag (``--ttr: must be ...``)."""
+    field, sep, rest = message.partition(": ")
+    return f"{_FLAGS[field]}: {rest}" if sep and field in _FLAGS else message
 
 
 def load_handler(target: str) -> Any:
@@ -32,8 +41,14 @@ def load_handler(target: str) -> Any:
         raise SystemExit(f"redelay worker: expected module:function, got {target!r}")
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as e:  # the module, or one it imports
+        raise SystemExit(f"redelay worker: cannot import {module_name!r} for {target}: {e}") from None
+    for i, part in enumerate(attr.split(".")):
+        if not hasattr(obj, part):
+            where = ".".join([module_name, *attr.split(".")[:i]])
+            raise SystemExit(f"redelay worker: {where} has no {part!r} (for {target})")
         obj = getattr(obj, part)
     if not callable(obj):
         raise SystemExit(f"redelay worker: {target} is not callable")
@@ -57,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--drain-timeout", type=float, default=30.0, help="seconds to let running handlers finish on stop (default 30)"
     )
-    w.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    w.add_argument(
+        "--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS, help="logging level (default INFO)"
+    )
     return p
 
 
@@ -97,7 +114,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``python -m redelay``."""
     args = _parser().parse_args(argv)
     logging.basicConfig(
-        level=getattr(logging, str(args.log_level).upper(), logging.INFO),
+        level=getattr(logging, args.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     handler = load_handler(args.target)
@@ -105,5 +122,5 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return asyncio.run(run_worker(handler, args, url))
     except RedelayError as e:
-        print(f"redelay worker: {e}", file=sys.stderr)
+        print(f"redelay worker: {_flagged(str(e))}", file=sys.stderr)
         return 1
