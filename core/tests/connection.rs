@@ -101,3 +101,37 @@ async fn a_unix_socket_url_works_for_every_call_and_a_subscription() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn redis_cli(port: u16, args: &[&str]) {
+    let ok = std::process::Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "redis-cli {args:?}");
+}
+
+/// A master that became a replica (what a client still connected to it sees after a failover)
+/// refuses writes with READONLY: that is "not now", a Connection error like a dropped
+/// connection, not a Redis error (which says the call itself is wrong), and nothing is written.
+/// MOVED/TRYAGAIN/CLUSTERDOWN during a cluster failover are classed the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_became_a_replica_is_a_connection_error_until_it_is_a_master_again() {
+    let server = common::RedisServer::start();
+    let client = Client::connect(&server.url()).await.unwrap();
+    let q = client.queue("demoted").unwrap();
+    q.publish(Message::new(b"before".to_vec()).id("before")).await.unwrap();
+
+    let nobody = common::free_port().to_string();
+    redis_cli(server.port, &["REPLICAOF", "127.0.0.1", &nobody]);
+    let e = q.publish(Message::new(b"during".to_vec()).id("during")).await.expect_err("a replica refuses writes");
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(e.message().contains("read only replica") && e.message().contains("unavailable for now"), "{e}");
+    let e = q.fetch(1, Duration::ZERO).await.expect_err("a fetch writes too");
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+
+    redis_cli(server.port, &["REPLICAOF", "NO", "ONE"]);
+    q.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
+    assert_eq!(q.stats().await.unwrap().total, 2, "the refused publish left nothing behind");
+}

@@ -7,7 +7,11 @@ use std::fmt;
 pub enum ErrorKind {
     /// Bad input, refused before anything was written. The message names the field and the limit.
     InvalidArgument,
-    /// Redis could not be reached, or the connection broke.
+    /// Redis could not be reached, the connection broke, or the server cannot serve the call
+    /// for now: a cluster failover or resharding in progress (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
+    /// MASTERDOWN once the cluster client's own redirects are used up), a former master that
+    /// became a replica (READONLY), a server still loading its data (LOADING). Trying again
+    /// later is the remedy for all of them.
     Connection,
     /// Redis did not answer in time.
     Timeout,
@@ -133,10 +137,21 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A server's refusal that says "not here, not now" rather than "never": the cluster is moving
+/// slots or failing over, the server is a replica since a failover, or it is loading its data.
+fn unavailable_for_now(e: &redis::RedisError) -> bool {
+    use redis::ServerErrorKind as S;
+    e.is_cluster_error()
+        || matches!(e.kind(), redis::ErrorKind::ClusterConnectionNotFound)
+        || matches!(e.kind(), redis::ErrorKind::Server(S::MasterDown | S::ReadOnly | S::BusyLoading))
+}
+
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         let kind = if e.is_timeout() {
             ErrorKind::Timeout
+        } else if unavailable_for_now(&e) {
+            return Error::new(ErrorKind::Connection, format!("redis unavailable for now (failover or loading): {e}"));
         } else if e.is_io_error()
             || e.is_connection_dropped()
             || e.is_connection_refusal()
