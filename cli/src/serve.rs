@@ -32,10 +32,11 @@ pub struct ServeArgs {
     /// WebPKI (Mozilla) roots, e.g. a private CA
     #[arg(long, env = "REDELAY_WEBHOOK_CA", value_name = "FILE")]
     webhook_ca: Option<std::path::PathBuf>,
-    /// Address blocks webhooks may reach although they are not public (loopback, private,
-    /// link-local ...), e.g. 10.0.0.0/8 or 127.0.0.1/32; repeat it, or separate with commas
-    #[arg(long, env = "REDELAY_WEBHOOK_ALLOW", value_name = "CIDR", value_delimiter = ',')]
-    webhook_allow: Vec<redelay_server::config::Cidr>,
+    /// Where webhooks may go although it is not public (loopback, private, link-local ...): an
+    /// address block (10.0.0.0/8, 127.0.0.1/32), or a host name allowed whatever it resolves to
+    /// (hooks.internal, *.svc.cluster.local); repeat it, or separate with commas
+    #[arg(long, env = "REDELAY_WEBHOOK_ALLOW", value_name = "CIDR|HOST", value_delimiter = ',')]
+    webhook_allow: Vec<redelay_server::config::WebhookAllow>,
 }
 
 #[derive(Subcommand)]

@@ -37,10 +37,11 @@ pub struct ServerConfig {
     /// CA certificates (PEM) that webhooks to https URLs trust besides the WebPKI roots built
     /// into the binary, e.g. a private CA. None: the WebPKI roots only.
     pub webhook_ca_pem: Option<Vec<u8>>,
-    /// Address blocks webhooks may reach although they are not public (loopback, private,
-    /// link-local ..., see `webhook.rs`), e.g. `10.0.0.0/8` for receivers on the local network
+    /// Where webhooks may go although it is not public (loopback, private, link-local ..., see
+    /// `webhook.rs`): address blocks such as `10.0.0.0/8` for receivers on the local network, or
+    /// host names such as `hooks.internal` / `*.svc.cluster.local`, whatever they resolve to
     /// (`redelay serve --webhook-allow`). Empty: webhooks reach public addresses only.
-    pub webhook_allow: Vec<Cidr>,
+    pub webhook_allow: Vec<WebhookAllow>,
 }
 
 impl Default for ServerConfig {
@@ -55,6 +56,84 @@ impl Default for ServerConfig {
             webhook_allow: Vec::new(),
         }
     }
+}
+
+/// One entry of [`ServerConfig::webhook_allow`]: a block of addresses, or a host name (or, as
+/// `*.domain`, every name under a domain) allowed whatever it resolves to. Parsed from
+/// `10.0.0.0/8`, `::1`, `hooks.internal` or `*.svc.cluster.local`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookAllow {
+    /// These addresses, however a webhook's URL names them.
+    Block(Cidr),
+    /// This host name (lower case, no trailing dot; `*.` first: the names under that domain).
+    Host(String),
+}
+
+impl WebhookAllow {
+    /// The block of addresses, None for a host name.
+    pub fn block(&self) -> Option<&Cidr> {
+        match self {
+            WebhookAllow::Block(c) => Some(c),
+            WebhookAllow::Host(_) => None,
+        }
+    }
+
+    /// Whether the host name `name` (as a URL gives it) is allowed by name.
+    pub fn allows_name(&self, name: &str) -> bool {
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        match self {
+            WebhookAllow::Block(_) => false,
+            WebhookAllow::Host(h) => match h.strip_prefix('*') {
+                Some(dot_domain) => name.len() > dot_domain.len() && name.ends_with(dot_domain),
+                None => name == *h,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for WebhookAllow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WebhookAllow::Block(c) => c.fmt(f),
+            WebhookAllow::Host(h) => f.write_str(h),
+        }
+    }
+}
+
+impl FromStr for WebhookAllow {
+    type Err = String;
+
+    /// A CIDR block or address, else a host name (`*.` first for a domain's names); the error
+    /// names the text and the forms expected.
+    fn from_str(s: &str) -> Result<WebhookAllow, String> {
+        match s.parse::<Cidr>() {
+            Ok(c) => Ok(WebhookAllow::Block(c)),
+            Err(e) if s.contains('/') || s.contains(':') => Err(e),
+            Err(_) => host_name(s).map(WebhookAllow::Host).ok_or_else(|| {
+                format!(
+                    "{s:?}: not an IP address, CIDR block or host name (like 10.0.0.0/8, ::1, \
+                     hooks.internal or *.svc.cluster.local)"
+                )
+            }),
+        }
+    }
+}
+
+/// `s` as a host name in lower case without its trailing dot, `*.` allowed first; None when it
+/// is not one: labels of 1 to 63 letters, digits and inner hyphens, 253 characters at most, and
+/// a last label that is not all digits (`10.0.0.256` is a mistyped address, not a name).
+fn host_name(s: &str) -> Option<String> {
+    let s = s.strip_suffix('.').unwrap_or(s).to_ascii_lowercase();
+    let name = s.strip_prefix("*.").unwrap_or(&s);
+    let label_ok = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let last = name.rsplit('.').next()?;
+    let ok = name.len() <= 253 && name.split('.').all(label_ok) && !last.bytes().all(|b| b.is_ascii_digit());
+    ok.then_some(s)
 }
 
 /// A block of IP addresses in CIDR notation: an address and how many of its leading bits every
@@ -164,8 +243,51 @@ mod tests {
     }
 
     #[test]
+    fn a_webhook_allow_entry_is_a_block_or_a_host_name() {
+        let allow = |s: &str| s.parse::<WebhookAllow>().unwrap();
+        assert_eq!(allow("10.0.0.0/8"), WebhookAllow::Block("10.0.0.0/8".parse().unwrap()));
+        assert_eq!(allow("::1"), WebhookAllow::Block("::1/128".parse().unwrap()));
+        assert_eq!(allow("Hooks.Internal."), WebhookAllow::Host("hooks.internal".into()));
+        // (entry, names it allows, names it does not)
+        for (entry, yes, no) in [
+            ("localhost", &["localhost", "LOCALHOST", "localhost."][..], &["localhost.evil.com", "host"][..]),
+            (
+                "*.svc.local",
+                &["a.svc.local", "b.c.svc.local", "A.SVC.LOCAL."],
+                &["svc.local", "asvc.local", "a.svc.local.x"],
+            ),
+            ("10.0.0.0/8", &[], &["10.0.0.1", "localhost"]),
+        ] {
+            for name in yes {
+                assert!(allow(entry).allows_name(name), "{entry} allows {name}");
+            }
+            for name in no {
+                assert!(!allow(entry).allows_name(name), "{entry} does not allow {name}");
+            }
+        }
+        refused::<WebhookAllow>(&[
+            ("10.0.0.256", "not an IP address, CIDR block or host name"),
+            ("-bad.example", "not an IP address, CIDR block or host name"),
+            ("a..b", "not an IP address, CIDR block or host name"),
+            ("under_score.example", "not an IP address, CIDR block or host name"),
+            ("*", "not an IP address, CIDR block or host name"),
+            ("", "not an IP address, CIDR block or host name"),
+            ("10.0.0.0/33", "the prefix length after / must be 0 to 32"),
+            ("fe80::1%eth0", "not an IP address or CIDR block"),
+        ]);
+    }
+
+    /// Each text of `table` is refused as a `T`, naming the text and saying why.
+    fn refused<T: FromStr<Err = String> + std::fmt::Debug>(table: &[(&str, &str)]) {
+        for (bad, why) in table {
+            let e = bad.parse::<T>().unwrap_err();
+            assert!(e.starts_with(&format!("{bad:?}: ")) && e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn a_bad_cidr_is_refused_naming_it() {
-        for (bad, why) in [
+        refused::<Cidr>(&[
             ("localhost", "not an IP address or CIDR block"),
             ("10.0.0/8", "not an IP address or CIDR block"),
             ("", "not an IP address or CIDR block"),
@@ -173,9 +295,6 @@ mod tests {
             ("::1/129", "the prefix length after / must be 0 to 128"),
             ("10.0.0.0/", "the prefix length after / must be 0 to 32"),
             ("10.0.0.0/x", "the prefix length after / must be 0 to 32"),
-        ] {
-            let e = bad.parse::<Cidr>().unwrap_err();
-            assert!(e.starts_with(&format!("{bad:?}: ")) && e.contains(why), "{bad}: {e}");
-        }
+        ]);
     }
 }

@@ -17,7 +17,8 @@
 //! extra CA certificates of [`ServerConfig::webhook_ca_pem`] (`redelay serve --webhook-ca`).
 //!
 //! Destinations: a webhook reaches public addresses only, unless the operator allows a block
-//! ([`ServerConfig::webhook_allow`], `redelay serve --webhook-allow CIDR`): not loopback,
+//! or a host name ([`ServerConfig::webhook_allow`], `redelay serve --webhook-allow CIDR|HOST`;
+//! a name allowed is connected to whatever it resolves to): not loopback,
 //! private, link-local (the cloud metadata address 169.254.169.254), unspecified, CGNAT,
 //! multicast, reserved ... ([`NOT_PUBLIC`]), nor an IPv6 address carrying such an IPv4 one — or
 //! anyone with a namespace token could make the server POST into its own network. The rule is
@@ -37,7 +38,7 @@ use redelay::{Delivery, Queue};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use crate::config::{Cidr, ServerConfig};
+use crate::config::{Cidr, ServerConfig, WebhookAllow};
 use crate::error::{ApiError, CoreExt, Style};
 use crate::state::AppState;
 use crate::wire;
@@ -373,8 +374,8 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 
 /// Why a webhook may not reach `ip`: the kind of non-public address it is, or None when it is
 /// public or in `allow` (an IPv4-mapped address is matched as its IPv4 address).
-pub fn refused_kind(ip: IpAddr, allow: &[Cidr]) -> Option<&'static str> {
-    if allow.iter().any(|block| block.contains(ip.to_canonical())) {
+pub fn refused_kind(ip: IpAddr, allow: &[WebhookAllow]) -> Option<&'static str> {
+    if allow.iter().filter_map(WebhookAllow::block).any(|block| block.contains(ip.to_canonical())) {
         return None;
     }
     non_public_kind(ip)
@@ -395,7 +396,7 @@ fn literal_host(url: &str) -> Option<IpAddr> {
 
 /// Why a webhook may not POST to `url` when its host is an IP address it may not reach (reqwest
 /// connects to an IP address without resolving it: [`GuardedResolver`] never sees it).
-fn literal_refusal(url: &str, allow: &[Cidr]) -> Option<String> {
+fn literal_refusal(url: &str, allow: &[WebhookAllow]) -> Option<String> {
     let ip = literal_host(url)?;
     let kind = refused_kind(ip, allow)?;
     Some(format!("points at a non-public address: {ip} ({kind}); {}", allow_hint(ip)))
@@ -415,7 +416,7 @@ pub fn check_destination(url: &str, config: &ServerConfig) -> Result<(), ApiErro
 /// public address when the webhook was stored may point at 127.0.0.1 now (DNS rebinding).
 struct GuardedResolver {
     /// [`ServerConfig::webhook_allow`].
-    allow: Arc<[Cidr]>,
+    allow: Arc<[WebhookAllow]>,
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
@@ -430,14 +431,20 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
-/// The addresses of `found` (what `host` resolved to) a webhook may reach; an error naming the
-/// host and the addresses when there are none but refused ones.
-fn reachable(host: &str, found: Vec<SocketAddr>, allow: &[Cidr]) -> Result<Vec<SocketAddr>, String> {
+/// The addresses of `found` (what `host` resolved to) a webhook may reach: all of them when the
+/// host is allowed by name; an error naming the host and the addresses when there are none but
+/// refused ones.
+fn reachable(host: &str, found: Vec<SocketAddr>, allow: &[WebhookAllow]) -> Result<Vec<SocketAddr>, String> {
+    if allow.iter().any(|a| a.allows_name(host)) {
+        return Ok(found);
+    }
     let (ok, refused): (Vec<_>, Vec<_>) = found.into_iter().partition(|a| refused_kind(a.ip(), allow).is_none());
     let Some(first) = refused.first().filter(|_| ok.is_empty()) else { return Ok(ok) };
     let list: Vec<String> =
         refused.iter().map(|a| format!("{} ({})", a.ip(), refused_kind(a.ip(), allow).unwrap_or_default())).collect();
-    Err(format!("{host} resolves to non-public addresses only: {}; {}", list.join(", "), allow_hint(first.ip())))
+    let block = Cidr::single(first.ip().to_canonical());
+    let hint = format!("start the gateway with --webhook-allow {block} or --webhook-allow {host} to allow it");
+    Err(format!("{host} resolves to non-public addresses only: {}; {hint}", list.join(", ")))
 }
 
 #[cfg(test)]
@@ -486,7 +493,8 @@ mod tests {
 
     #[test]
     fn an_allowed_block_is_reached() {
-        let allow: Vec<Cidr> = ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8"].iter().map(|c| c.parse().unwrap()).collect();
+        let allow: Vec<WebhookAllow> =
+            ["127.0.0.1/32", "10.0.0.0/8", "fd00::/8"].iter().map(|c| c.parse().unwrap()).collect();
         for (addr, refused) in [
             ("127.0.0.1", false),
             ("::ffff:127.0.0.1", false),
@@ -534,10 +542,16 @@ mod tests {
         assert_eq!(
             e,
             "localhost resolves to non-public addresses only: ::1 (loopback), 127.0.0.1 (loopback); start \
-             the gateway with --webhook-allow ::1/128 to allow it"
+             the gateway with --webhook-allow ::1/128 or --webhook-allow localhost to allow it"
         );
         let allow = ["127.0.0.1/32".parse().unwrap()];
         assert_eq!(reachable("localhost", vec![sa("::1"), sa("127.0.0.1")], &allow), Ok(vec![sa("127.0.0.1")]));
         assert_eq!(reachable("h", vec![], &[]), Ok(vec![]));
+        // Allowed by name: every address it resolves to, whatever it is.
+        let by_name = ["*.internal".parse().unwrap(), "localhost".parse().unwrap()];
+        let found = vec![sa("::1"), sa("169.254.169.254")];
+        assert_eq!(reachable("localhost", found.clone(), &by_name), Ok(found.clone()));
+        assert_eq!(reachable("hooks.internal", found.clone(), &by_name), Ok(found.clone()));
+        assert!(reachable("internal", found, &by_name).is_err(), "*.internal is the names under it");
     }
 }

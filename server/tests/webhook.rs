@@ -530,6 +530,22 @@ async fn a_non_public_destination_is_never_posted_to() {
     assert_eq!(ids(&got), ["r2", "l2"]);
 }
 
+/// A host name allowed by name (`--webhook-allow localhost`) is connected to whatever it resolves
+/// to, here loopback; the addresses themselves stay refused when a URL names them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_name_allowed_by_name_is_posted_to_whatever_it_resolves_to() {
+    let (hook, got) = recording_receiver(Duration::ZERO).await;
+    let port = hook.rsplit(':').next().unwrap().trim_end_matches("/hook").to_string();
+    let s = common::start_with(|c| c.webhook_allow = vec!["LocalHost".parse().unwrap()]).await;
+
+    assert_eq!(put_hook(&s, "named", &format!("http://localhost:{port}/hook")).await.0, 200);
+    assert_eq!(deliver_once(&s, "named", "n1").await, None, "acked");
+    assert_eq!(ids(&got), ["n1"]);
+
+    let (st, v) = put_hook(&s, "literal", &hook).await;
+    assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{v}");
+}
+
 /// A redirect is not followed: an allowed receiver answering 307 to a non-public address makes
 /// the delivery fail with that status, and nothing reaches the address it pointed at.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
