@@ -242,12 +242,10 @@ mirror!(
     SearchPage from redelay::SearchPage { items: Vec<MessageInfo>, scanned: i64, cursor: Option<String> }
 );
 
-/// How many waiting messages fall due in the span of `Queue.upcoming` starting `at`.
-#[derive(Debug, Clone, uniffi::Record)]
-pub struct Upcoming {
-    pub at: SystemTime,
-    pub count: i64,
-}
+mirror!(
+    /// How many waiting messages fall due in the span of `Queue.upcoming` starting `at`.
+    Upcoming from redelay::Bucket { at: SystemTime, count: i64 }
+);
 
 /// What `Queue.search` looks for: an id prefix, a header's value, a body substring, or a
 /// substring of the last error.
@@ -317,34 +315,17 @@ pub enum State {
     Dead,
 }
 
-// Logging: the core's `log` records (tracing emits them when no subscriber is set) go to a
-// Kotlin sink, which writes them to SLF4J. `level`: 1 error, 2 warn, 3 info, 4 debug, 5 trace.
+// Logging: the core's records (`redelay::forward_logs`) go to a Kotlin sink, which writes them
+// to SLF4J. `level`: 1 error, 2 warn, 3 info, 4 debug, 5 trace.
 #[uniffi::export(with_foreign)]
 pub trait LogSink: Send + Sync {
     fn log(&self, level: u8, target: String, message: String);
 }
 
-struct LogBridge(Arc<dyn LogSink>);
-
-impl log::Log for LogBridge {
-    fn enabled(&self, m: &log::Metadata) -> bool {
-        m.target().starts_with("redelay") && m.level() <= log::max_level()
-    }
-
-    fn log(&self, r: &log::Record) {
-        if self.enabled(r.metadata()) {
-            self.0.log(r.level() as u8, r.target().to_string(), r.args().to_string());
-        }
-    }
-    fn flush(&self) {}
-}
-
-/// Routes the core's records up to `max_level` (0 off .. 5 trace) to `sink`; the first call wins.
+/// Routes the core's records up to `max_level` (0 off .. 5 trace) to `sink`.
 #[uniffi::export]
 pub fn set_log_sink(sink: Arc<dyn LogSink>, max_level: u8) {
-    if log::set_boxed_logger(Box::new(LogBridge(sink))).is_ok() {
-        log::set_max_level(log::LevelFilter::iter().nth(max_level.into()).unwrap_or(log::LevelFilter::Trace));
-    }
+    redelay::forward_logs(max_level.into(), move |level, target, message| sink.log(level, target.into(), message));
 }
 
 // Client
@@ -871,7 +852,7 @@ impl NativeQueue {
     /// from `from`: the load ahead. Leased messages are not counted.
     pub async fn upcoming(&self, from: SystemTime, width: Ms, buckets: i32) -> Res<Vec<Upcoming>> {
         let (width, n) = (dur("width", width)?, count("buckets", buckets)?);
-        let up = |(at, n): (SystemTime, u64)| Upcoming { at, count: n as i64 };
+        let up = |(at, count)| Upcoming::from(redelay::Bucket { at, count });
         call!(self, |q| q.upcoming(from, width, n).await?.into_iter().map(up).collect())
     }
 

@@ -1,8 +1,9 @@
-//! Base layer: errors, limits, keys, the record codec, options, time, wire forms, spellings. Touches no connection.
+//! Base layer: errors, limits, keys, log forwarding, the record codec, options, time, wire forms, spellings. Touches no connection.
 
 pub(crate) mod error;
 pub(crate) mod keys;
 pub mod limits;
+pub(crate) mod logs;
 pub(crate) mod message;
 pub(crate) mod options;
 pub(crate) mod record;
