@@ -60,10 +60,8 @@ class Queue internal constructor(
 
     override suspend fun publish(message: Message): Published = native.publish(message.wellFormed())
 
-    override suspend fun publishBatch(messages: List<Message>): List<Published> {
-        messages.forEachIndexed { i, m -> m.wellFormed("message $i: ") }
-        return native.publishBatch(messages)
-    }
+    override suspend fun publishBatch(messages: List<Message>): List<Published> =
+        native.publishBatch(messages.onEachIndexed { i, m -> m.wellFormed("message $i: ") })
 
     override suspend fun ack(id: String, token: String) = native.ack(wellFormed("id", id), wellFormed("token", token))
 

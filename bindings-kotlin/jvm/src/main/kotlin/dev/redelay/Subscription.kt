@@ -184,10 +184,8 @@ class Delivery internal constructor(private val d: InDelivery, private val sub: 
     suspend fun ack() = lease().ack()
 
     /** Retry after [retryIn] (or the message's backoff); at max attempts it goes to the dead letters (returns true). */
-    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean {
-        wellFormed("reason", reason)
-        return lease().nack(retryIn, reason)
-    }
+    suspend fun nack(retryIn: Duration? = null, reason: String = ""): Boolean =
+        wellFormed("reason", reason).let { lease().nack(retryIn, it) }
 
     /**
      * Hand the message back unprocessed, due now, without counting an attempt (work that cannot
