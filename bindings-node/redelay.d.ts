@@ -3,6 +3,14 @@
 
 /// <reference types="node" />
 
+declare global {
+  // For `await using` on a Client or a Subscription whatever the user's `lib`: the symbol as
+  // TypeScript's esnext.disposable lib (and @types/node since 20.4) declares it.
+  interface SymbolConstructor {
+    readonly asyncDispose: unique symbol
+  }
+}
+
 /** A message body: bytes are stored as they are, a string as UTF-8. */
 export type Body = Buffer | Uint8Array | string
 
@@ -313,6 +321,8 @@ export declare class Client {
   fetch(queues: string[], max: number, opts?: FetchOptions): Promise<Message[]>
   /** Closes every subscription of this client gracefully; later calls reject with ERR_REDELAY_CONNECTION. */
   close(): Promise<void>
+  /** `close()`, for `await using client = await Client.connect(url)` (Node 18.18+ and 20.4+ have the symbol). */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 export declare class Queue {
@@ -378,6 +388,8 @@ export declare class Subscription {
   private constructor()
   /** Stops fetching, lets running handlers finish (up to drainTimeoutMs); then the process can exit. */
   close(): Promise<void>
+  /** `close()`, for `await using sub = await queue.subscribe(handler)` (Node 18.18+ and 20.4+ have the symbol). */
+  [Symbol.asyncDispose](): Promise<void>
   readonly closed: boolean
   /** The names of the queues consumed, in priority order (or as their weights were given). */
   readonly queues: string[]

@@ -258,6 +258,16 @@ test('client.close() closes its subscriptions and refuses later calls', async ()
   await sub.close() // still a no-op
 })
 
+test('Symbol.asyncDispose (await using) closes a subscription and a client', async () => {
+  const c = await connect('dispose')
+  const sub = await c.queue('dispose').subscribe(() => {})
+  await sub[Symbol.asyncDispose]()
+  assert.equal(sub.closed, true)
+  assert.equal(c.closed, false)
+  await c[Symbol.asyncDispose]()
+  assert.equal(c.closed, true)
+})
+
 test('a handler that runs longer than its lease keeps it (no redelivery)', async (t) => {
   const c = await connect('longrun')
   t.after(() => c.close())

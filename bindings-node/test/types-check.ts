@@ -79,6 +79,14 @@ export async function everything(url: string): Promise<void> {
   void [s1, batch, k, ok, due, info, st, dl, n, v, r]
 }
 
+// `await using` closes them at the end of the block (their `[Symbol.asyncDispose]` is `close`).
+export async function disposal(url: string): Promise<void> {
+  await using c = await Client.connect(url)
+  await using sub = await c.queue('q').subscribe(() => {})
+  const close: () => Promise<void> = sub[Symbol.asyncDispose]
+  void close
+}
+
 export async function misuse(q: Queue): Promise<void> {
   // @ts-expect-error a number is not a body
   await q.publish(42)

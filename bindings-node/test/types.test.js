@@ -14,3 +14,9 @@ test('tsc --strict accepts the examples and the API check', () => {
   const r = spawnSync(process.execPath, [tsc, '--strict', '-p', path.join(root, 'tsconfig.json')], { encoding: 'utf8' })
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`)
 })
+
+test('the declarations also compile with the esnext lib, whose Symbol.asyncDispose they declare too', () => {
+  const args = ['--strict', '--noEmit', '--lib', 'esnext', '--types', 'node', '--module', 'node16']
+  const r = spawnSync(process.execPath, [tsc, ...args, path.join(root, 'test', 'types-check.ts')], { encoding: 'utf8' })
+  assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`)
+})
