@@ -79,10 +79,10 @@ export declare class NativeSubscription {
   close(): Promise<unknown>
   get closed(): boolean
   get queues(): Array<string>
-  /** The latest fetch or settle error as `[code, message]`; null when none. */
-  get lastError(): Array<string> | null
-  /** delivered, handled, acked, nacked, leaseLost, errors. */
-  counters(): Array<number>
+  /** The latest fetch or settle error, as calls reject with it; null when none. */
+  get lastError(): Error | null
+  /** The counts (`redelay::Counters`) in the core's wire form. */
+  counters(): unknown
 }
 
 export declare function connect(url: string, opts: object): Promise<NativeClient>

@@ -514,13 +514,11 @@ class Subscription extends Handle {
   }
 
   get lastError() {
-    const e = this[N].lastError
-    return e == null ? null : new RedelayError(e[0], e[1])
+    return toRedelayError(this[N].lastError)
   }
 
   counters() {
-    const [delivered, handled, acked, nacked, leaseLost, errors] = this[N].counters()
-    return { delivered, handled, acked, nacked, leaseLost, errors }
+    return fromWire(this[N].counters())
   }
 }
 // close: stops fetching, lets running handlers finish, and lets the process exit. Idempotent.

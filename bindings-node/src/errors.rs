@@ -11,15 +11,17 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 /// A core error as a JS error object with `code` and `kind` (on the JS thread).
-pub(crate) fn js(env: &Env, e: redelay::Error) -> napi::Error {
+pub(crate) fn error_object(env: &Env, e: redelay::Error) -> Result<Object<'_>> {
     let e = e.spelled(SPELLING);
-    let build = || -> Result<napi::Error> {
-        let mut o = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
-        o.set("code", e.kind().code())?;
-        o.set("kind", e.kind().name())?;
-        Ok(napi::Error::from(o.to_unknown()))
-    };
-    build().unwrap_or_else(|x| x)
+    let mut o = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
+    o.set("code", e.kind().code())?;
+    o.set("kind", e.kind().name())?;
+    Ok(o)
+}
+
+/// [`error_object`] thrown (a promise rejected with it).
+pub(crate) fn js(env: &Env, e: redelay::Error) -> napi::Error {
+    error_object(env, e).map(|o| napi::Error::from(o.to_unknown())).unwrap_or_else(|x| x)
 }
 
 /// How JavaScript spells the fields an error names.

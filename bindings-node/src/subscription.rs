@@ -196,17 +196,15 @@ impl NativeSubscription {
         self.sub.queue_names()
     }
 
-    /// The latest fetch or settle error as `[code, message]`; null when none.
-    #[napi(getter)]
-    pub fn last_error(&self) -> Option<Vec<String>> {
-        let e = self.sub.last_error()?.spelled(crate::errors::SPELLING);
-        Some(vec![e.kind().code().into(), e.message().into()])
+    /// The latest fetch or settle error, as calls reject with it; null when none.
+    #[napi(getter, ts_return_type = "Error | null")]
+    pub fn last_error<'e>(&self, env: &'e Env) -> Result<Option<Object<'e>>> {
+        self.sub.last_error().map(|e| crate::errors::error_object(env, e)).transpose()
     }
 
-    /// delivered, handled, acked, nacked, leaseLost, errors.
-    #[napi]
-    pub fn counters(&self) -> Vec<f64> {
-        let c = self.sub.counters();
-        [c.delivered, c.handled, c.acked, c.nacked, c.lease_lost, c.errors].map(|n| n as f64).to_vec()
+    /// The counts (`redelay::Counters`) in the core's wire form.
+    #[napi(ts_return_type = "unknown")]
+    pub fn counters<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        env.to_js_value(&self.sub.counters())
     }
 }

@@ -220,6 +220,13 @@ mod tests {
     }
 
     #[test]
+    fn counters_have_a_wire_form_by_name() {
+        let c = crate::Counters { delivered: 6, handled: 5, acked: 4, nacked: 3, lease_lost: 2, errors: 1 };
+        let want = json!({"delivered": 6, "handled": 5, "acked": 4, "nacked": 3, "lease_lost": 2, "errors": 1});
+        assert_eq!(to_json(&c), want);
+    }
+
+    #[test]
     fn epoch_ms_keeps_the_fraction_and_the_sign() {
         let t = std::time::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456);
         assert_eq!(epoch_ms(t), 1_700_000_000_123.456);

@@ -99,8 +99,8 @@ where
     }
 }
 
-/// Counts kept by a subscription.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Counts kept by a subscription; its wire form is an object of the six counts by name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counters {
     /// Messages leased by this subscription.
     pub delivered: u64,
