@@ -433,19 +433,19 @@ class Queue extends Handle {
   publishBatch(messages) {
     return call(() => {
       if (!Array.isArray(messages)) throw invalid('messages: must be an array')
-      const bodies = messages.map((m, i) => {
-        if (m == null || typeof m !== 'object' || m.body == null)
-          throw invalid(`message ${i}: must be an object with a body`)
-        return body(m.body)
-      })
-      const opts = messages.map((m, i) => {
+      // Each message's error names it: `message 3: body: …`.
+      const each = messages.map((m, i) => {
         try {
-          return toWire({ ...m, body: undefined })
+          if (m == null || typeof m !== 'object' || m.body == null) throw invalid('must be an object with a body')
+          return [body(m.body), toWire({ ...m, body: undefined })]
         } catch (e) {
           throw invalid(`message ${i}: ${e.message}`)
         }
       })
-      return this[N].publishBatch(bodies, opts)
+      return this[N].publishBatch(
+        each.map(([b]) => b),
+        each.map(([, o]) => o),
+      )
     })
   }
 
