@@ -123,6 +123,6 @@ export interface RawBatch {
 
 /**
  * Sends the core's records up to `level` (`error`, `warn`, `info`, `debug`, `trace` or `off`)
- * to `f([level, target, message])`, called on the JS thread.
+ * to `f([level, target, message])`, called on the JS thread; a later call replaces it.
  */
 export declare function setLogger(level: string, f: (record: [level: string, target: string, message: string]) => void): void
