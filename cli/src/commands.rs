@@ -81,6 +81,9 @@ pub struct PublishArgs {
     /// With --expires-in: delete the message on expiry instead of keeping a dead letter
     #[arg(long, requires = "expires_in")]
     pub drop_on_expiry: bool,
+    /// JSON: {"id", "status"}, as the gateway's /v1 publish
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub async fn publish(client: &Conn, a: PublishArgs) -> Result<ExitCode> {
@@ -110,7 +113,11 @@ pub async fn publish(client: &Conn, a: PublishArgs) -> Result<ExitCode> {
         m = m.expires_in(e).drop_on_expiry(a.drop_on_expiry);
     }
     let p = q.publish(m).await?;
-    println!("{} {}", p.id, format!("{:?}", p.status).to_lowercase());
+    if a.json {
+        json(&to_json(&p));
+    } else {
+        println!("{} {}", p.id, format!("{:?}", p.status).to_lowercase());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -275,9 +282,13 @@ pub async fn peek(client: &Conn, queue: &str, id: &str, as_json: bool) -> Result
     }
 }
 
-pub async fn cancel(client: &Conn, queue: &str, id: &str) -> Result<ExitCode> {
+pub async fn cancel(client: &Conn, queue: &str, id: &str, as_json: bool) -> Result<ExitCode> {
     if client.queue(queue).await?.cancel(id).await? {
-        println!("cancelled {id}");
+        if as_json {
+            json(&wire::cancelled());
+        } else {
+            println!("cancelled {id}");
+        }
         Ok(ExitCode::SUCCESS)
     } else {
         eprintln!("redelay: no message with id {id:?} in queue {queue:?}");
@@ -329,8 +340,8 @@ pub enum DeadCmd {
     },
     /// Bring dead letters back (attempts reset, due now); each keeps its expiry unless told
     Respawn(RespawnArgs),
-    /// Delete dead letters for good
-    Purge(DeadSel),
+    /// Delete dead letters for good (--oldest and --all ask first, or take --yes)
+    Purge(PurgeArgs),
 }
 
 #[derive(Args)]
@@ -352,6 +363,22 @@ pub struct RespawnArgs {
     pub sel: DeadSel,
     #[command(flatten)]
     pub expiry: ExpiryArgs,
+    /// JSON: {"count"}, as the gateway's /v1 respawn
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct PurgeArgs {
+    #[command(flatten)]
+    pub sel: DeadSel,
+    /// Do not ask before purging --oldest N or --all (without it: asked on a terminal, refused
+    /// with exit 64 elsewhere); ids named are purged without asking
+    #[arg(long)]
+    pub yes: bool,
+    /// JSON: {"count"}, as the gateway's /v1 purge
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The expiry a respawn gives (`dead respawn`, `bulk … respawn`).
@@ -409,23 +436,86 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                 }
             }
         }
-        DeadCmd::Respawn(RespawnArgs { sel, expiry }) => {
+        DeadCmd::Respawn(RespawnArgs { sel, expiry, json: as_json }) => {
             let expiry = expiry.expiry()?;
             let n = client.queue(&sel.queue).await?.respawn_with(sel.select()?, expiry).await?;
-            println!("respawned {n}");
+            if as_json {
+                json(&wire::count(n));
+            } else {
+                println!("respawned {n}");
+            }
         }
-        DeadCmd::Purge(sel) => {
-            let n = client.queue(&sel.queue).await?.purge_dead(sel.select()?).await?;
-            println!("purged {n}");
+        DeadCmd::Purge(PurgeArgs { sel, yes, json: as_json }) => {
+            let select = sel.select()?;
+            let q = client.queue(&sel.queue).await?;
+            // --oldest N and --all ask first (how many would go); ids named are purged as named.
+            let most = match select {
+                Select::Ids(_) => None,
+                Select::Oldest(k) => Some(k as u64),
+                Select::All => Some(u64::MAX),
+            };
+            let n = match most {
+                Some(k) => {
+                    let dead = q.stats().await?.dead;
+                    let of = format!("dead letter{} of queue {:?}", if dead == 1 { "" } else { "s" }, sel.queue);
+                    let what = if k >= dead {
+                        format!("all {dead} {of}")
+                    } else {
+                        format!("the {k} oldest of the {dead} {of}")
+                    };
+                    if k.min(dead) == 0 {
+                        0
+                    } else if confirm(&what, yes)? {
+                        q.purge_dead(select).await?
+                    } else {
+                        return Ok(ExitCode::from(1));
+                    }
+                }
+                None => q.purge_dead(select).await?,
+            };
+            if as_json {
+                json(&wire::count(n));
+            } else {
+                println!("purged {n}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Asks before deleting many messages (`what`: `all 12 dead letters of queue "q"`). With
+/// `yes`, nothing is asked. With stdin a terminal, the question goes to stderr and the answer
+/// comes from stdin: `y` or `yes` goes on; anything else (or none) is a no: Ok(false), nothing
+/// is deleted (the command exits 1). Without a terminal to ask on, the deletion is refused,
+/// naming `--yes` (bad input, exit 64): a script says what it wants.
+fn confirm(what: &str, yes: bool) -> Result<bool> {
+    use std::io::IsTerminal as _;
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(redelay::Error::invalid(format!(
+            "would delete {what}; pass --yes (stdin is not a terminal to ask on)"
+        )));
+    }
+    eprint!("redelay: delete {what}? [y/N] ");
+    let mut answer = String::new();
+    let confirmed = std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes");
+    if !confirmed {
+        eprintln!("redelay: not confirmed: nothing deleted");
+    }
+    Ok(confirmed)
+}
+
 /// `pause` / `resume`: consumers of the queue stop (or start again) receiving.
-pub async fn pause(client: &Conn, queue: &str, pause: bool) -> Result<ExitCode> {
+pub async fn pause(client: &Conn, queue: &str, pause: bool, as_json: bool) -> Result<ExitCode> {
     let q = client.queue(queue).await?;
     let changed = if pause { q.pause().await? } else { q.resume().await? };
+    if as_json {
+        json(&wire::changed(changed));
+        return Ok(ExitCode::SUCCESS);
+    }
     let what = if pause { "paused" } else { "resumed" };
     println!(
         "{queue}: {}",
@@ -435,10 +525,11 @@ pub async fn pause(client: &Conn, queue: &str, pause: bool) -> Result<ExitCode> 
 }
 
 /// `destroy`: deletes the queue, every message in every state and its name from the registry;
-/// without `yes`, says what it would delete and refuses (bad input: 64). A name with no
+/// without `yes`, asks on a terminal ([`confirm`]), else says what it would delete and refuses
+/// (bad input: 64). A name with no
 /// message that is not registered is no queue (exit 1, as a missing message's), but may still
 /// hold what `pause` or `set-history` stored under it: with `yes` that goes too.
-pub async fn destroy(client: &Conn, queue: &str, yes: bool) -> Result<ExitCode> {
+pub async fn destroy(client: &Conn, queue: &str, yes: bool, as_json: bool) -> Result<ExitCode> {
     let q = client.queue(queue).await?;
     let n = q.stats().await?.total;
     if n == 0 && !client.queues().await?.iter().any(|r| r == queue) {
@@ -452,11 +543,15 @@ pub async fn destroy(client: &Conn, queue: &str, yes: bool) -> Result<ExitCode> 
         return Ok(ExitCode::from(1));
     }
     let what = format!("{n} message{} of queue {queue:?}", if n == 1 { "" } else { "s" });
-    if !yes {
-        return Err(redelay::Error::invalid(format!("would delete {what}; pass --yes")));
+    if !confirm(&what, yes)? {
+        return Ok(ExitCode::from(1));
     }
     q.destroy().await?;
-    println!("destroyed: {what}");
+    if as_json {
+        json(&wire::destroyed());
+    } else {
+        println!("destroyed: {what}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -490,9 +585,23 @@ pub struct BulkArgs {
     pub at: Option<SystemTime>,
     #[command(flatten)]
     pub expiry: ExpiryArgs,
-    /// Print the report as JSON: {"matched", "done", "scanned"}
+    /// cancel or purge by a search: do not ask (without it: asked on a terminal, refused with
+    /// exit 64 elsewhere); ids named are acted on without asking
+    #[arg(long)]
+    pub yes: bool,
+    /// Print the report as JSON: {"matched", "done", "scanned"}, as the gateway's /v1 bulk
     #[arg(long)]
     pub json: bool,
+}
+
+/// What a search matches, for a question: `whose last error contains "timeout"`.
+fn matching(s: &Search) -> String {
+    match s {
+        Search::IdPrefix(p) => format!("whose id starts with {p:?}"),
+        Search::Header(k, v) => format!("with header {k:?} = {v:?}"),
+        Search::Body(b) => format!("whose body contains {:?}", String::from_utf8_lossy(b)),
+        Search::Error(e) => format!("whose last error contains {e:?}"),
+    }
 }
 
 /// `bulk`: one action on the ids named or on every message a search finds, in bounded steps
@@ -521,7 +630,16 @@ pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
     if timed {
         opts = opts.due(Due::required(a.delay, a.at)?);
     }
-    let r = client.queue(&a.queue).await?.bulk(&opts).await?;
+    let q = client.queue(&a.queue).await?;
+    if let (Some(search), BulkAction::Cancel | BulkAction::Purge) = (&opts.search, action) {
+        let s = q.stats().await?;
+        let (n, of) = if action == BulkAction::Cancel { (s.total, "message") } else { (s.dead, "dead letter") };
+        let what = format!("every {of} of queue {:?} {} (of its {n})", a.queue, matching(search));
+        if !confirm(&what, a.yes)? {
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let r = q.bulk(&opts).await?;
     if a.json {
         json(&to_json(&r));
     } else {
@@ -531,14 +649,22 @@ pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
 }
 
 /// `set-history on|off`: the queue's history counters, for every client.
-pub async fn set_history(client: &Conn, queue: &str, state: &str) -> Result<ExitCode> {
+pub async fn set_history(client: &Conn, queue: &str, state: &str, as_json: bool) -> Result<ExitCode> {
     let changed = client.queue(queue).await?.set_history(state == "on").await?;
+    if as_json {
+        json(&wire::changed(changed));
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("{queue}: history {} {state}", if changed { "turned" } else { "already" });
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn verify(client: &Conn, queue: &str) -> Result<ExitCode> {
+pub async fn verify(client: &Conn, queue: &str, as_json: bool) -> Result<ExitCode> {
     let r = client.queue(queue).await?.verify().await?;
+    if as_json {
+        json(&wire::verified(&r));
+        return Ok(ExitCode::from(if r.is_ok() { 0 } else { 1 }));
+    }
     if r.is_ok() {
         println!("ok: {} records, every id in exactly one state", r.records);
         Ok(ExitCode::SUCCESS)

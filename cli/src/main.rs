@@ -46,7 +46,13 @@ enum Cmd {
         json: bool,
     },
     /// Delete one message
-    Cancel { queue: String, id: String },
+    Cancel {
+        queue: String,
+        id: String,
+        /// JSON: {"cancelled": true}, as the gateway's /v1 cancel (none: exit 1, as there a 404)
+        #[arg(long)]
+        json: bool,
+    },
     /// Give a waiting message a new due time
     Reschedule(commands::RescheduleArgs),
     /// Dead letters: list, respawn, purge
@@ -63,17 +69,36 @@ enum Cmd {
     /// Find messages by id prefix, header, body text or last error (bounded steps)
     Search(commands::SearchArgs),
     /// Pause a queue: consumers stop receiving (held leases finish), publishes go on
-    Pause { queue: String },
+    Pause {
+        queue: String,
+        /// JSON: {"changed"}, as the gateway's /v1 pause
+        #[arg(long)]
+        json: bool,
+    },
     /// Resume a paused queue
-    Resume { queue: String },
+    Resume {
+        queue: String,
+        /// JSON: {"changed"}, as the gateway's /v1 resume
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a queue's invariant (every id in exactly one state)
-    Verify { queue: String },
+    Verify {
+        queue: String,
+        /// JSON: {"ok", "records", "problems"}, as the gateway's /v1 verify (not ok: exit 1)
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a queue: every message in every state, and its name from the registry
     Destroy {
         queue: String,
-        /// Really delete (without it: say how many messages would go, and exit 64)
+        /// Do not ask (without it: asked on a terminal; else say how many messages would go,
+        /// and exit 64)
         #[arg(long)]
         yes: bool,
+        /// JSON: {"destroyed": true}, as the gateway's /v1 destroy
+        #[arg(long)]
+        json: bool,
     },
     /// One action on many messages, named by id or by a search: cancel, reschedule,
     /// deliver-now, respawn, purge
@@ -83,6 +108,9 @@ enum Cmd {
         queue: String,
         #[arg(value_parser = ["on", "off"])]
         state: String,
+        /// JSON: {"changed"}, as the gateway's /v1 history switch
+        #[arg(long)]
+        json: bool,
     },
     /// Measure publish, deliver+ack, lateness, burst drain and memory (see BENCHMARKS.md)
     Bench(bench::BenchArgs),
@@ -120,19 +148,19 @@ async fn main() -> ExitCode {
                 Cmd::Publish(a) => commands::publish(&client, a).await,
                 Cmd::Stats(a) => commands::stats(&client, a).await,
                 Cmd::Peek { queue, id, json } => commands::peek(&client, &queue, &id, json).await,
-                Cmd::Cancel { queue, id } => commands::cancel(&client, &queue, &id).await,
+                Cmd::Cancel { queue, id, json } => commands::cancel(&client, &queue, &id, json).await,
                 Cmd::Reschedule(a) => commands::reschedule(&client, a).await,
                 Cmd::Dead { cmd } => commands::dead(&client, cmd).await,
-                Cmd::Verify { queue } => commands::verify(&client, &queue).await,
-                Cmd::Pause { queue } => commands::pause(&client, &queue, true).await,
+                Cmd::Verify { queue, json } => commands::verify(&client, &queue, json).await,
+                Cmd::Pause { queue, json } => commands::pause(&client, &queue, true, json).await,
                 Cmd::Upcoming(a) => commands::upcoming(&client, a).await,
                 Cmd::History(a) => commands::history(&client, a).await,
                 Cmd::List(a) => commands::list(&client, a).await,
                 Cmd::Search(a) => commands::search(&client, a).await,
-                Cmd::Resume { queue } => commands::pause(&client, &queue, false).await,
-                Cmd::Destroy { queue, yes } => commands::destroy(&client, &queue, yes).await,
+                Cmd::Resume { queue, json } => commands::pause(&client, &queue, false, json).await,
+                Cmd::Destroy { queue, yes, json } => commands::destroy(&client, &queue, yes, json).await,
                 Cmd::Bulk(a) => commands::bulk(&client, a).await,
-                Cmd::SetHistory { queue, state } => commands::set_history(&client, &queue, &state).await,
+                Cmd::SetHistory { queue, state, json } => commands::set_history(&client, &queue, &state, json).await,
                 Cmd::Demo(_) | Cmd::Bench(_) | Cmd::Serve(_) | Cmd::Token { .. } => unreachable!(),
             }
         }

@@ -432,7 +432,7 @@ fn bulk_by_search_or_ids_and_the_flags_each_action_takes() {
     assert_eq!(total(&prefix, "q"), 6);
 
     // cancel by header: only the matching messages go.
-    let o = redelay(&prefix, &["bulk", "q", "cancel", "--header", "t=acme", "--json"]);
+    let o = redelay(&prefix, &["bulk", "q", "cancel", "--header", "t=acme", "--yes", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!((v["matched"].as_u64(), v["done"].as_u64(), v["scanned"].as_u64()), (Some(2), Some(2), Some(6)), "{v}");
     assert_eq!(total(&prefix, "q"), 4);
@@ -460,7 +460,7 @@ fn bulk_by_search_or_ids_and_the_flags_each_action_takes() {
     let v = peek_json(&prefix, "q", "d1").unwrap();
     assert_eq!(v["state"], "ready");
     assert_eq!(v["expires_at_ms"].as_i64().unwrap() - v["due_at_ms"].as_i64().unwrap(), 3_600_000);
-    let o = redelay(&prefix, &["bulk", "q", "purge", "--error", "lease expired", "--json"]);
+    let o = redelay(&prefix, &["bulk", "q", "purge", "--error", "lease expired", "--yes", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["done"], 1, "{v}");
     assert!(peek_json(&prefix, "q", "d2").is_none());
@@ -1062,4 +1062,179 @@ fn json_of_every_read_is_what_the_gateway_answers() {
     assert_eq!((status, cli), (200, serde_json::from_str::<serde_json::Value>(&body).unwrap()), "{body}");
     drop(gw);
     redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+/// Every change's `--json` is what the gateway's `/v1` answers for the same change: the CLI acts
+/// on queue `c`, the gateway on `g`, both made alike.
+#[test]
+fn json_of_every_change_is_what_the_gateway_answers() {
+    let prefix = format!("clichg{}", std::process::id());
+    let admin = format!("admin-{prefix}");
+    for q in ["c", "g"] {
+        dead_letters(&prefix, q, &["d1", "d2", "d3"]);
+        assert!(redelay(&prefix, &["publish", q, "x", "--id", "s1", "--delay", "1h"]).status.success());
+    }
+    let gw = Gateway::start(&prefix, Some(&admin));
+    // (CLI arguments on `c`, the /v1 request on `g`: method, path under /v1/queues, body)
+    let changes: [(&[&str], &str, &str, &str); 15] = [
+        (
+            &["publish", "c", "hello", "--id", "p1", "--delay", "1h"],
+            "POST",
+            "g/messages",
+            r#"{"body":"hello","id":"p1","delay_ms":3600000}"#,
+        ),
+        (&["publish", "c", "again", "--id", "p1"], "POST", "g/messages", r#"{"body":"again","id":"p1"}"#),
+        (&["cancel", "c", "p1"], "DELETE", "g/messages/p1", ""),
+        (&["pause", "c"], "POST", "g/pause", ""),
+        (&["pause", "c"], "POST", "g/pause", ""),
+        (&["resume", "c"], "POST", "g/resume", ""),
+        (&["set-history", "c", "off"], "PUT", "g/history", r#"{"on":false}"#),
+        (&["set-history", "c", "on"], "PUT", "g/history", r#"{"on":true}"#),
+        (&["verify", "c"], "POST", "g/verify", ""),
+        (
+            &["dead", "respawn", "c", "d1", "--expires-in", "1h"],
+            "POST",
+            "g/dead/respawn",
+            r#"{"ids":["d1"],"expires_in_ms":3600000}"#,
+        ),
+        (&["dead", "purge", "c", "--oldest", "1", "--yes"], "POST", "g/dead/purge", r#"{"oldest":1}"#),
+        (&["dead", "purge", "c", "--all", "--yes"], "POST", "g/dead/purge", r#"{"all":true}"#),
+        (
+            &["bulk", "c", "cancel", "--id-prefix", "s", "--yes"],
+            "POST",
+            "g/bulk",
+            r#"{"action":"cancel","search":{"id_prefix":"s"}}"#,
+        ),
+        (&["reschedule", "c", "d1", "--delay", "30m"], "POST", "g/messages/d1/reschedule", r#"{"delay_ms":1800000}"#),
+        (&["destroy", "c", "--yes"], "DELETE", "g", ""),
+    ];
+    let (mut unlike, mut said) = (Vec::new(), Vec::new());
+    for (args, method, path, body) in changes {
+        let o = redelay(&prefix, &[args, &["--json"]].concat());
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        let mut cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (status, v1) = http(gw.port, method, &format!("/v1/queues/{path}"), &admin, body).unwrap();
+        assert!(status == 200 || status == 201, "{method} {path}: {status} {v1}");
+        let mut v1: serde_json::Value = serde_json::from_str(&v1).unwrap();
+        blank(&mut cli, &["due_at_ms"]);
+        blank(&mut v1, &["due_at_ms"]);
+        if cli != v1 {
+            unlike.push(format!("{args:?} --json:\n  {cli}\n{method} /v1/queues/{path}:\n  {v1}"));
+        }
+        said.push(cli.to_string());
+    }
+    drop(gw);
+    assert!(
+        unlike.is_empty(),
+        "{} of {} changes unlike the gateway's:\n{}",
+        unlike.len(),
+        changes.len(),
+        unlike.join("\n")
+    );
+    // What the answers say, not only that they agree.
+    let want = [
+        r#"{"id":"p1","status":"stored"}"#,
+        r#"{"id":"p1","status":"duplicate"}"#,
+        r#"{"cancelled":true}"#,
+        r#"{"changed":true}"#,
+        r#"{"changed":false}"#,
+        r#"{"changed":true}"#,
+        r#"{"changed":true}"#,
+        r#"{"changed":true}"#,
+        r#"{"ok":true,"problems":[],"records":4}"#,
+        r#"{"count":1}"#,
+        r#"{"count":1}"#,
+        r#"{"count":1}"#,
+        r#"{"done":1,"matched":1,"scanned":2}"#,
+        r#"{"due_at_ms":null}"#,
+        r#"{"destroyed":true}"#,
+    ];
+    assert_eq!(said, want);
+    assert!(registered(&prefix).is_empty(), "both destroyed");
+}
+
+/// `redelay args` on a terminal (a pty, by util-linux `script`) on which `typed` is typed: the
+/// exit status and what the terminal showed (the question, the answer echoed, the output).
+fn redelay_on_a_terminal(prefix: &str, args: &[&str], typed: &str) -> (Option<i32>, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let url = redis_url();
+    let line: Vec<String> = [env!("CARGO_BIN_EXE_redelay"), "--url", &url, "--prefix", prefix]
+        .iter()
+        .chain(args)
+        .map(|a| quote(a))
+        .collect();
+    let mut child = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` (runs a command on a terminal)");
+    child.stdin.take().unwrap().write_all(typed.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// Deleting many messages by a selection (`dead purge --oldest/--all`, `bulk cancel/purge` by a
+/// search, `destroy`) asks on a terminal, saying what would go; elsewhere it needs --yes.
+#[test]
+fn bulk_deletions_ask_on_a_terminal_and_need_yes_elsewhere() {
+    let prefix = format!("cliyes{}", std::process::id());
+    dead_letters(&prefix, "q", &["d1", "d2", "d3"]);
+    for id in ["a1", "a2"] {
+        assert!(redelay(&prefix, &["publish", "q", "x", "--id", id, "--delay", "1h"]).status.success());
+    }
+    // No terminal, no --yes: refused (64), what would go and --yes named, nothing deleted.
+    let refused: [(&[&str], &str); 5] = [
+        (&["dead", "purge", "q", "--all"], "would delete all 3 dead letters of queue \"q\"; pass --yes"),
+        (
+            &["dead", "purge", "q", "--oldest", "2"],
+            "would delete the 2 oldest of the 3 dead letters of queue \"q\"; pass --yes",
+        ),
+        (
+            &["bulk", "q", "cancel", "--id-prefix", "a"],
+            "would delete every message of queue \"q\" whose id starts with \"a\" (of its 5); pass --yes",
+        ),
+        (
+            &["bulk", "q", "purge", "--error", "lease"],
+            "would delete every dead letter of queue \"q\" whose last error contains \"lease\" (of its 3); pass --yes",
+        ),
+        (&["destroy", "q"], "would delete 5 messages of queue \"q\"; pass --yes"),
+    ];
+    for (args, want) in refused {
+        let o = redelay(&prefix, args);
+        assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("(stdin is not a terminal to ask on)"), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(total(&prefix, "q"), 5);
+
+    // On a terminal: asked; anything but y or yes (nothing typed too) deletes nothing, exit 1.
+    for typed in ["n\n", "\n", "", "yess\n"] {
+        let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--all"], typed);
+        assert_eq!(code, Some(1), "{typed:?}: {shown}");
+        assert!(shown.contains("redelay: delete all 3 dead letters of queue \"q\"? [y/N]"), "{typed:?}: {shown}");
+        assert!(shown.contains("not confirmed: nothing deleted"), "{typed:?}: {shown}");
+    }
+    assert_eq!(stats_json(&prefix, "q")["dead"], 3);
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--oldest", "1"], "y\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("delete the 1 oldest of the 3 dead letters") && shown.contains("purged 1"), "{shown}");
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["bulk", "q", "cancel", "--id-prefix", "a"], "YES\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("matched 2, done 2"), "{shown}");
+    assert_eq!((stats_json(&prefix, "q")["dead"].as_u64(), total(&prefix, "q")), (Some(2), 2));
+
+    // Ids named, or nothing to delete: no question, also without a terminal.
+    let o = redelay(&prefix, &["dead", "purge", "q", "d2"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "purged 1"), "{o:?}");
+    let o = redelay(&prefix, &["bulk", "q", "purge", "d3", "--json"]);
+    assert_eq!(text(&o).trim(), r#"{"done":1,"matched":1,"scanned":0}"#, "{o:?}");
+    let o = redelay(&prefix, &["dead", "purge", "q", "--all"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "purged 0"), "{o:?}");
+    assert!(redelay(&prefix, &["verify", "q"]).status.success());
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+    assert!(registered(&prefix).is_empty());
 }

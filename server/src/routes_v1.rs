@@ -424,7 +424,7 @@ async fn cancel(r: Write, body: Bytes) -> ApiResult<Response> {
             S,
         ));
     }
-    ok(json!({ "cancelled": true }))
+    ok(wire::cancelled())
 }
 
 /// `DELETE /v1/queues/{queue}`: the whole queue — every message in every state, its
@@ -442,7 +442,7 @@ async fn destroy(r: Write, body: Bytes) -> ApiResult<Response> {
     }
     r.queue.destroy().await.api(S)?;
     st.forget_queue(r.queue.name());
-    ok(json!({ "destroyed": true }))
+    ok(wire::destroyed())
 }
 
 #[derive(Default, Deserialize)]
@@ -503,20 +503,19 @@ async fn stats(r: Read) -> ApiResult<Response> {
 /// `POST .../verify`: the invariant, checked atomically (O(n)). No body.
 async fn verify(r: Read, body: Bytes) -> ApiResult<Response> {
     no_body(&body)?;
-    let v = r.queue.verify().await.api(S)?;
-    ok(json!({ "ok": v.is_ok(), "records": v.records, "problems": v.problems }))
+    ok(wire::verified(&r.queue.verify().await.api(S)?))
 }
 
 /// `POST .../pause`: consumers get nothing until a resume: `{"changed"}`. No body.
 async fn pause(r: Write, body: Bytes) -> ApiResult<Response> {
     no_body(&body)?;
-    ok(json!({ "changed": r.queue.pause().await.api(S)? }))
+    ok(wire::changed(r.queue.pause().await.api(S)?))
 }
 
 /// `POST .../resume`: `{"changed"}`. No body.
 async fn resume(r: Write, body: Bytes) -> ApiResult<Response> {
     no_body(&body)?;
-    ok(json!({ "changed": r.queue.resume().await.api(S)? }))
+    ok(wire::changed(r.queue.resume().await.api(S)?))
 }
 
 #[derive(Default, Deserialize)]
@@ -539,7 +538,7 @@ async fn set_history(r: Write, body: Bytes) -> ApiResult<Response> {
         }
     })?;
     let on = s.on.ok_or_else(|| ApiError::invalid(NEED, S))?;
-    ok(json!({ "changed": r.queue.set_history(on).await.api(S)? }))
+    ok(wire::changed(r.queue.set_history(on).await.api(S)?))
 }
 
 /// A time given in the query (`since_ms`, `until_ms`, `from_ms`): ms since the Unix epoch, from the epoch
@@ -624,12 +623,12 @@ async fn dead(r: Read) -> ApiResult<Response> {
 /// [`RespawnOptions`]): `{"count"}`.
 async fn respawn(r: Write, body: Bytes) -> ApiResult<Response> {
     let o: RespawnOptions = parse(&body)?;
-    ok(json!({ "count": r.queue.respawn_with(o.select, o.expiry).await.api(S)? }))
+    ok(wire::count(r.queue.respawn_with(o.select, o.expiry).await.api(S)?))
 }
 
 /// `POST .../dead/purge` `{ids | oldest | all}`: `{"count"}`.
 async fn purge(r: Write, body: Bytes) -> ApiResult<Response> {
-    ok(json!({ "count": r.queue.purge_dead(parse(&body)?).await.api(S)? }))
+    ok(wire::count(r.queue.purge_dead(parse(&body)?).await.api(S)?))
 }
 
 /// `POST .../bulk`: the core's [`BulkOptions`] wire form (`{"action", "ids" | "search",

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use redelay::wire::to_json;
-use redelay::{Bucket, Delivery, HistoryPoint, ListPage, MessageInfo, PublishOptions, SearchPage, Stats};
+use redelay::{Bucket, Delivery, HistoryPoint, ListPage, MessageInfo, PublishOptions, SearchPage, Stats, VerifyReport};
 use serde_json::{json, Value};
 
 /// ms since the Unix epoch (negative before it), saturated at the ends of `i64`.
@@ -141,6 +141,34 @@ pub fn history(points: &[HistoryPoint]) -> Value {
 pub fn upcoming(buckets: &[(SystemTime, u64)]) -> Value {
     let v: Vec<Value> = buckets.iter().map(|&(at, count)| to_json(&Bucket { at, count })).collect();
     json!({ "buckets": v })
+}
+
+/// The answer of a verify (`POST …/verify`): `{"ok", "records", "problems"}`.
+pub fn verified(v: &VerifyReport) -> Value {
+    json!({ "ok": v.is_ok(), "records": v.records, "problems": v.problems })
+}
+
+/// The answer of a switch (pause, resume, history on or off): `{"changed"}`, false when it
+/// already was so.
+pub fn changed(changed: bool) -> Value {
+    json!({ "changed": changed })
+}
+
+/// The answer of a dead-letter respawn or purge (`POST …/dead/respawn`, `…/dead/purge`):
+/// `{"count"}`, how many it acted on.
+pub fn count(n: u64) -> Value {
+    json!({ "count": n })
+}
+
+/// The answer of a cancel that deleted its message (`DELETE …/messages/{id}`; none is a 404):
+/// `{"cancelled": true}`.
+pub fn cancelled() -> Value {
+    json!({ "cancelled": true })
+}
+
+/// The answer of a queue's destroy (`DELETE /v1/queues/{q}`): `{"destroyed": true}`.
+pub fn destroyed() -> Value {
+    json!({ "destroyed": true })
 }
 
 /// The answer of a reschedule: `{"due_at_ms"}`.

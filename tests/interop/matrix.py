@@ -588,7 +588,7 @@ class Run:
             )
             code, out = self.cli_run("peek", q[lang], f"drop-{lang}")
             self.checks.check(g[lang], code == 1, f"dropped message still there: {code} {short(out, 200)}")
-            code, out = self.cli_run("dead", "purge", q[lang], "--all")
+            code, out = self.cli_run("dead", "purge", q[lang], "--all", "--yes")
             self.checks.check(g[lang], code == 0, f"redelay dead purge: {code} {short(out, 200)}")
             self.checks.report(g[lang], g[lang])
 
