@@ -190,7 +190,9 @@ const isDotSegment = (s) => /^(\.|%2e){1,2}$/i.test(s)
 const qpath = (queue) => `/v1/queues/${seg(queue)}`
 const mpath = (queue, id) => `${qpath(queue)}/messages/${seg(id)}`
 const queueHref = (queue) => `#/q/${encodeURIComponent(queue)}`
-const overviewHref = (page) => (page > 1 ? `#/page/${page}` : '#/')
+/** The overview's page (from 1) of the queues whose name contains `filter` (all when ''). */
+const overviewHref = (page, filter = '') =>
+  `#/${page > 1 ? `page/${page}` : ''}${filter ? `?contains=${encodeURIComponent(filter)}` : ''}`
 const messageHref = (queue, id) => `#/q/${encodeURIComponent(queue)}/m/${encodeURIComponent(id)}`
 const canWrite = () => app.who && !app.who.read_only
 
@@ -483,11 +485,18 @@ async function route() {
   stopPolling()
   app.view++
   document.body.classList.toggle('read-only', !!app.who.read_only)
-  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent)
+  const hash = location.hash.replace(/^#\/?/, '')
+  const parts = hash.split('/').map(decodeURIComponent)
   const main = document.getElementById('main')
   if (parts[0] === 'q' && parts[1] && parts[2] === 'm' && parts[3]) current = messageView(parts[1], parts[3])
   else if (parts[0] === 'q' && parts[1]) current = queueView(parts[1])
-  else current = overviewView(parts[0] === 'page' && /^[1-9]\d{0,8}$/.test(parts[1] || '') ? Number(parts[1]) : 1)
+  else {
+    // The overview: `page/N`, then `?contains=TEXT` (its name filter), each optional.
+    const [path, query = ''] = hash.split(/\?(.*)/s)
+    const [first, n = ''] = path.split('/')
+    const page = first === 'page' && /^[1-9]\d{0,8}$/.test(n) ? Number(n) : 1
+    current = overviewView(page, new URLSearchParams(query).get('contains') || '')
+  }
   renderHeader(current.crumbs)
   main.replaceChildren(current.el)
   document.title = `${shown(current.title)} · redelay`
@@ -509,9 +518,33 @@ const OVERVIEW_COLUMNS = [
   ['oldest', 'Oldest due waiting', '12%'],
 ]
 
-/** The overview's `page` (from 1): OVERVIEW_PAGE queues a page, in the order of their names. */
-function overviewView(page) {
-  const offset = (page - 1) * OVERVIEW_PAGE
+/** The overview's `page` (from 1): OVERVIEW_PAGE queues a page, in the order of their names;
+ * with a `filter`, of the queues whose name contains it (the API's `contains`: either case). */
+function overviewView(page, filter) {
+  let offset = (page - 1) * OVERVIEW_PAGE
+  // Typing a filter shows its first page at once: the address follows (replaced, not added to
+  // the history), so a reload, a link or Back from a queue gives the same list.
+  let typing = null
+  const filterBox = h('input', {
+    id: 'overview-filter',
+    type: 'search',
+    'aria-label': 'Filter queues by name',
+    placeholder: 'Filter by name',
+    size: 30,
+    value: filter,
+    oninput: () => {
+      clearTimeout(typing)
+      typing = setTimeout(() => {
+        if (filterBox.value === filter) return
+        filter = filterBox.value
+        page = 1
+        offset = 0
+        pagerKey = ''
+        history.replaceState(null, '', overviewHref(page, filter))
+        poll(true)
+      }, 250)
+    },
+  })
   const summary = h('p', { class: 'note', id: 'overview-summary' }, 'Loading…')
   const pager = h('nav', { class: 'row pager', id: 'overview-pager', 'aria-label': 'Pages of queues', hidden: true })
   const tbody = h('tbody')
@@ -537,7 +570,7 @@ function overviewView(page) {
     'div',
     {},
     h('h1', {}, 'Queues'),
-    h('section', { class: 'panel' }, summary, table, pager),
+    h('section', { class: 'panel' }, h('div', { class: 'row' }, filterBox), summary, table, pager),
     h(
       'p',
       { class: 'note' },
@@ -566,13 +599,13 @@ function overviewView(page) {
    * plain text); rebuilt only when the number of pages changes. */
   let pagerKey = ''
   function renderPager(pages) {
-    const key = String(pages)
+    const key = `${pages} ${page} ${filter}`
     if (key === pagerKey) return
     pagerKey = key
     pager.hidden = pages <= 1 && page === 1
     const link = (id, label, to, rel) =>
       to >= 1 && to !== page && (to < page || page < pages)
-        ? h('a', { id, href: overviewHref(to), rel }, label)
+        ? h('a', { id, href: overviewHref(to, filter), rel }, label)
         : h('span', { id, class: 'muted', 'aria-disabled': 'true' }, label)
     pager.replaceChildren(
       link('overview-first', '« First', 1),
@@ -585,20 +618,26 @@ function overviewView(page) {
 
   async function refresh() {
     const view = app.view
-    const data = await api('GET', `/v1/overview?offset=${offset}&limit=${OVERVIEW_PAGE}`)
-    if (view !== app.view) return
+    const asked = filter
+    const contains = filter ? `&contains=${encodeURIComponent(filter)}` : ''
+    const data = await api('GET', `/v1/overview?offset=${offset}&limit=${OVERVIEW_PAGE}${contains}`)
+    // Dropped when another view is shown, or another filter typed meanwhile.
+    if (view !== app.view || asked !== filter) return
     if (data.queues.length) noteNow(data.queues[0].stats.now_ms)
     const pages = Math.max(1, Math.ceil(data.total / OVERVIEW_PAGE))
+    const matching = filter ? ` whose name contains “${shown(filter)}”` : ''
     // Never a silent cut: when not every queue is on this page, it says which ones are.
     setText(
       summary,
       data.total === 0
-        ? 'No queue yet (none has been published to, or none this token may see).'
+        ? filter
+          ? `No queue${matching}.`
+          : 'No queue yet (none has been published to, or none this token may see).'
         : !data.queues.length
-          ? `No queue on page ${num(page)}: there are ${num(data.total)} queues, on ${num(pages)} page${pages === 1 ? '' : 's'}.`
+          ? `No queue on page ${num(page)}: there are ${num(data.total)} queues${matching}, on ${num(pages)} page${pages === 1 ? '' : 's'}.`
           : data.queues.length === data.total
-            ? `${num(data.total)} queue${data.total === 1 ? '' : 's'}.`
-            : `Showing queues ${num(offset + 1)}–${num(offset + data.queues.length)} of ${num(data.total)}, by name.`,
+            ? `${num(data.total)} queue${data.total === 1 ? '' : 's'}${matching}.`
+            : `Showing queues ${num(offset + 1)}–${num(offset + data.queues.length)} of ${num(data.total)}${matching}, by name.`,
     )
     renderPager(pages)
     const seen = new Set()

@@ -73,7 +73,7 @@ pub fn namespace_of(queue: &str) -> Option<&str> {
 /// the default, nor `DELETE /v1/queues/q?confirm=no` destroy the queue. A route not listed reads
 /// none. `openapi.json` lists the same (a test checks).
 pub const QUERY_PARAMS: &[(&str, &str, &[&str])] = &[
-    ("GET", "/v1/overview", &["offset", "limit"]),
+    ("GET", "/v1/overview", &["offset", "limit", "contains"]),
     ("GET", "/v1/queues/{queue}/messages", &["state", "offset", "limit"]),
     ("GET", "/v1/queues/{queue}/history", &["since_ms", "until_ms", "step"]),
     ("GET", "/v1/queues/{queue}/upcoming", &["from_ms", "width_ms", "buckets"]),
@@ -228,17 +228,23 @@ async fn queues(a: Auth) -> ApiResult<Response> {
     ok(json!({ "queues": names }))
 }
 
-/// `GET /v1/overview?offset=&limit=`: a page (default 100, at most 1000) of the queues the
-/// token may see, each with its stats and its last hour: counts, deliveries in the last
-/// minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview shows,
-/// in one request. The hour ends now by the Redis clock (of each queue's node).
+/// `GET /v1/overview?offset=&limit=&contains=`: a page (default 100, at most 1000) of the
+/// queues the token may see — with `contains`, of those whose name contains that text (ASCII
+/// letters in either case) — each with its stats and its last hour: counts, deliveries in the
+/// last minute, and the lateness buckets holding p50 and p99 — what a dashboard's overview
+/// shows, in one request. The hour ends now by the Redis clock (of each queue's node). The
+/// filter costs Redis nothing more: the registry is read whole (one SMEMBERS) either way, and
+/// only the page's queues are asked for their stats; `total` counts the queues that match.
 async fn overview(a: Auth) -> ApiResult<Response> {
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
     let limit = a.num::<usize>("limit")?.unwrap_or(100);
     if limit == 0 || limit > 1000 {
         return Err(ApiError::invalid(format!("limit: must be 1 to 1000, got {limit}"), S));
     }
-    let names = visible(&a).await?;
+    let mut names = visible(&a).await?;
+    if let Some(text) = a.q.get("contains").map(|t| t.to_ascii_lowercase()) {
+        names.retain(|n| n.to_ascii_lowercase().contains(&text));
+    }
     let total = names.len();
     let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
     let a = &a;

@@ -218,12 +218,36 @@ async fn publish_fetch_settle_and_inspect() {
     // A parameter the route does not read is refused, not ignored (`token` is everyone's).
     for (path, want) in [
         ("/v1/queues/app:orders/dead?limt=5", "limt: unknown query parameter; expected offset, limit"),
-        ("/v1/overview?limit=5&stpe=hour", "stpe: unknown query parameter; expected offset, limit"),
+        ("/v1/overview?limit=5&stpe=hour", "stpe: unknown query parameter; expected offset, limit, contains"),
         ("/v1/queues/app:orders/history?stpe=hour", "stpe: unknown query parameter; expected since_ms, until_ms, step"),
     ] {
         let (st, v) = call(&s, "GET", path, None).await;
         assert_eq!((st, v["error"]["message"].as_str()), (400, Some(want)), "{path}");
     }
+}
+
+/// `GET /v1/overview?contains=`: only the queues whose name holds the text (ASCII letters in
+/// either case), paged among themselves, `total` counting them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_filters_queues_by_name() {
+    let s = common::start().await;
+    for q in ["app:orders", "app:Orders-eu", "app:mail", "app:order", "app:returns"] {
+        let (st, v) = call(&s, "POST", &format!("/v1/queues/{q}/messages"), Some(json!({"body": "x"}))).await;
+        assert_eq!(st, 201, "{v}");
+    }
+    let names = |v: &Value| -> Vec<String> {
+        v["queues"].as_array().unwrap().iter().map(|r| r["queue"].as_str().unwrap().to_string()).collect()
+    };
+    let (st, v) = call(&s, "GET", "/v1/overview?contains=ORDER", None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(3)), "{v}");
+    assert_eq!(names(&v), ["app:Orders-eu", "app:order", "app:orders"]);
+    assert_eq!(v["queues"][0]["stats"]["ready"], 1, "{v}");
+    let (_, v) = call(&s, "GET", "/v1/overview?contains=order&offset=1&limit=1", None).await;
+    assert_eq!((v["total"].as_u64(), names(&v)), (Some(3), vec!["app:order".to_string()]));
+    let (_, v) = call(&s, "GET", "/v1/overview?contains=nowhere", None).await;
+    assert_eq!((v["total"].as_u64(), names(&v).len()), (Some(0), 0), "{v}");
+    let (_, v) = call(&s, "GET", "/v1/overview?contains=", None).await;
+    assert_eq!(v["total"].as_u64(), Some(5), "an empty filter is none: {v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

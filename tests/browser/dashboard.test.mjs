@@ -643,6 +643,51 @@ describe('dashboard', () => {
     await page.close()
   })
 
+  test('the overview filters queues by name, a page of 100 at a time, in its address', async () => {
+    // A namespace of its own: 110 "blue" queues (more than a page) and 5 "red" ones.
+    const blue = Array.from({ length: 110 }, (_, i) => `flt:blue-${String(i).padStart(3, '0')}`)
+    const red = Array.from({ length: 5 }, (_, i) => `flt:red-${i}`)
+    const names = [...blue, ...red]
+    for (let i = 0; i < names.length; i += 12)
+      await Promise.all(names.slice(i, i + 12).map((n) => publish(srv, n, [{ body: 'x', delay_ms: 600000 }])))
+    const { page, errors } = await openDashboard(browser, srv, srv.token('flt'))
+    const rows = () => page.$$eval('#queues tbody tr', (r) => r.map((tr) => tr.dataset.queue))
+    const hash = () => page.evaluate(() => location.hash)
+    await waitText(page, '#overview-summary', 'Showing queues 1–100 of 115, by name.')
+    // Typed: the first page of the matches (either case), the address follows.
+    await page.fill('#overview-filter', 'BLUE')
+    await waitText(page, '#overview-summary', 'Showing queues 1–100 of 110 whose name contains “BLUE”, by name.')
+    assert.deepEqual(await rows(), blue.slice(0, 100))
+    assert.equal(await hash(), '#/?contains=BLUE')
+    await page.click('a#overview-next')
+    await waitText(page, '#overview-summary', 'Showing queues 101–110 of 110 whose name contains “BLUE”, by name.')
+    assert.deepEqual(await rows(), blue.slice(100))
+    assert.equal(await hash(), '#/page/2?contains=BLUE')
+    assert.equal(await page.inputValue('#overview-filter'), 'BLUE')
+    assert.equal((await page.textContent('#overview-page')).trim(), 'Page 2 of 2')
+    // A reload keeps the page and the filter; Back goes to its first page.
+    await page.reload()
+    await waitText(page, '#overview-summary', 'Showing queues 101–110 of 110 whose name contains “BLUE”, by name.')
+    await page.goBack()
+    await waitText(page, '#overview-summary', 'Showing queues 1–100 of 110 whose name contains “BLUE”, by name.')
+    // Typed on page 2: back to page 1 of the new matches.
+    await page.goto(`${srv.base}/#/page/2?contains=blue`)
+    await waitText(page, '#overview-summary', 'Showing queues 101–110 of 110 whose name contains “blue”, by name.')
+    await page.fill('#overview-filter', 'red')
+    await waitText(page, '#overview-summary', '5 queues whose name contains “red”.')
+    assert.deepEqual(await rows(), red)
+    assert.equal(await hash(), '#/?contains=red')
+    assert.equal(await page.isVisible('#overview-pager'), false, 'one page: no pager')
+    await page.fill('#overview-filter', 'green')
+    await waitText(page, '#overview-summary', 'No queue whose name contains “green”.')
+    assert.deepEqual(await rows(), [])
+    await page.fill('#overview-filter', '')
+    await waitText(page, '#overview-summary', 'Showing queues 1–100 of 115, by name.')
+    assert.equal(await hash(), '#/')
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
   test('the message page does not download a large body again at every poll', async () => {
     const q = 'app:bigbody'
     await publish(srv, q, [{ id: 'big', body: 'x'.repeat(1024 * 1024), delay_ms: 3600000 }])
