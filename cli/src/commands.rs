@@ -134,6 +134,21 @@ pub struct StatsArgs {
     pub prometheus: bool,
 }
 
+/// The registered queues that can be opened. A name the core refuses (`.` or `..`, registered
+/// before such names were refused: no client can open it any more) is left out, said on
+/// stderr, rather than failing the listing of every other queue.
+async fn openable(client: &Conn) -> Result<Vec<String>> {
+    let mut names = client.queues().await?;
+    names.retain(|n| match client.client.queue(n) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("redelay: queue {n:?} not shown: {}", e.message());
+            false
+        }
+    });
+    Ok(names)
+}
+
 /// The JSON of `stats`, however many queues are named: `{"queues": [{"queue", "stats"}]}`, the
 /// rows of `GET /v1/overview` without their last hour (each `stats` as `GET …/stats` gives it),
 /// so that a script reads one queue's answer as it reads several.
@@ -142,7 +157,7 @@ fn stats_json(rows: &[(String, Stats)]) -> serde_json::Value {
 }
 
 pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
-    let names = if a.queues.is_empty() { client.queues().await? } else { a.queues };
+    let names = if a.queues.is_empty() { openable(client).await? } else { a.queues };
     let mut rows: Vec<(String, Stats)> = Vec::new();
     for n in names {
         let s = client.queue(&n).await?.stats().await?;

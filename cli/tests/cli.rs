@@ -1238,3 +1238,28 @@ fn bulk_deletions_ask_on_a_terminal_and_need_yes_elsewhere() {
     redelay(&prefix, &["destroy", "q", "--yes"]);
     assert!(registered(&prefix).is_empty());
 }
+
+/// A queue named `..` registered before such names were refused: `stats` of every queue shows
+/// the others and says why it leaves that one out (it failed whole, exit 64).
+#[test]
+fn stats_of_every_queue_leaves_out_a_name_no_client_can_open() {
+    let prefix = format!("clidots{}", std::process::id());
+    assert!(redelay(&prefix, &["publish", "ok", "x"]).status.success());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = redis::Client::open(redis_url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+        let _: () = redis::cmd("SADD").arg(format!("{prefix}:queues")).arg("..").query_async(&mut c).await.unwrap();
+    });
+    for args in [&["stats"][..], &["stats", "--json"], &["stats", "--prometheus"]] {
+        let o = redelay(&prefix, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {o:?}");
+        assert!(text(&o).contains("ok"), "{args:?}: {}", text(&o));
+        assert!(
+            stderr(&o).contains("redelay: queue \"..\" not shown: queue name: \"..\" is a path step"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(registered(&prefix), ["ok"]);
+    redelay(&prefix, &["destroy", "ok", "--yes"]);
+}

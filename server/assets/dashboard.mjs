@@ -546,6 +546,8 @@ function overviewView(page, filter) {
     },
   })
   const summary = h('p', { class: 'note', id: 'overview-summary' }, 'Loading…')
+  // Registered names no client can open (`.`, `..`: stored before such names were refused).
+  const unreachable = h('p', { class: 'note', id: 'overview-unreachable', hidden: true })
   const pager = h('nav', { class: 'row pager', id: 'overview-pager', 'aria-label': 'Pages of queues', hidden: true })
   const tbody = h('tbody')
   const table = h(
@@ -570,7 +572,7 @@ function overviewView(page, filter) {
     'div',
     {},
     h('h1', {}, 'Queues'),
-    h('section', { class: 'panel' }, h('div', { class: 'row' }, filterBox), summary, table, pager),
+    h('section', { class: 'panel' }, h('div', { class: 'row' }, filterBox), summary, table, pager, unreachable),
     h(
       'p',
       { class: 'note' },
@@ -640,6 +642,14 @@ function overviewView(page, filter) {
             : `Showing queues ${num(offset + 1)}–${num(offset + data.queues.length)} of ${num(data.total)}${matching}, by name.`,
     )
     renderPager(pages)
+    const apart = data.unreachable || []
+    unreachable.hidden = !apart.length
+    setText(
+      unreachable,
+      apart.length
+        ? `Not shown: ${apart.map((n) => `“${shown(n)}”`).join(', ')}, registered before such names were refused: no client can open ${apart.length === 1 ? 'it' : 'them'} (a URL resolves “.” and “..” away). See the gateway's documentation to remove ${apart.length === 1 ? 'it' : 'them'}.`
+        : '',
+    )
     const seen = new Set()
     data.queues.forEach((q, i) => {
       seen.add(q.queue)

@@ -235,6 +235,9 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// shows, in one request. The hour ends now by the Redis clock (of each queue's node). The
 /// filter costs Redis nothing more: the registry is read whole (one SMEMBERS) either way, and
 /// only the page's queues are asked for their stats; `total` counts the queues that match.
+/// A registered name the core refuses to open (`.` or `..`, stored before such names were
+/// refused) is no row: it is listed in `unreachable`, so that it neither fails every page
+/// (it did: a 400) nor goes unseen.
 async fn overview(a: Auth) -> ApiResult<Response> {
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
     let limit = a.num::<usize>("limit")?.unwrap_or(100);
@@ -245,6 +248,8 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     if let Some(text) = a.q.get("contains").map(|t| t.to_ascii_lowercase()) {
         names.retain(|n| n.to_ascii_lowercase().contains(&text));
     }
+    let (names, unreachable): (Vec<String>, Vec<String>) =
+        names.into_iter().partition(|n| a.st.client.queue(n).is_ok());
     let total = names.len();
     let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
     let a = &a;
@@ -269,7 +274,7 @@ async fn overview(a: Auth) -> ApiResult<Response> {
         Ok::<_, ApiError>(row)
     }))
     .await?;
-    ok(json!({ "total": total, "queues": rows }))
+    ok(json!({ "total": total, "queues": rows, "unreachable": unreachable }))
 }
 
 /// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.

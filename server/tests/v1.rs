@@ -250,6 +250,29 @@ async fn the_overview_filters_queues_by_name() {
     assert_eq!(v["total"].as_u64(), Some(5), "an empty filter is none: {v}");
 }
 
+/// A queue named `.` or `..`, registered before such names were refused, can be opened by no
+/// client: the overview lists it apart instead of failing whole (a 400 for every page).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_lists_apart_the_names_no_client_can_open() {
+    let s = common::start().await;
+    let (st, _) = call(&s, "POST", "/v1/queues/app:ok/messages", Some(json!({"body": "x"}))).await;
+    assert_eq!(st, 201);
+    let mut c = redis::Client::open(common::url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("SADD")
+        .arg(format!("{}:queues", s.client.prefix()))
+        .arg("..")
+        .arg(".")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let (st, v) = call(&s, "GET", "/v1/overview", None).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!((v["total"].as_u64(), v["queues"][0]["queue"].as_str()), (Some(1), Some("app:ok")), "{v}");
+    assert_eq!(v["unreachable"], json!([".", ".."]), "{v}");
+    let (_, v) = call(&s, "GET", "/v1/overview?contains=ok", None).await;
+    assert_eq!((v["total"].as_u64(), &v["unreachable"]), (Some(1), &json!([])), "{v}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_letters_several_queues_and_bad_input() {
     let s = common::start().await;
