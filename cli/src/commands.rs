@@ -499,18 +499,19 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
 }
 
 /// Asks before deleting many messages (`what`: `all 12 dead letters of queue "q"`). With
-/// `yes`, nothing is asked. With stdin a terminal, the question goes to stderr and the answer
-/// comes from stdin: `y` or `yes` goes on; anything else (or none) is a no: Ok(false), nothing
-/// is deleted (the command exits 1). Without a terminal to ask on, the deletion is refused,
-/// naming `--yes` (bad input, exit 64): a script says what it wants.
+/// `yes`, nothing is asked. With stdin and stderr a terminal, the question goes to stderr and
+/// the answer comes from stdin: `y` or `yes` goes on; anything else (or none) is a no:
+/// Ok(false), nothing is deleted (the command exits 1). Without a terminal to ask on (stderr
+/// sent to a file would hide the question), the deletion is refused, naming `--yes` (bad
+/// input, exit 64): a script says what it wants.
 fn confirm(what: &str, yes: bool) -> Result<bool> {
     use std::io::IsTerminal as _;
     if yes {
         return Ok(true);
     }
-    if !std::io::stdin().is_terminal() {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(redelay::Error::invalid(format!(
-            "would delete {what}; pass --yes (stdin is not a terminal to ask on)"
+            "would delete {what}; pass --yes (no terminal to ask on: stdin and stderr must both be one)"
         )));
     }
     eprint!("redelay: delete {what}? [y/N] ");

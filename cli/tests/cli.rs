@@ -1153,9 +1153,10 @@ fn json_of_every_change_is_what_the_gateway_answers() {
     assert!(registered(&prefix).is_empty(), "both destroyed");
 }
 
-/// `redelay args` on a terminal (a pty, by util-linux `script`) on which `typed` is typed: the
-/// exit status and what the terminal showed (the question, the answer echoed, the output).
-fn redelay_on_a_terminal(prefix: &str, args: &[&str], typed: &str) -> (Option<i32>, String) {
+/// `redelay args` on a terminal (a pty, by util-linux `script`; `redirect`: a shell redirection
+/// after it) on which `typed` is typed: the exit status and what the terminal showed (the
+/// question, the answer echoed, the output).
+fn redelay_on_a_terminal(prefix: &str, args: &[&str], redirect: &str, typed: &str) -> (Option<i32>, String) {
     use std::io::Write;
     use std::process::Stdio;
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
@@ -1166,7 +1167,7 @@ fn redelay_on_a_terminal(prefix: &str, args: &[&str], typed: &str) -> (Option<i3
         .map(|a| quote(a))
         .collect();
     let mut child = Command::new("script")
-        .args(["-qec", &line.join(" "), "/dev/null"])
+        .args(["-qec", &format!("{} {redirect}", line.join(" ")), "/dev/null"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1207,22 +1208,31 @@ fn bulk_deletions_ask_on_a_terminal_and_need_yes_elsewhere() {
         let o = redelay(&prefix, args);
         assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains("(stdin is not a terminal to ask on)"), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("(no terminal to ask on: stdin and stderr must both be one)"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
     assert_eq!(total(&prefix, "q"), 5);
 
     // On a terminal: asked; anything but y or yes (nothing typed too) deletes nothing, exit 1.
     for typed in ["n\n", "\n", "", "yess\n"] {
-        let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--all"], typed);
+        let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--all"], "", typed);
         assert_eq!(code, Some(1), "{typed:?}: {shown}");
         assert!(shown.contains("redelay: delete all 3 dead letters of queue \"q\"? [y/N]"), "{typed:?}: {shown}");
         assert!(shown.contains("not confirmed: nothing deleted"), "{typed:?}: {shown}");
     }
     assert_eq!(stats_json(&prefix, "q")["dead"], 3);
-    let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--oldest", "1"], "y\n");
+    // stderr sent elsewhere would hide the question: refused, as without a terminal.
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--all"], "2>/dev/null", "y\n");
+    assert_eq!(code, Some(64), "{shown}");
+    assert!(!shown.contains("[y/N]"), "{shown}");
+    assert_eq!(stats_json(&prefix, "q")["dead"], 3);
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--oldest", "1"], "", "y\n");
     assert_eq!(code, Some(0), "{shown}");
     assert!(shown.contains("delete the 1 oldest of the 3 dead letters") && shown.contains("purged 1"), "{shown}");
-    let (code, shown) = redelay_on_a_terminal(&prefix, &["bulk", "q", "cancel", "--id-prefix", "a"], "YES\n");
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["bulk", "q", "cancel", "--id-prefix", "a"], "", "YES\n");
     assert_eq!(code, Some(0), "{shown}");
     assert!(shown.contains("matched 2, done 2"), "{shown}");
     assert_eq!((stats_json(&prefix, "q")["dead"].as_u64(), total(&prefix, "q")), (Some(2), 2));
