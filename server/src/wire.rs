@@ -3,8 +3,9 @@
 //! clients get and give a body as `body` (the text, when UTF-8) and `body_base64`, where the
 //! core's form has an array of bytes. A delivery has no wire form in the core (it is a live
 //! handle): its JSON shape is here, and so are the answers of the `/v1` reads that wrap the
-//! core's forms (`{"items": …}`, `{"points": …}`): the gateway and the CLI's `--json` print them
-//! through these functions, so that a script reads both alike.
+//! core's forms (`{"items": …}`, `{"points": …}`) and of the changes that are no core form
+//! (`{"changed"}`, `{"count"}`, `{"ok", "records", "problems"}` …): the gateway and the CLI's
+//! `--json` print them through these functions, so that a script reads both alike.
 
 use std::time::{Duration, SystemTime};
 
