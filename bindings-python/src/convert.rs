@@ -291,18 +291,19 @@ pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
     .transpose()
 }
 
-/// Runs a close (blocking or awaitable), waiting at most `timeout` when given.
+/// Runs a close (blocking or awaitable), waiting at most `timeout` when given: True when it
+/// is over, False when it was given up on (the core's next close waits for the same drain).
 pub fn close<'py, F>(py: Python<'py>, blocking: bool, timeout: Option<Secs>, fut: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = ()> + Send + 'static,
 {
     let limit = dur(timeout, "timeout")?;
     run(py, blocking, async move {
-        match limit {
-            Some(t) => drop(tokio::time::timeout(t, fut).await),
-            None => fut.await,
-        }
-        Ok::<(), redelay::Error>(())
+        let Some(t) = limit else {
+            fut.await;
+            return Ok::<bool, redelay::Error>(true);
+        };
+        Ok(tokio::time::timeout(t, fut).await.is_ok())
     })
 }
 

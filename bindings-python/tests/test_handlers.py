@@ -272,15 +272,65 @@ def test_async_wait_returns_once_the_subscription_has_drained(url: str, prefix: 
         assert len(finished) == 2
         await closing
 
-        # close(timeout) returns before the drain is over: wait() returns with it.
+        # close(timeout) returns before the drain is over and cancels the running handler,
+        # which hands its message back: wait() returns once that is done.
         c2 = await redelay.AsyncClient.connect(url, prefix=prefix)
         sub2 = await c2.queue("wait-async").subscribe(handler)
-        await c2.queue("wait-async").publish(b"3")
+        await c2.queue("wait-async").publish(b"3", id="three")
         await until(lambda: len(started) == 3)
-        t0 = time.monotonic()
         await sub2.close(timeout=0.05)
         await sub2.wait()
-        assert time.monotonic() - t0 < 0.4
+        assert len(finished) == 2 and sub2.counters().acked == 0
+        info = await c2.queue("wait-async").peek("three")
+        assert info is not None and (info.state, info.attempts) == ("ready", 0)
         await c2.close()
+
+    run(body)
+
+
+def test_sync_wait_after_a_close_that_gave_up_waits_for_the_drain(client: redelay.Client) -> None:
+    """close(timeout) returns when the timeout passes; the handler still runs, and wait() waits
+    for it (it did not return at once: the drain is the core's, and goes on)."""
+    q = client.queue("gave-up-sync")
+    started, go, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def handler(msg: redelay.SyncMessage) -> None:
+        started.set()
+        go.wait(30)
+        finished.set()
+
+    sub = q.subscribe(handler)
+    q.publish(b"x")
+    assert started.wait(10)
+    sub.close(timeout=0.05)
+    assert not sub.wait(0.3)  # the handler still runs
+    go.set()
+    assert sub.wait(10)
+    assert finished.is_set() and sub.counters().acked == 1
+
+
+def test_async_wait_after_a_close_that_gave_up_waits_for_the_drain(url: str, prefix: str) -> None:
+    """As above, for a plain ``def`` handler of the asyncio API (it runs on a thread: close
+    cannot cancel it)."""
+
+    async def body() -> None:
+        async with await redelay.AsyncClient.connect(url, prefix=prefix) as c:
+            q = c.queue("gave-up-async")
+            started, go = threading.Event(), threading.Event()
+
+            def handler(msg: redelay.SyncMessage) -> None:
+                started.set()
+                go.wait(30)
+
+            sub = await q.subscribe(handler)
+            await q.publish(b"x")
+            await until(started.is_set)
+            await sub.close(timeout=0.05)
+            waiting = asyncio.ensure_future(sub.wait())
+            await asyncio.sleep(0.3)
+            assert not waiting.done()  # the handler still runs
+            go.set()
+            await waiting
+            assert sub.counters().acked == 1
 
     run(body)

@@ -338,3 +338,33 @@ async fn take_hands_out_no_delivery_whose_lease_ran_out_in_the_inbox() {
     assert!(sub.counters().lease_lost >= 3, "{:?}", sub.counters());
     sub.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_given_up_on_leaves_the_drain_for_the_next_close_to_wait_on() {
+    let (_c, q) = common::queue("close-given-up").await;
+    q.publish(Message::new(b"slow".to_vec()).id("s")).await.unwrap();
+    let (started, finished) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let go = Arc::new(tokio::sync::Notify::new());
+    let (s, f, g) = (started.clone(), finished.clone(), go.clone());
+    let handler = move |_d: redelay::Delivery| {
+        let (s, f, g) = (s.clone(), f.clone(), g.clone());
+        async move {
+            s.store(true, Ordering::SeqCst);
+            g.notified().await;
+            f.store(true, Ordering::SeqCst);
+            Ok::<(), Failure>(())
+        }
+    };
+    let sub = Arc::new(q.subscribe(handler, SubscribeOptions::concurrency(1)).await.unwrap());
+    eventually("handler started", Duration::from_secs(5), || started.load(Ordering::SeqCst)).await;
+    // A close given up on (as a binding's `close(timeout)` does) while the handler runs.
+    assert!(tokio::time::timeout(ms(50), sub.close()).await.is_err());
+    // A later close still waits for the drain: not over while the handler runs.
+    let s2 = sub.clone();
+    let mut again = tokio::spawn(async move { s2.close().await });
+    assert!(tokio::time::timeout(ms(200), &mut again).await.is_err(), "the second close waited for nothing");
+    go.notify_one();
+    again.await.unwrap();
+    assert!(finished.load(Ordering::SeqCst), "the running handler was drained");
+    assert_eq!(sub.counters().acked, 1);
+}

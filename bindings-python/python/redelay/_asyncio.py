@@ -181,13 +181,15 @@ class Subscription(SubscriptionBase):
         self._guard = loop.create_task(self.wait(), name=f"redelay-subscription-{self.queues[0]}")
 
     async def _do_close(self, timeout: Optional[Seconds]) -> None:
+        drained = True
         try:
-            await self._native.close(False, timeout)
+            drained = await self._native.close(False, timeout)
         finally:
             if isinstance(self._runner, _runtime.LoopRunner):
                 self._runner.cancel_running()
             self._closing_started.set()
-            self._closed.set()
+            if drained:  # else the drain goes on (timeout passed): wait() waits for it
+                self._closed.set()
 
     async def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or

@@ -107,9 +107,10 @@ class SyncSubscription(SubscriptionBase):
     def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
         ``timeout``)."""
-        self._native.close(True, timeout)
-        self._runner.stopped.wait(5)  # the feeder thread sees the close at once
-        self._runner.drained.set()
+        if self._native.close(True, timeout):
+            self._runner.stopped.wait(5)  # the feeder thread sees the close at once
+            self._runner.drained.set()
+        # else the drain goes on: the feeder sets ``drained`` when it is over (wait() waits)
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the subscription is closed (by :meth:`close` in another thread, its

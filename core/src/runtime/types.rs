@@ -176,9 +176,12 @@ impl crate::storage::ctx::Closes for Shared {
     fn close_and_drain(&self) -> futures_util::future::BoxFuture<'_, ()> {
         Box::pin(async move {
             self.closing.send_replace(true);
+            // The handle stays until the fetch loop has ended: a close given up on (dropped, a
+            // binding's `close(timeout)`) leaves it for the next close to wait on.
             let mut fetcher = self.fetcher.lock().await;
-            if let Some(h) = fetcher.take() {
+            if let Some(h) = fetcher.as_mut() {
                 let _ = h.await;
+                *fetcher = None;
             }
         })
     }
