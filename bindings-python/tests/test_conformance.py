@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Mapping, Optional
@@ -21,8 +22,10 @@ def ms(a: Dict[str, Any], k: str) -> Optional[timedelta]:
 
 
 def spelled(word: str) -> str:
-    """A word of the table as Python's messages spell it: no unit (``at``, not ``at_ms``), and
-    ``start`` for the keyword ``from`` (the core's ``Spelling::Python``)."""
+    """A word of the table as Python's messages spell it: no unit (``at``, not ``at_ms``),
+    ``start`` for the keyword ``from``, and a value given in seconds (``base (5 s)``, not
+    ``base (5000 ms)``; the core's ``Spelling::Python``)."""
+    word = re.sub(r"\((\d+) ms\)", lambda m: f"({int(m[1]) / 1000:g} s)", word)
     return "start" if word == "from" else word.replace("_ms", "")
 
 

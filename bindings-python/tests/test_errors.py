@@ -96,6 +96,21 @@ def test_duration_errors_name_the_argument_in_seconds(client: redelay.Client, na
     assert q.stats().total == 0
 
 
+def test_limits_state_the_duration_given_in_seconds(client: redelay.Client) -> None:
+    """A duration over its limit is told back in seconds, as it was given (not in the wire's ms)."""
+    q = client.queue("in-seconds")
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        q.publish(b"x", delay=315360001)
+    assert str(ei.value) == "delay: 315360001 s is more than the limit of 3650 days"
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        q.publish(b"x", ttr=0.05)
+    assert str(ei.value) == "ttr: must be 100 ms to 24 h, got 0.05 s"
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        q.publish(b"x", backoff=(60, 10.5))
+    assert "backoff: base (60 s) must not be above max (10.5 s)" in str(ei.value)
+    assert q.stats().total == 0
+
+
 def test_decode_errors_name_the_field_without_a_position_in_the_text(client: redelay.Client) -> None:
     q = client.queue("decode")
     with pytest.raises(redelay.InvalidArgumentError) as ei:

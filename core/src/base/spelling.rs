@@ -153,11 +153,50 @@ fn snake_ms_head(head: &str) -> Option<String> {
     }
 }
 
-/// `message` with its leading field path and its backquoted names in `spelling`.
+/// Words after which the core states a value given (not a limit) in ms: `got 50 ms`,
+/// `delay: 315360001000 ms is more than the limit`, `base (5000 ms)`, `it is 5 ms before`.
+const GIVEN: &[&str] = &["got ", ": ", "(", "is "];
+
+/// `message` with each value given stated in seconds, as Python gives durations (`got 0.05 s`,
+/// `delay: 315360001 s is more than the limit`); limits keep the units people read (`100 ms`).
+fn in_seconds(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(" ms") {
+        let (before, after) = (&rest[..i], &rest[i + 3..]);
+        let lead = before.trim_end_matches(|c: char| c.is_ascii_digit());
+        let ms = before[lead.len()..].parse::<u128>().ok();
+        let given = GIVEN.iter().any(|w| lead.strip_suffix('-').unwrap_or(lead).ends_with(w));
+        match ms {
+            Some(ms) if given && !after.starts_with(|c: char| c.is_alphanumeric()) => {
+                let s = format!("{}.{:03}", ms / 1000, ms % 1000);
+                out.push_str(lead);
+                out.push_str(s.trim_end_matches('0').trim_end_matches('.'));
+                out.push_str(" s");
+            }
+            _ => {
+                out.push_str(before);
+                out.push_str(" ms");
+            }
+        }
+        rest = after;
+    }
+    out + rest
+}
+
+/// `message` with its leading field path and its backquoted names in `spelling` (and, in
+/// [`Spelling::Python`], the values given in seconds).
 pub(crate) fn respell(message: &str, spelling: Spelling) -> String {
     if spelling == Spelling::Snake {
         return message.to_string();
     }
+    if spelling == Spelling::Python {
+        return respell_names(&in_seconds(message), spelling);
+    }
+    respell_names(message, spelling)
+}
+
+fn respell_names(message: &str, spelling: Spelling) -> String {
     // "message 3: " of a batch stays; the path after it ends at the first ": ".
     let skip = message
         .strip_prefix("message ")
@@ -302,10 +341,10 @@ mod tests {
     fn python_names_have_no_unit_and_no_keyword() {
         let messages = [
             ("from_ms: invalid value: floating point `-1.0`", "start: invalid value: floating point `-1.0`"),
-            ("from: -5 ms is before the Unix epoch", "start: -5 ms is before the Unix epoch"),
+            ("from: -5 ms is before the Unix epoch", "start: -0.005 s is before the Unix epoch"),
             ("message 2: at_ms: invalid type", "message 2: at: invalid type"),
             ("wait_for_replicas.timeout_ms: invalid type", "wait_for_replicas.timeout: invalid type"),
-            ("ttr: must be 100 ms to 24 h, got 50 ms", "ttr: must be 100 ms to 24 h, got 50 ms"),
+            ("ttr: must be 100 ms to 24 h, got 50 ms", "ttr: must be 100 ms to 24 h, got 0.05 s"),
             (
                 "unknown field `dealy`, expected one of `id`, `delay_ms`",
                 "unknown field `dealy`, expected one of `id`, `delay`",
@@ -316,6 +355,35 @@ mod tests {
         for (core, python) in messages {
             assert_eq!(respell(core, Spelling::Python), python);
         }
+    }
+
+    #[test]
+    fn python_is_told_the_durations_it_gave_in_seconds() {
+        // A value given is in seconds, as Python gives it; a limit in the units people read.
+        let messages = [
+            (
+                "delay: 315360001000 ms is more than the limit of 3650 days",
+                "delay: 315360001 s is more than the limit of 3650 days",
+            ),
+            ("ttr: must be 100 ms to 24 h, got 50 ms", "ttr: must be 100 ms to 24 h, got 0.05 s"),
+            ("max_idle: must be 10 ms to 1 min, got 1 ms", "max_idle: must be 10 ms to 1 min, got 0.001 s"),
+            ("wait_ms: must be 0 ms to 1 min, got 120000 ms", "wait: must be 0 ms to 1 min, got 120 s"),
+            (
+                "message 2: backoff: base (60000 ms) must not be above max (10500 ms)",
+                "message 2: backoff: base (60 s) must not be above max (10.5 s)",
+            ),
+            (
+                "expires_at: must be after the due time; it is 5 ms before or at it",
+                "expires_at: must be after the due time; it is 0.005 s before or at it",
+            ),
+            ("wait_for_replicas.timeout: must be 1 ms to 1 min", "wait_for_replicas.timeout: must be 1 ms to 1 min"),
+            ("headers: 5 msgs", "headers: 5 msgs"),
+        ];
+        for (core, python) in messages {
+            assert_eq!(respell(core, Spelling::Python), python);
+        }
+        // The other spellings give durations in ms (Node) or as a Duration (Kotlin): unchanged.
+        assert_eq!(respell(messages[0].0, Spelling::Camel), messages[0].0);
     }
 
     #[test]
