@@ -275,6 +275,17 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
     }
 }
 
+/// A queue's weight (an int, as `redelay._ops` checked): one beyond 64 bits as its text, for
+/// the core to refuse as it was given rather than a raw `OverflowError`.
+pub struct Weight(pub Result<i64, String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Weight {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Weight(obj.extract::<i64>().map_err(|_| obj.to_string())))
+    }
+}
+
 /// A duration argument as a `Duration` (`field` names it in the error).
 pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
     secs.map(|Secs(s)| {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use crate::convert::{de, rt, run, to_py_err, Homed, Secs};
+use crate::convert::{de, rt, run, to_py_err, Homed, Secs, Weight};
 use crate::message::new_message;
 use crate::subscribe::{NativeSubscription, PyWake};
 
@@ -61,13 +61,17 @@ impl NativeClient {
         &self,
         py: Python<'py>,
         queues: Vec<(String, Option<u32>)>,
-        weights: Option<Vec<i64>>,
+        weights: Option<Vec<Weight>>,
         wake: Option<Py<PyAny>>,
         closed: Option<Py<PyAny>>,
         opts: &str,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (o, c) = (de::<redelay::SubscribeOptions>(py, opts)?, self.c.get(py, CLIENT)?.clone());
+        let refused = |q: &str, big| to_py_err(py, redelay::Queues::weight_refused(q, big));
+        let weights =
+            weights.map(|ws| ws.into_iter().zip(&queues).map(|(Weight(w), q)| w.map_err(|b| refused(&q.0, b))));
+        let weights = weights.map(Iterator::collect::<PyResult<Vec<_>>>).transpose()?;
         let w = Arc::new(PyWake { wake, closed });
         run(py, blocking, async move {
             let qs = c.queues_named(queues, weights).await?;

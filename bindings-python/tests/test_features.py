@@ -92,6 +92,11 @@ def test_bad_input_of_a_subscription_of_several_queues(client: redelay.Client) -
     # Refused as given: not clamped, truncated or converted.
     with pytest.raises(redelay.InvalidArgumentError, match=r'weight of queue "wb": must be 1 to 1000, got -1$'):
         client.subscribe({"wa": 1, "wb": -1}, lambda m: None)
+    # Beyond 64 bits too (no raw OverflowError).
+    with pytest.raises(
+        redelay.InvalidArgumentError, match=r'weight of queue "wb": must be 1 to 1000, got 18446744073709551616$'
+    ):
+        client.subscribe({"wa": 1, "wb": 2**64}, lambda m: None)
     with pytest.raises(TypeError, match=r'weight of queue "wa": expected an int, got float$'):
         client.subscribe({"wa": 1.5}, lambda m: None)  # type: ignore[dict-item]
     with pytest.raises(redelay.InvalidArgumentError, match="queue name"):

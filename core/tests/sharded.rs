@@ -410,6 +410,10 @@ async fn queues_named_open_each_queue_with_its_shard_count() {
             (got, want) => panic!("{label}: got {:?}, want {want:?}", got.map(|_| ())),
         }
     }
+    // A weight a binding cannot hold in 64 bits is refused with the same words, as given.
+    let e = redelay::Queues::weight_refused("a", "18446744073709551616");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.message(), "weight of queue \"a\": must be 1 to 1000, got 18446744073709551616");
     // A queue opened by name with the stored count is consumed from every shard.
     let qs = c.queues_named(vec![n(&s, None), n(&p, None)], None).await.unwrap();
     let (got, h) = recorder();

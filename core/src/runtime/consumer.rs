@@ -89,12 +89,13 @@ pub struct Queues {
 
 pub use crate::base::limits::{MAX_QUEUES, MAX_WEIGHT};
 
-/// The error for a weight outside 1 to [`MAX_WEIGHT`], naming the queue and the weight given.
-fn weight_refused(q: &Queue, w: impl std::fmt::Display) -> Error {
-    Error::invalid(format!("weight of queue {:?}: must be 1 to {MAX_WEIGHT}, got {w}", q.name()))
-}
-
 impl Queues {
+    /// The error for a weight outside 1 to [`MAX_WEIGHT`], naming the queue and the weight as
+    /// given: also for a binding whose integers can be too large for [`ordered`](Self::ordered).
+    pub fn weight_refused(queue: &str, w: impl std::fmt::Display) -> Error {
+        Error::invalid(format!("weight of queue {queue:?}: must be 1 to {MAX_WEIGHT}, got {w}"))
+    }
+
     /// Strict priority: always the first queue (in this order) that has a due message.
     pub fn priority(queues: Vec<Queue>) -> Result<Queues> {
         Self::new(queues.into_iter().map(|q| (q, 1)).collect(), Order::Priority)
@@ -118,7 +119,7 @@ impl Queues {
             Some(w) => {
                 let each = queues.into_iter().zip(w).map(|(q, w)| match u32::try_from(w) {
                     Ok(n) if (1..=MAX_WEIGHT).contains(&n) => Ok((q, n)),
-                    _ => Err(weight_refused(&q, w)),
+                    _ => Err(Self::weight_refused(q.name(), w)),
                 });
                 Self::weighted(each.collect::<Result<_>>()?)
             }
@@ -129,7 +130,7 @@ impl Queues {
         limits::check_queue_list(list.iter().map(|(q, _)| q.name()))?;
         for (q, w) in &list {
             if !(1..=MAX_WEIGHT).contains(w) {
-                return Err(weight_refused(q, *w));
+                return Err(Self::weight_refused(q.name(), *w));
             }
             if !Arc::ptr_eq(&q.inner.ctx, &list[0].0.inner.ctx) {
                 return Err(Error::invalid(format!("queues: {:?} belongs to another client", q.name())));
