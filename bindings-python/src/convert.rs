@@ -256,7 +256,7 @@ fn unit(v: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
 }
 
 /// A duration argument: seconds (int or float) or a `timedelta`; else the name of the type
-/// given (a `bool` or a `str` is no number of seconds), refused by [`dur`] naming the field.
+/// given (a `bool` or a `str` is no number of seconds), refused by [`secs`] naming the field.
 pub struct Secs(pub Result<f64, String>);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
@@ -266,11 +266,12 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
         if obj.is_instance_of::<PyBool>() {
             return Ok(Secs(Err("bool".into())));
         }
-        Ok(Secs(match obj.extract::<Duration>() {
-            Ok(d) => Ok(d.as_secs_f64()),
-            Err(_) if obj.hasattr("total_seconds")? => Ok(obj.call_method0("total_seconds")?.extract()?),
-            Err(_) if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() => Ok(obj.extract::<f64>()?),
-            Err(_) => Err(obj.get_type().name()?.to_string()),
+        Ok(Secs(if obj.hasattr("total_seconds")? {
+            Ok(obj.call_method0("total_seconds")?.extract()?)
+        } else if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
+            Ok(obj.extract::<f64>()?)
+        } else {
+            Err(obj.get_type().name()?.to_string())
         }))
     }
 }
@@ -286,20 +287,31 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Weight {
     }
 }
 
-/// A duration argument as a `Duration` (`field` names it in the error).
-pub fn dur(secs: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
-    secs.map(|Secs(s)| {
-        let s = s.map_err(|t| {
-            pyo3::exceptions::PyTypeError::new_err(format!(
-                "{field}: expected seconds (int or float) or a timedelta, got {t}"
-            ))
-        })?;
-        Duration::try_from_secs_f64(s).map_err(|_| {
-            let msg = format!("{field}: must be a finite number of seconds, not negative, got {s}");
-            Python::attach(|py| to_py_err(py, redelay::Error::invalid(msg)))
-        })
-    })
-    .transpose()
+/// A duration argument in seconds: finite and not negative (`field` names it in the error).
+/// The one check of every duration: a delivery's, a close's, and options' (through [`ms`]).
+fn secs(Secs(s): Secs, field: &str) -> PyResult<f64> {
+    let s = s.map_err(|t| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "{field}: expected seconds (int or float) or a timedelta, got {t}"
+        ))
+    })?;
+    if !(s.is_finite() && s >= 0.0) {
+        let msg = format!("{field}: must be a finite number of seconds, not negative, got {s}");
+        return Err(Python::attach(|py| to_py_err(py, redelay::Error::invalid(msg))));
+    }
+    Ok(s)
+}
+
+/// A duration argument as a `Duration` (one too long for it is the longest, for the core's
+/// limit to refuse).
+pub fn dur(s: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
+    s.map(|s| Ok(Duration::try_from_secs_f64(secs(s, field)?).unwrap_or(Duration::MAX))).transpose()
+}
+
+/// A duration argument of an option in the core's wire form (ms); `redelay._results.wire`.
+#[pyfunction]
+pub fn ms(s: Secs, field: &str) -> PyResult<f64> {
+    Ok(secs(s, field)? * 1000.0)
 }
 
 /// Runs a close (blocking or awaitable), waiting at most `timeout` when given: True when it

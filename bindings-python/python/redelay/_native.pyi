@@ -28,6 +28,14 @@ def failure_reason(name: str, text: str) -> str:
 
 _Seconds = Union[int, float, timedelta]
 
+UNITS: List[Tuple[str, str, bool]]
+"""The options that are durations or times (Python name, wire name, is a time), as the core
+names them: ``("ttr", "ttr_ms", False)``, ``("start", "from_ms", True)``."""
+
+def ms(v: _Seconds, field: str) -> float:
+    """A duration argument (seconds or timedelta) in milliseconds; a ``TypeError`` for another
+    type, :class:`InvalidArgumentError` for a negative or not finite one, naming ``field``."""
+
 class BaseMessage:
     """One delivery of a message: its fields. :class:`Message` and :class:`SyncMessage` add
     ``ack``/``nack``/``release``/``extend``."""

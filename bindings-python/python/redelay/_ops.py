@@ -363,8 +363,6 @@ class QueueOps:
         """How many waiting messages fall due in each of ``buckets`` (1 to 1000) spans of
         ``width`` from ``start`` (default now): the load ahead, as (start of span, count)."""
         args = wire({"start": start, "width": width, "buckets": buckets})  # the core's default: now
-        if "start_ms" in args:
-            args["from_ms"] = args.pop("start_ms")  # the core's name
         return self._call("upcoming", args, lambda v: [(time(b["at_ms"]), b["count"]) for b in v])
 
     @op

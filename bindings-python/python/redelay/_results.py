@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
 
 from ._errors import InvalidArgumentError, _WrongType
+from ._native import UNITS, ms
 
 __all__ = ["Published", "State", "Stats", "MessageInfo", "VerifyReport", "Counters", "HistoryPoint", "ListPage"]
 __all__ += ["SearchPage", "BulkReport"]
@@ -180,24 +181,12 @@ def many(cls: Type[R]) -> Callable[[List[Any]], List[R]]:
     return lambda v: [of(cls, x) for x in v]
 
 
-#: Duration arguments (seconds or timedelta), sent as ``NAME_ms``.
-_DURATIONS = {"delay", "ttr", "expires_in", "retry_in", "wait", "width"}
-_DURATIONS |= {"connect_timeout", "response_timeout", "default_ttr", "drain_timeout", "max_idle"}
+#: Durations (seconds or timedelta) and times (aware datetimes) by name: (wire name in ms, is
+#: a time), as the core names them.
+_UNITS = {name: (wire, is_time) for name, wire, is_time in UNITS}
 #: Pairs of durations, sent as two ``*_ms`` fields.
 _PAIRS = {"backoff": ("backoff_base_ms", "backoff_max_ms")}
 _PAIRS["default_backoff"] = ("default_backoff_base_ms", "default_backoff_max_ms")
-#: Time arguments (aware datetimes), sent as ``NAME_ms``.
-_TIMES = {"at", "expires_at", "since", "until", "start"}
-
-
-def ms(v: Any, field: str) -> float:
-    """A duration argument (seconds or timedelta) in milliseconds."""
-    s = v.total_seconds() if isinstance(v, timedelta) else v
-    if isinstance(s, bool) or not isinstance(s, (int, float)):
-        raise TypeError(f"{field}: expected seconds (int or float) or a timedelta, got {type(v).__name__}")
-    if not math.isfinite(s) or s < 0:
-        raise InvalidArgumentError(f"{field}: must be a finite number of seconds, not negative, got {s}")
-    return s * 1000
 
 
 def epoch_ms(v: Any, field: str) -> float:
@@ -227,10 +216,8 @@ def wire(args: Mapping[str, Any]) -> Dict[str, Any]:
         elif k == "wait_for_replicas":
             n, timeout = pair(v, k, "(replicas, timeout)")
             out[k] = {"replicas": value(n, f"{k}.replicas"), "timeout_ms": ms(timeout, k)}
-        elif k in _DURATIONS:
-            out[k + "_ms"] = ms(v, k)
-        elif k in _TIMES:
-            out[k + "_ms"] = epoch_ms(v, k)
+        elif k in _UNITS:
+            out[_UNITS[k][0]] = (epoch_ms if _UNITS[k][1] else ms)(v, k)
         else:
             out[k] = value(v, k)
     return out

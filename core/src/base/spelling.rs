@@ -54,6 +54,21 @@ pub(crate) const DURATION_FIELDS: &[&str] = &[
     "max_idle",
 ];
 
+/// Options the core names without their unit that are times in ms since the Unix epoch on the
+/// wire (`at` is `at_ms`).
+const TIME_FIELDS: &[&str] = &["at", "expires_at", "since", "until", "from"];
+
+impl Spelling {
+    /// The options that are durations or times, as this spelling names them, each with its
+    /// wire name and whether it is a time: for a binding that converts durations and times of
+    /// its own into the wire's ms (Python's `ttr`, seconds, is `ttr_ms`; its `start` is
+    /// `from_ms`).
+    pub fn units(self) -> Vec<(String, String, bool)> {
+        let all = DURATION_FIELDS.iter().map(|f| (f, false)).chain(TIME_FIELDS.iter().map(|f| (f, true)));
+        all.map(|(f, time)| (field(f, self), field(f, Spelling::SnakeMs), time)).collect()
+    }
+}
+
 /// Words that make a wire field `<word>_ms` or `<name>_<word>_ms` a time (ms since the epoch)
 /// rather than a duration.
 const TIME_WORDS: &[&str] = &["at", "now", "due", "deadline", "since", "until", "from"];
@@ -354,6 +369,24 @@ mod tests {
         ];
         for (core, python) in messages {
             assert_eq!(respell(core, Spelling::Python), python);
+        }
+    }
+
+    #[test]
+    fn python_sends_its_durations_and_times_under_their_wire_names() {
+        let units = Spelling::Python.units();
+        let unit = |name: &str| units.iter().find(|u| u.0 == name).map(|u| (u.1.as_str(), u.2));
+        assert_eq!(unit("delay"), Some(("delay_ms", false)));
+        assert_eq!(unit("drain_timeout"), Some(("drain_timeout_ms", false)));
+        assert_eq!(unit("expires_in"), Some(("expires_in_ms", false)));
+        assert_eq!(unit("expires_at"), Some(("expires_at_ms", true)));
+        assert_eq!(unit("start"), Some(("from_ms", true)), "`from` is a keyword in Python");
+        assert_eq!(unit("from"), None);
+        assert_eq!(unit("max_attempts"), None);
+        for (python, wire, time) in &units {
+            // Each wire name is a duration or a time of the gateway's JSON, named back as Python does.
+            assert_eq!(field(wire, Spelling::Python), *python);
+            assert_eq!(is_time(wire.strip_suffix("_ms").unwrap()), *time, "{wire}");
         }
     }
 
