@@ -193,9 +193,10 @@ class Subscription(SubscriptionBase):
 
     async def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
-        ``timeout``). Calling it again waits for the same close. A handler cancelled meanwhile
-        (the end of ``asyncio.run`` cancels every task) hands its message back: due again, no
-        attempt counted."""
+        ``timeout``: then it returns, running ``async def`` handlers are cancelled and ``def``
+        ones run on, and :meth:`wait` waits for the drain). Calling it again waits for the same
+        close. A handler cancelled meanwhile (the end of ``asyncio.run`` cancels every task)
+        hands its message back: due again, no attempt counted."""
         if isinstance(self._runner, _runtime.LoopRunner):
             self._runner.closing = True
         if self._closing is None:
@@ -204,9 +205,9 @@ class Subscription(SubscriptionBase):
 
     async def wait(self) -> None:
         """Waits until the subscription is closed, by :meth:`close`, its client, or the core:
-        stopped and drained, as :meth:`close` leaves it (its running handlers finished, or the
-        drain timeout, or the ``timeout`` given to :meth:`close`, passed). Cancelling the task
-        that waits closes it."""
+        stopped and drained (its running handlers finished, or the drain timeout passed; also
+        after a :meth:`close` whose ``timeout`` passed first). Cancelling the task that waits
+        closes it."""
         try:
             await self._closing_started.wait()
             if not self._watching:

@@ -106,7 +106,7 @@ class SyncSubscription(SubscriptionBase):
 
     def close(self, timeout: Optional[Seconds] = None) -> None:
         """Stops fetching and waits for running handlers (up to the drain timeout, or
-        ``timeout``)."""
+        ``timeout``: then it returns while they run on, and :meth:`wait` waits for the drain)."""
         if self._native.close(True, timeout):
             self._runner.stopped.wait(5)  # the feeder thread sees the close at once
             self._runner.drained.set()
@@ -115,8 +115,8 @@ class SyncSubscription(SubscriptionBase):
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the subscription is closed (by :meth:`close` in another thread, its
         client, or the core) or ``timeout`` passes; returns True when closed: stopped and
-        drained, as :meth:`close` leaves it (its running handlers finished, or the drain
-        timeout, or the ``timeout`` given to :meth:`close`, passed). Ctrl-C raises
+        drained (its running handlers finished, or the drain timeout passed; also after a
+        :meth:`close` whose ``timeout`` passed first). Ctrl-C raises
         KeyboardInterrupt here; ``with`` then closes."""
         return self._runner.drained.wait(timeout)
 
