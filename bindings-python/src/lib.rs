@@ -8,30 +8,16 @@ mod message;
 mod queue;
 mod subscribe;
 
-/// Bridges the core's `log` records (tracing emits them) into Python `logging`.
-struct PyLog;
-
-impl log::Log for PyLog {
-    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
-        m.target().starts_with("redelay")
-    }
-    fn log(&self, r: &log::Record<'_>) {
-        if self.enabled(r.metadata()) {
-            let (level, target, text) = (r.level() as u8, r.target().replace("::", "."), r.args().to_string());
-            convert::with_python(|py| {
-                let _ = convert::helpers(py).and_then(|h| h.call_method1("log", (level, target, text)));
-            });
-        }
-    }
-    fn flush(&self) {}
-}
-
-/// Lets core records up to `level` (1 error … 5 trace) through; `redelay._runtime` passes the
-/// level of the `redelay` logger.
+/// Lets core records up to `level` (1 error … 5 trace) through to Python `logging` (the core's
+/// `redelay::forward_logs`); `redelay._runtime` passes the level of the `redelay` logger.
 #[pyfunction]
 fn _log_level(level: usize) {
-    let _ = log::set_logger(&PyLog);
-    log::set_max_level(log::LevelFilter::iter().nth(level).unwrap_or(log::LevelFilter::Warn));
+    redelay::forward_logs(level, |level, target, text| {
+        let target = target.replace("::", ".");
+        convert::with_python(|py| {
+            let _ = convert::helpers(py).and_then(|h| h.call_method1("log", (level, target, text)));
+        });
+    });
 }
 
 /// A thrown exception's reason from its type name and text, worded by the core
