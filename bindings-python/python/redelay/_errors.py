@@ -38,7 +38,8 @@ class InvalidArgumentError(RedelayError, ValueError):
 
 
 class ConnectionError(RedelayError, builtins.ConnectionError):
-    """Redis could not be reached, or the connection broke (also a builtin ``ConnectionError``)."""
+    """Redis could not be reached, the connection broke, or Redis cannot serve for now (a failover,
+    a server loading its data): try again later (also a builtin ``ConnectionError``)."""
 
     kind: ClassVar[str] = "Connection"
 
