@@ -1,13 +1,14 @@
 // The dashboard in a real browser (Debian's headless Chromium through playwright-core) against a
 // real `redelay serve` and redis-server: it loads, shows counts and charts that change as
 // messages are published through the API, searches, respawns dead letters, runs each action
-// after a confirmation, and a read-only token gets no action (and the server refuses them).
-// Every wait is for a condition, with generous timeouts; no test asserts a duration.
+// after a confirmation, a read-only token gets no action (and the server refuses them), and a
+// hidden tab polls nothing. Every wait is for a condition (or, in a hidden tab, for a number of
+// the page's poll periods), with generous timeouts; no test asserts a duration.
 /* global document, location */
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { ADMIN, launch, makeDead, openDashboard, publish, startServer, WAIT } from './lib.mjs'
+import { ADMIN, launch, launchTabs, makeDead, openDashboard, publish, signIn, startServer, WAIT } from './lib.mjs'
 
 let srv
 let browser
@@ -687,6 +688,47 @@ describe('dashboard', () => {
     assert.equal(await hash(), '#/')
     assert.deepEqual(errors, [])
     await page.close()
+  })
+
+  test('a hidden tab polls nothing; shown again, it polls at once and goes on', async () => {
+    // Hidden for real: another tab opened in front of the dashboard's, in the same window, as a
+    // user switching tabs does; then the dashboard's tab brought to front again (see launchTabs).
+    const q = 'app:hidden'
+    await publish(srv, q, [{ body: 'x', delay_ms: 600000 }])
+    const tabs = await launchTabs()
+    try {
+      const tab = await tabs.tab()
+      // When Node heard of each request of the page to the gateway (Playwright's request events).
+      const requests = []
+      tab.on('request', (r) => r.url().startsWith(`${srv.base}/v1/`) && requests.push(Date.now()))
+      const { page, errors } = await signIn(tab, srv, ADMIN)
+      const visibility = (state) => page.waitForFunction((s) => document.visibilityState === s, state, { polling: 100 })
+      await visibility('visible')
+      await waitText(page, cell(q, 'scheduled'), '1')
+      // The page's own poll period, as it polls: the longer gap between three polls.
+      const n0 = requests.length
+      await until(() => requests.length >= n0 + 3, 'three polls')
+      const period = Math.max(requests[n0 + 1] - requests[n0], requests[n0 + 2] - requests[n0 + 1])
+      // Hidden: no request for five periods (one in flight was sent before), though a message
+      // published meanwhile changes what the page shows.
+      const front = await tabs.tab()
+      await visibility('hidden')
+      const n1 = requests.length
+      await publish(srv, q, [{ body: 'y', delay_ms: 600000 }])
+      await new Promise((r) => setTimeout(r, 5 * period))
+      assert.equal(requests.length - n1, 0, `requests while hidden for 5 polls of ${period} ms`)
+      assert.equal((await page.textContent(cell(q, 'scheduled'))).trim(), '1')
+      // Shown again: the news at once, then the page goes on polling.
+      await page.bringToFront()
+      await visibility('visible')
+      await waitText(page, cell(q, 'scheduled'), '2')
+      const n2 = requests.length
+      await until(() => requests.length >= n2 + 2, 'two more polls')
+      assert.equal(await front.evaluate(() => document.visibilityState), 'hidden')
+      assert.deepEqual(errors, [])
+    } finally {
+      await tabs.close()
+    }
   })
 
   test('a queue ".." registered before such names were refused is named apart, and the overview works', async () => {

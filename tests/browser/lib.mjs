@@ -2,7 +2,10 @@
 // 127.0.0.1 over the launcher's Redis (REDIS_URL, from tests/with-redis.sh) with a prefix of its
 // own, the native API through fetch, and Debian's Chromium driven by playwright-core.
 import { spawn, execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 
 export const ADMIN = 'admin-token-of-the-browser-tests'
@@ -68,13 +71,68 @@ export async function startServer() {
   return { base, prefix, token, api, stop }
 }
 
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu']
+
 /** Debian's Chromium, headless (its own browser downloads cannot work here). */
 export async function launch() {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-  })
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
+}
+
+/** Debian's Chromium, headless, whose tabs hide and show as in a browser someone uses: `tab()`
+ * opens one more tab in its window, in front (the others are hidden: visibilityState "hidden");
+ * `page.bringToFront()` shows one again. launch() cannot: Playwright emulates focus on each page
+ * it opens (CDP Emulation.setFocusEmulationEnabled), which keeps every page visible. Here the
+ * browser is started apart and attached over CDP with `noDefaults`, which leaves its default
+ * context without that emulation. Resolves to `{ tab, close }`. */
+export async function launchTabs() {
+  const dir = mkdtempSync(join(tmpdir(), 'redelay-browser-'))
+  const child = spawn(
+    CHROMIUM,
+    [...CHROMIUM_ARGS, '--headless', '--no-first-run', `--user-data-dir=${dir}`, '--remote-debugging-port=0'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  let log = ''
+  child.stderr.on('data', (d) => (log = (log + d).slice(-4000)))
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  const close = async () => {
+    if (child.exitCode === null) {
+      child.kill()
+      await exited
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    // Chromium writes its DevTools port and path there once it listens.
+    let endpoint
+    for (let i = 0; !endpoint; i++) {
+      if (child.exitCode !== null) throw new Error(`chromium exited with ${child.exitCode}: ${log}`)
+      if (i > 600) throw new Error(`chromium did not open its DevTools port: ${log}`)
+      try {
+        const [port, path] = readFileSync(join(dir, 'DevToolsActivePort'), 'utf8').trim().split('\n')
+        if (path) endpoint = `ws://127.0.0.1:${port}${path}`
+      } catch {
+        // not written yet
+      }
+      if (!endpoint) await sleep(100)
+    }
+    const browser = await chromium.connectOverCDP(endpoint, { noDefaults: true, timeout: WAIT })
+    const context = browser.contexts()[0]
+    const tab = async () => {
+      const page = await context.newPage()
+      page.setDefaultTimeout(WAIT)
+      return page
+    }
+    return {
+      tab,
+      close: async () => {
+        await browser.close()
+        await close()
+      },
+    }
+  } catch (e) {
+    await close()
+    throw e
+  }
 }
 
 /** A page of the dashboard signed in with `token`, at `hash`; `options` for the page (e.g.
@@ -83,6 +141,12 @@ export async function openDashboard(browser, srv, token, hash = '#/', { setup, .
   const page = await browser.newPage({ viewport: { width: 1366, height: 900 }, ...options })
   page.setDefaultTimeout(WAIT)
   if (setup) await setup(page)
+  return signIn(page, srv, token, hash)
+}
+
+/** Opens the dashboard at `hash` in `page` and signs in with `token`: `{ page, errors }`, the
+ * errors the page logs from then on. */
+export async function signIn(page, srv, token, hash = '#/') {
   const errors = []
   page.on('pageerror', (e) => errors.push(e.message))
   page.on('console', (m) => m.type() === 'error' && !/status of 40[134]/.test(m.text()) && errors.push(m.text()))
