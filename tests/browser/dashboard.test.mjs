@@ -466,7 +466,30 @@ describe('dashboard', () => {
     await page.goto(`${srv.base}/#/q/${encodeURIComponent(q)}/m/k1`)
     await page.waitForFunction(() => /due \(in (9|10) min/.test(document.querySelector('#timeline')?.textContent))
     assert.match(await page.textContent('#timeline'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+05:30 — published/)
-    assert.deepEqual(errors, [])
+    // The header's time of the last update, with its zone, takes one line and fits its box; so
+    // does its longest form, once the server has not answered for a while (every request
+    // failing, and the page's clock jumping a minute ahead).
+    const live = () =>
+      page.$eval('#live', (el) => {
+        const text = document.createRange()
+        text.selectNodeContents(el)
+        return { text: el.textContent, lines: text.getClientRects().length, fits: el.scrollWidth <= el.clientWidth }
+      })
+    assert.match((await live()).text, /^updated \d\d:\d\d:\d\d UTC\+05:30$/)
+    assert.deepEqual(await live(), { ...(await live()), lines: 1, fits: true })
+    const gateway = (url) => url.pathname.startsWith('/v1/')
+    await page.route(gateway, (r) => r.abort())
+    await page.clock.fastForward(60000)
+    await page.waitForSelector('#live.stale')
+    await page.unroute(gateway)
+    const stale = await live()
+    assert.match(stale.text, /^stale since \d\d:\d\d:\d\d UTC\+05:30$/)
+    assert.deepEqual(stale, { ...stale, lines: 1, fits: true })
+    // The failed requests' own console errors only.
+    assert.deepEqual(
+      errors.filter((e) => !/net::ERR_FAILED/.test(e)),
+      [],
+    )
     await page.close()
   })
 
