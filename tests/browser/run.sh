@@ -5,7 +5,7 @@
 # locked npm packages. Prints node's TAP summary ("# pass N" / "# fail N").
 #
 #   tests/browser/run.sh                 the tests
-#   tests/browser/run.sh --screenshots   docs/dashboard-overview.png and docs/dashboard-queue.png
+#   tests/browser/run.sh --screenshots   docs/dashboard-overview.png, -queue.png and -message.png
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"

@@ -1,6 +1,6 @@
-// Screenshots of the dashboard for the docs: docs/dashboard-overview.png,
-// docs/dashboard-queue.png and docs/dashboard-message.png, from a `redelay serve` over the launcher's Redis filled with a few
-// queues of demo data. Run through tests/browser/run.sh --screenshots.
+// Screenshots of the dashboard for the docs: docs/dashboard-overview.png, docs/dashboard-queue.png
+// and docs/dashboard-message.png, from a `redelay serve` over the launcher's Redis filled with a
+// few queues of demo data. Run through tests/browser/run.sh --screenshots.
 /* global document */
 import { fileURLToPath } from 'node:url'
 import { ADMIN, launch, makeDead, openDashboard, publish, startServer, WAIT } from './lib.mjs'
@@ -68,7 +68,15 @@ try {
     ['order-1001', 'order-1002', 'order-1003', 'order-1017'],
     'card declined: insufficient funds',
   )
-  await makeDead(srv, orders, ['order-1021', 'order-1022'], 'address service: 503 Service Unavailable')
+  // The message page shows one of these: a body and headers as an application would send.
+  for (const [id, customer] of [
+    ['order-1021', 'c-117'],
+    ['order-1022', 'c-342'],
+  ])
+    await makeDead(srv, orders, [id], 'address service: 503 Service Unavailable', {
+      body: JSON.stringify({ order: id, customer, address: { city: 'Lyon', zip: '69002' }, total_cents: 4590 }),
+      headers: { kind: 'ship-order', tenant: 't2', 'content-type': 'application/json' },
+    })
   await makeDead(srv, orders, ['order-1030'], 'invalid JSON in body at byte 17')
 
   const mail = 'shop:emails'
@@ -113,7 +121,7 @@ try {
     await page.goto(`${srv.base}/#/q/${encodeURIComponent(orders)}/m/order-1021`)
     await page.waitForSelector('#msg-state')
     await page.screenshot({ path: `${docs}dashboard-message.png`, fullPage: true })
-    console.log(`screenshots: ${docs}dashboard-overview.png, ${docs}dashboard-queue.png`)
+    console.log(`screenshots: ${docs}dashboard-{overview,queue,message}.png`)
   } finally {
     await browser.close()
   }
