@@ -736,6 +736,9 @@ describe('dashboard', () => {
       // published meanwhile changes what the page shows.
       const front = await tabs.tab()
       await visibility('hidden')
+      // A poll the page sent just before it was hidden may be reported a moment later: let it
+      // arrive before counting.
+      await new Promise((r) => setTimeout(r, 500))
       const n1 = requests.length
       await publish(srv, q, [{ body: 'y', delay_ms: 600000 }])
       await new Promise((r) => setTimeout(r, 5 * period))
