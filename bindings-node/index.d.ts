@@ -126,3 +126,6 @@ export interface RawBatch {
  * to `f([level, target, message])`, called on the JS thread; a later call replaces it.
  */
 export declare function setLogger(level: string, f: (record: [level: string, target: string, message: string]) => void): void
+
+/** The words that make a wire field `*_ms` a time rather than a duration (the core's rule). */
+export declare function timeWords(): Array<string>

@@ -843,3 +843,4 @@ module.exports.connect = nativeBinding.connect
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.failureReason = nativeBinding.failureReason
 module.exports.setLogger = nativeBinding.setLogger
+module.exports.timeWords = nativeBinding.timeWords

@@ -110,7 +110,7 @@ function body(b) {
 
 // ---- the wire forms (redelay::wire): `ttrMs` is `ttr_ms`; a time `at` (a Date) is `at_ms` ----
 
-const TIME = /(^|_)(at|now|due|deadline|since|until|from)$/
+const TIME = new RegExp(`(^|_)(${native.timeWords().join('|')})$`)
 const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 const camel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
 const isTime = (k) => k.endsWith('_ms') && TIME.test(k.slice(0, -3))

@@ -31,6 +31,12 @@ impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
     }
 }
 
+/// The words that make a wire field `*_ms` a time rather than a duration (the core's rule).
+#[napi]
+pub fn time_words() -> Vec<String> {
+    redelay::time_words().iter().map(|w| w.to_string()).collect()
+}
+
 #[napi(ts_args_type = "url: string, opts: object")]
 pub fn connect(env: &Env, url: String, opts: Wire<redelay::ClientOptions>) -> Result<PromiseRaw<'_, NativeClient>> {
     env.spawn_future_with_callback(async move { Ok(redelay::Client::connect_with(&url, opts.0).await) }, |env, r| {

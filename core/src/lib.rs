@@ -43,7 +43,7 @@ pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{
     batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, RespawnExpiry, SubscribeOptions,
 };
-pub use base::spelling::Spelling;
+pub use base::spelling::{time_words, Spelling};
 pub use base::url::redact;
 pub use base::wire;
 pub use call::{batch_from_wire, Bucket, Reply};

@@ -73,6 +73,12 @@ impl Spelling {
 /// rather than a duration.
 const TIME_WORDS: &[&str] = &["at", "now", "due", "deadline", "since", "until", "from"];
 
+/// The words that make a wire field `<word>_ms` or `<name>_<word>_ms` a time (ms since the
+/// epoch) rather than a duration: for a binding that reads the wire forms by name (Node).
+pub fn time_words() -> &'static [&'static str] {
+    TIME_WORDS
+}
+
 fn is_time(stem: &str) -> bool {
     TIME_WORDS.iter().any(|w| stem == *w || stem.strip_suffix(w).is_some_and(|s| s.ends_with('_')))
 }
