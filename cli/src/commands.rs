@@ -134,18 +134,20 @@ pub struct StatsArgs {
     pub prometheus: bool,
 }
 
-/// The registered queues that can be opened. A name the core refuses (`.` or `..`, registered
-/// before such names were refused: no client can open it any more) is left out, said on
-/// stderr, rather than failing the listing of every other queue.
-async fn openable(client: &Conn) -> Result<Vec<String>> {
-    let mut names = client.queues().await?;
-    names.retain(|n| match client.client.queue(n) {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!("redelay: queue {n:?} not shown: {}", e.message());
-            false
+/// The registered queues. One whose name is refused since it was stored (`.` or `..`, from an
+/// older version) is shown too, with a note on stderr: it can be read and destroyed, nothing
+/// else.
+async fn registered(client: &Conn) -> Result<Vec<String>> {
+    let names = client.queues().await?;
+    for n in &names {
+        if let Err(e) = redelay::limits::check_queue_name(n) {
+            eprintln!(
+                "redelay: queue {n:?}: {}; stored before such names were refused, it can be read \
+                 and destroyed (`redelay destroy {n} --yes`), not written to",
+                e.message()
+            );
         }
-    });
+    }
     Ok(names)
 }
 
@@ -157,7 +159,7 @@ fn stats_json(rows: &[(String, Stats)]) -> serde_json::Value {
 }
 
 pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
-    let names = if a.queues.is_empty() { openable(client).await? } else { a.queues };
+    let names = if a.queues.is_empty() { registered(client).await? } else { a.queues };
     let mut rows: Vec<(String, Stats)> = Vec::new();
     for n in names {
         let s = client.queue(&n).await?.stats().await?;

@@ -154,19 +154,34 @@ impl Client {
     /// handle's first call.
     pub fn queue_with(&self, name: &str, opts: QueueOptions) -> Result<Queue> {
         self.inner.check_open()?;
-        Queue::new(self.inner.clone(), name, opts)
+        Queue::new(self.inner.clone(), name, opts, false)
     }
 
     /// A handle to the queue `name` with the shard count stored in Redis: 1 for a queue that
     /// is not sharded (or does not exist yet). For tools that inspect queues they did not
     /// create; a producer or consumer should name its count with [`queue_with`](Self::queue_with).
+    ///
+    /// A name refused since it was stored (`.` or `..`, registered by an older version) opens
+    /// too while the registry holds it, to be read and destroyed: any other write (publish,
+    /// fetch, cancel, respawn…) is refused with the error that refuses the name.
     pub async fn queue_stored(&self, name: &str) -> Result<Queue> {
         self.inner.check_open()?;
-        crate::base::limits::check_queue_name(name)?;
+        let legacy = match crate::base::limits::check_queue_name(name) {
+            Ok(()) => false,
+            Err(_) if crate::base::limits::is_dot_segment(name) && self.is_registered(name).await? => true,
+            Err(e) => return Err(e),
+        };
         let meta = crate::base::keys::QueueKeys::new(&self.inner.prefix, name).all[4].clone();
         let mut c = self.inner.conn.clone();
         let n: Option<u32> = redis::cmd("HGET").arg(meta).arg("shards").query_async(&mut c).await?;
-        self.queue_with(name, QueueOptions::shards(n.unwrap_or(1)))
+        self.inner.check_open()?;
+        Queue::new(self.inner.clone(), name, QueueOptions::shards(n.unwrap_or(1)), legacy)
+    }
+
+    async fn is_registered(&self, name: &str) -> Result<bool> {
+        let mut c = self.inner.conn.clone();
+        let registry = crate::base::keys::registry(&self.inner.prefix);
+        Ok(redis::cmd("SISMEMBER").arg(registry).arg(name).query_async(&mut c).await?)
     }
 
     /// Pulls from several queues given by name, in priority order, each opened with the shard
@@ -201,6 +216,8 @@ impl Client {
     /// per queue ([`Queues::ordered`]). InvalidArgument when the weights are not one per queue
     /// or one is outside 1 to 1000.
     pub async fn queues_named(&self, names: Vec<(String, Option<u32>)>, weights: Option<Vec<i64>>) -> Result<Queues> {
+        // Consumers: a legacy name that `queue_stored` opens for reading is refused here.
+        names.iter().try_for_each(|(n, _)| crate::base::limits::check_queue_name(n))?;
         let mut queues = Vec::with_capacity(names.len());
         for (name, shards) in &names {
             queues.push(match shards {

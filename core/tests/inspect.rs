@@ -176,3 +176,54 @@ async fn search_results_carry_the_time_of_death_and_the_lease_deadline() {
         }
     }
 }
+
+/// A queue named `..`, stored with its messages by a version from before such names were
+/// refused: `queue_stored` opens it while the registry holds it, to read and to destroy; every
+/// other write is refused with the error that refuses the name (nothing is changed), a handle
+/// for producers (`queue`) is still refused, and so is `.`, which is not registered.
+#[tokio::test]
+async fn a_registered_dot_name_opens_to_be_read_and_destroyed_only() {
+    let (client, q) = common::queue("legacy").await;
+    q.publish(Message::new(b"now".to_vec()).id("a")).await.unwrap();
+    q.publish(Message::new(b"later".to_vec()).id("b").delay(Duration::from_secs(3600))).await.unwrap();
+    // As an older version left it: the queue's keys under the tag {..}, ".." in the registry.
+    let (prefix, tag) = (client.prefix().to_string(), format!("{{{}}}", q.name()));
+    let mut c = common::raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:{tag}:*")).query_async(&mut c).await.unwrap();
+    assert!(!keys.is_empty());
+    for k in keys {
+        let _: () = redis::cmd("RENAME").arg(&k).arg(k.replace(&tag, "{..}")).query_async(&mut c).await.unwrap();
+    }
+    let registry = format!("{prefix}:queues");
+    let _: () = redis::cmd("SREM").arg(&registry).arg(q.name()).query_async(&mut c).await.unwrap();
+    let _: () = redis::cmd("SADD").arg(&registry).arg("..").query_async(&mut c).await.unwrap();
+    let refused = |e: redelay::Error| {
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message().contains("\"..\" is a path step in a URL"), "{e}");
+    };
+
+    let old = client.queue_stored("..").await.unwrap();
+    let stats = old.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.scheduled), (1, 1));
+    assert_eq!(old.peek("a").await.unwrap().unwrap().body, b"now");
+    assert_eq!(old.list(State::Scheduled, 0, 10).await.unwrap().items[0].id, "b");
+    refused(old.publish(Message::new(b"x".to_vec())).await.unwrap_err());
+    refused(old.fetch(1, Duration::ZERO).await.unwrap_err());
+    refused(old.cancel("a").await.unwrap_err());
+    refused(old.reschedule("b", redelay::Due::In(Duration::ZERO)).await.unwrap_err());
+    refused(old.respawn(redelay::Select::All).await.unwrap_err());
+    refused(old.purge_dead(redelay::Select::All).await.unwrap_err());
+    refused(old.ack("a", "0123456789abcdef").await.unwrap_err());
+    refused(client.queue("..").err().unwrap());
+    refused(client.queues_named(vec![("..".into(), None)], None).await.err().unwrap());
+    let dot = client.queue_stored(".").await.err().unwrap();
+    assert!(dot.message().contains("\".\" is a path step in a URL"), "{dot}");
+    let stats = old.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.scheduled), (1, 1), "nothing changed");
+
+    old.destroy().await.unwrap();
+    assert!(client.queues().await.unwrap().is_empty());
+    let left: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:{{..}}:*")).query_async(&mut c).await.unwrap();
+    assert_eq!(left, Vec::<String>::new());
+    refused(client.queue_stored("..").await.err().unwrap());
+}

@@ -79,7 +79,9 @@ impl AppState {
         if let Some(q) = cached {
             return Ok(q);
         }
-        // A sharded queue is opened with the shard count stored in Redis.
+        // A sharded queue is opened with the shard count stored in Redis. A name no URL can
+        // carry (`.`, `..`: a legacy queue `queue_stored` would open) is refused as before.
+        redelay::limits::check_queue_name(name).api(style)?;
         let q = self.client.queue_stored(name).await.api(style)?;
         let mut m = self.queues.lock().unwrap();
         if m.len() >= MAX_CACHED_QUEUES {

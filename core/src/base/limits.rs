@@ -61,7 +61,9 @@ fn name_chars_ok(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
 }
 
-pub(crate) fn check_queue_name(name: &str) -> Result<()> {
+/// Checks a queue name (1 to 128 bytes of `A-Z a-z 0-9 _ - . :`, not `.` or `..`), as every
+/// handle a producer or consumer opens does.
+pub fn check_queue_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_QUEUE_NAME_BYTES {
         return Err(Error::invalid(format!(
             "queue name: must be 1 to {MAX_QUEUE_NAME_BYTES} bytes, got {}",
@@ -79,7 +81,7 @@ pub(crate) fn check_queue_name(name: &str) -> Result<()> {
 
 /// `.` or `..`: a URL path segment that clients resolve away, whatever its encoding, so the
 /// gateway's routes (and the dashboard) could never address a queue or message of that name.
-fn is_dot_segment(s: &str) -> bool {
+pub(crate) fn is_dot_segment(s: &str) -> bool {
     s == "." || s == ".."
 }
 

@@ -100,6 +100,12 @@ pub(crate) struct QueueInner {
     replied: std::sync::Mutex<Vec<String>>,
     /// On Redis Cluster: this handle's replay key of ack, nack, cancel, respawn and purge calls.
     settle_replay: Option<Arc<Replay>>,
+    /// A name refused since it was stored (`.` or `..`), opened by [`Client::queue_stored`]
+    /// because the registry holds it: the handle reads and destroys, and refuses every other
+    /// write with the error that refuses the name.
+    ///
+    /// [`Client::queue_stored`]: crate::Client::queue_stored
+    legacy: bool,
 }
 
 /// The reply of one fetch script call.
@@ -196,20 +202,24 @@ fn args(v: Vec<Vec<u8>>) -> CallArgs {
 }
 
 impl Queue {
-    pub(crate) fn new(ctx: Arc<Ctx>, name: &str, opts: QueueOptions) -> Result<Queue> {
-        limits::check_queue_name(name)?;
+    /// A handle to `name`; `legacy`: a name refused since it was stored, found in the registry
+    /// (see [`QueueInner::legacy`]).
+    pub(crate) fn new(ctx: Arc<Ctx>, name: &str, opts: QueueOptions, legacy: bool) -> Result<Queue> {
+        if !legacy {
+            limits::check_queue_name(name)?;
+        }
         opts.validate()?;
         let shards = if opts.shards > 1 {
             (0..opts.shards)
-                .map(|i| Self::with_keys(ctx.clone(), name, QueueKeys::shard(&ctx.prefix, name, i), vec![]))
+                .map(|i| Self::with_keys(ctx.clone(), name, QueueKeys::shard(&ctx.prefix, name, i), vec![], legacy))
                 .collect()
         } else {
             Vec::new()
         };
-        Ok(Self::with_keys(ctx.clone(), name, QueueKeys::new(&ctx.prefix, name), shards))
+        Ok(Self::with_keys(ctx.clone(), name, QueueKeys::new(&ctx.prefix, name), shards, legacy))
     }
 
-    fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, shards: Vec<Queue>) -> Queue {
+    fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, shards: Vec<Queue>, legacy: bool) -> Queue {
         let keys = Arc::new(keys);
         let settle_replay =
             ctx.conn.is_cluster().then(|| Arc::new(Replay::new(keys.settle_replay(&hex(&rand::random::<[u8; 8]>())))));
@@ -229,8 +239,18 @@ impl Queue {
                 publish_replay,
                 replied: Default::default(),
                 settle_replay,
+                legacy,
             }),
         }
+    }
+
+    /// Refuses a write to a queue whose name is refused since it was stored (read and destroy
+    /// only), with the error that refuses the name.
+    fn check_writable(&self) -> Result<()> {
+        if self.inner.legacy {
+            limits::check_queue_name(&self.inner.name)?;
+        }
+        Ok(())
     }
 
     /// The queue's name.
@@ -363,6 +383,7 @@ impl Queue {
     /// connection drops, the call carries the handle's replay key (`storage/replay.rs`).
     async fn run_replayed(&self, script: &scripts::Script, own: Vec<Vec<u8>>) -> Result<Value> {
         self.inner.ctx.check_open()?;
+        self.check_writable()?;
         let (replay, a) = (self.inner.settle_replay.as_deref(), args(own));
         let sent = replay::run(replay, script, &self.inner.ctx.conn, &self.inner.keys.all, add_args(&a)).await;
         sent.map_err(|e| self.refused_sharded(e.into()))
@@ -375,6 +396,9 @@ impl Queue {
         args: Vec<redis::Arg<Vec<u8>>>,
     ) -> Result<Value> {
         self.inner.ctx.check_open()?;
+        if !scripts::reads_only(script) {
+            self.check_writable()?;
+        }
         let conn = &self.inner.ctx.conn;
         script.run(conn, keys, add_args(&args)).await.map_err(|e| self.refused_sharded(e.into()))
     }
@@ -418,6 +442,7 @@ impl Queue {
         position: &dyn Fn(usize) -> usize,
         single: bool,
     ) -> Result<Vec<Vec<Vec<u8>>>> {
+        self.check_writable()?;
         let d = self.inner.ctx.defaults;
         let max_body = self.inner.ctx.max_body_bytes;
         let mut chunks: Vec<Vec<Vec<u8>>> = Vec::new();
@@ -892,7 +917,8 @@ impl Queue {
     }
 
     /// A token that is not one a delivery carries cannot be the current lease: LeaseLost.
-    fn op_id_token(id: &str, token: &str) -> Result<(String, Token)> {
+    fn op_id_token(&self, id: &str, token: &str) -> Result<(String, Token)> {
+        self.check_writable()?;
         limits::check_id_any(id)?;
         let token = Token::parse(token).ok_or_else(|| Error::lease_lost(id))?;
         Ok((id.to_string(), token))
@@ -900,7 +926,7 @@ impl Queue {
 
     /// The plain-queue case of [`Queue::ack`], on this handle's own keys.
     pub(crate) async fn ack_here(&self, id: &str, token: &str) -> Result<()> {
-        let (id, token) = Self::op_id_token(id, token)?;
+        let (id, token) = self.op_id_token(id, token)?;
         self.inner.settler.settle(Op::Ack { id, token }).await.map(|_| ())
     }
 
@@ -915,7 +941,7 @@ impl Queue {
         if let Some(d) = retry_in {
             limits::check_delay("retry_in", d)?;
         }
-        let (id, token) = Self::op_id_token(id, token)?;
+        let (id, token) = self.op_id_token(id, token)?;
         let mode = retry_in.map_or(NackMode::Backoff, |d| NackMode::After(d.as_millis() as u64));
         let reason = delivery::truncate(reason, limits::MAX_REASON_BYTES);
         Ok(self.inner.settler.settle(Op::Nack { id, token, mode, reason }).await? == Settled::Dead)
@@ -923,7 +949,7 @@ impl Queue {
 
     /// The plain-queue case of [`Queue::release`], on this handle's own keys.
     pub(crate) async fn release_here(&self, id: &str, token: &str) -> Result<()> {
-        let (id, token) = Self::op_id_token(id, token)?;
+        let (id, token) = self.op_id_token(id, token)?;
         let op = Op::Nack { id, token, mode: NackMode::Release, reason: String::new() };
         self.inner.settler.settle(op).await.map(|_| ())
     }
@@ -931,7 +957,7 @@ impl Queue {
     /// The plain-queue case of [`Queue::extend`], on this handle's own keys.
     pub(crate) async fn extend_here(&self, id: &str, token: &str, ttr: Duration) -> Result<()> {
         limits::check_ttr("ttr", ttr)?;
-        let (id, token) = Self::op_id_token(id, token)?;
+        let (id, token) = self.op_id_token(id, token)?;
         let ttr_ms = ttr.as_millis() as u64;
         self.inner.settler.settle(Op::Extend { id, token, ttr_ms }).await.map(|_| ())
     }

@@ -165,6 +165,14 @@ scripts! {
     TIME = "time.lua";
 }
 
+/// True for a script that writes nothing (SHARDS stores a count only when told to, and only
+/// the count already there for a handle opened with the stored one).
+pub(crate) fn reads_only(script: &Script) -> bool {
+    [&PEEK, &STATS, &DEAD_LIST, &VERIFY, &HISTORY, &UPCOMING, &LIST, &SEARCH, &SHARDS, &TIME]
+        .into_iter()
+        .any(|s| std::ptr::eq(&**s, script))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
