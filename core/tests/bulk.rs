@@ -113,3 +113,51 @@ async fn bad_bulk_requests_are_refused_before_anything_changes() {
     assert_eq!(wire, BulkOptions::ids(BulkAction::DeliverNow, ids(&["w0"])));
     q.destroy().await.unwrap();
 }
+
+/// A long run tells its caller how far it got after each step (a search by pages of ~500
+/// records, a purge by calls of up to 1,000 dead letters): running totals that grow step by
+/// step and end at what the call returns.
+#[tokio::test]
+async fn long_runs_report_their_running_totals_after_each_step() {
+    let (_c, q) = common::queue("bulk-progress").await;
+    let many = (0..2500).map(|i| Message::new(b"x".to_vec()).id(format!("m{i}")).max_attempts(1)).collect();
+    q.publish_batch(many).await.unwrap();
+    loop {
+        let got = q.fetch(1000, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        for d in got {
+            d.nack(None, "boom").await.unwrap();
+        }
+    }
+    assert_eq!(q.stats().await.unwrap().dead, 2500);
+
+    // m1, m10..m19, m100..m199, m1000..m1999: 1111 of the 2500 records
+    let mut reports = Vec::new();
+    let opts = BulkOptions::search(BulkAction::Respawn, Search::IdPrefix("m1".into()));
+    let r = q.bulk_with_progress(&opts, |r| reports.push(r)).await.unwrap();
+    assert_eq!((r.matched, r.done), (1111, 1111));
+    assert!(reports.len() >= 5, "{reports:?}");
+    assert_eq!(reports.last(), Some(&r));
+    for w in reports.windows(2) {
+        assert!(w[0].scanned < w[1].scanned && w[0].done <= w[1].done, "{reports:?}");
+    }
+    assert!(reports.iter().any(|p| p.done > 0 && p.done < 1111), "{reports:?}");
+
+    let mut totals = Vec::new();
+    let n = q.purge_dead_with_progress(redelay::Select::All, |n| totals.push(n)).await.unwrap();
+    assert_eq!(n, 1389);
+    assert_eq!((totals.first(), totals.last()), (Some(&1000), Some(&1389)), "{totals:?}");
+    assert!(totals.windows(2).all(|w| w[0] <= w[1]), "{totals:?}");
+    let mut respawned = Vec::new();
+    let ids: Vec<String> = (1000..2000).map(|i| format!("m{i}")).chain(["m1".into()]).collect();
+    q.bulk(&BulkOptions::ids(BulkAction::Cancel, ids)).await.unwrap();
+    for d in q.fetch(1000, Duration::ZERO).await.unwrap() {
+        d.nack(None, "again").await.unwrap();
+    }
+    let n = q.respawn_with_progress(redelay::Select::All, redelay::RespawnExpiry::Keep, |n| respawned.push(n)).await;
+    assert_eq!((n.unwrap(), respawned), (110, vec![110]));
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+}

@@ -142,6 +142,18 @@ impl Queue {
     /// Applies one action to many messages (see [`BulkOptions`]); messages the action does not
     /// apply to (gone, leased, not dead…) are skipped and not counted in `done`.
     pub async fn bulk(&self, opts: &BulkOptions) -> Result<BulkReport> {
+        self.bulk_with_progress(opts, |_| {}).await
+    }
+
+    /// [`bulk`](Self::bulk), telling `progress` the report so far after each step: each page
+    /// of a search (~500 records looked at), or the whole list of ids (one step). What a run
+    /// did before it failed or was dropped stays done: the last report `progress` got says how
+    /// much.
+    pub async fn bulk_with_progress(
+        &self,
+        opts: &BulkOptions,
+        mut progress: impl FnMut(BulkReport) + Send,
+    ) -> Result<BulkReport> {
         opts.validate()?;
         let due = match opts.action {
             BulkAction::Reschedule => Some(Due::required(opts.delay, opts.at)?),
@@ -155,6 +167,7 @@ impl Queue {
             let mut seen = std::collections::HashSet::new();
             let ids = ids.iter().filter(|id| seen.insert(id.as_str())).cloned().collect();
             report.done = self.apply(opts, due, ids).await?;
+            progress(report);
             return Ok(report);
         }
         let search = opts.search.as_ref().expect("validated: ids or search");
@@ -165,6 +178,7 @@ impl Queue {
             report.matched += page.items.len() as u64;
             let ids = page.items.into_iter().map(|m| m.id).collect();
             report.done += self.apply(opts, due, ids).await?;
+            progress(report);
             match page.cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(report),

@@ -181,6 +181,32 @@ fn is_refused_chunk(reply: &Value) -> bool {
     matches!(reply, Value::Array(v) if matches!(v.get(1), Some(Value::Int(-1))))
 }
 
+/// A respawn or purge run: the script, its own arguments (before the selection), and what is
+/// told how many each call did, as it returns.
+#[derive(Clone, Copy)]
+pub(crate) struct DeadRun<'a> {
+    pub script: &'a scripts::Script,
+    pub lead: &'a [Vec<u8>],
+    pub on_step: &'a (dyn Fn(u64) + Send + Sync),
+}
+
+/// The running total of a long run's steps, handed to a caller's `progress` after each step
+/// (steps of a sharded queue's shards may end at once: one at a time here).
+pub(crate) struct Running<F>(std::sync::Mutex<(u64, F)>);
+
+impl<F: FnMut(u64) + Send> Running<F> {
+    pub(crate) fn new(progress: F) -> Self {
+        Running(std::sync::Mutex::new((0, progress)))
+    }
+
+    pub(crate) fn add(&self, n: u64) {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += n;
+        let total = g.0;
+        (g.1)(total);
+    }
+}
+
 /// The ARGV of one script call.
 type CallArgs = Vec<redis::Arg<Vec<u8>>>;
 /// One look of a pull fetch at a queue: the deliveries, whether more is due now, and each
@@ -1228,9 +1254,9 @@ impl Queue {
     /// Respawn or purge: ids in calls of 1000; "oldest n" and "all" as a run of calls over one
     /// snapshot of the dead letters (those that died before the run began: a message the run
     /// respawns that dies again is not respawned again, and an unreadable one is skipped).
-    /// `lead`: the script's own arguments, before the selection.
-    pub(crate) async fn on_dead_here(&self, script: &scripts::Script, lead: &[Vec<u8>], sel: Select) -> Result<u64> {
+    pub(crate) async fn on_dead_here(&self, run: &DeadRun<'_>, sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
+        let DeadRun { script, lead, on_step } = *run;
         let call = |a: Vec<Vec<u8>>| self.run_replayed(script, [lead.to_vec(), a].concat());
         let parse = |v: Value| -> Result<[i64; 5]> {
             let v = array(v)?;
@@ -1247,7 +1273,9 @@ impl Queue {
             for chunk in ids.chunks(STEP) {
                 let mut a = vec![b"ids".to_vec()];
                 a.extend(chunk.iter().map(|id| id.as_bytes().to_vec()));
-                n += parse(call(a).await?)?[0] as u64;
+                let k = parse(call(a).await?)?[0] as u64;
+                n += k;
+                on_step(k);
             }
             return Ok(n);
         }
@@ -1268,6 +1296,7 @@ impl Queue {
             let [n, skipped, exhausted, t, s] = parse(call(a).await?)?;
             (t0, s0) = (t, s);
             done += n as u64;
+            on_step(n as u64);
             offset += skipped;
             left -= (n as usize).min(left);
             if exhausted == 1 {
@@ -1286,13 +1315,35 @@ impl Queue {
     /// [`respawn`](Self::respawn) with a choice of expiry: keep each message's own, clear it,
     /// or a fresh one counted from the respawn (by the Redis clock).
     pub async fn respawn_with(&self, sel: Select, expiry: RespawnExpiry) -> Result<u64> {
+        self.respawn_with_progress(sel, expiry, |_| {}).await
+    }
+
+    /// [`respawn_with`](Self::respawn_with), telling `progress` how many it has respawned so
+    /// far after each step (see [`purge_dead_with_progress`](Self::purge_dead_with_progress)).
+    pub async fn respawn_with_progress(
+        &self,
+        sel: Select,
+        expiry: RespawnExpiry,
+        progress: impl FnMut(u64) + Send,
+    ) -> Result<u64> {
         expiry.validate()?;
-        self.on_dead(&scripts::RESPAWN, &[expiry.script_arg().to_string().into_bytes()], sel).await
+        let lead = [expiry.script_arg().to_string().into_bytes()];
+        let running = Running::new(progress);
+        self.on_dead(&DeadRun { script: &scripts::RESPAWN, lead: &lead, on_step: &|n| running.add(n) }, sel).await
     }
 
     /// Deletes dead letters for good. Returns how many.
     pub async fn purge_dead(&self, sel: Select) -> Result<u64> {
-        self.on_dead(&scripts::PURGE_DEAD, &[], sel).await
+        self.purge_dead_with_progress(sel, |_| {}).await
+    }
+
+    /// [`purge_dead`](Self::purge_dead), telling `progress` how many it has deleted so far
+    /// after each step: each call to Redis (up to 1,000 dead letters of one shard; a sharded
+    /// queue's shards run side by side, each step counted as it ends). What a run did before
+    /// it failed or was dropped stays done: the last total `progress` got says how much.
+    pub async fn purge_dead_with_progress(&self, sel: Select, progress: impl FnMut(u64) + Send) -> Result<u64> {
+        let running = Running::new(progress);
+        self.on_dead(&DeadRun { script: &scripts::PURGE_DEAD, lead: &[], on_step: &|n| running.add(n) }, sel).await
     }
 
     /// The plain-queue case of [`Queue::destroy`], on this handle's own keys.

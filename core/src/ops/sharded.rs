@@ -18,7 +18,7 @@ use crate::base::message::{Due, Message, Published};
 use crate::base::reply::{bad, int};
 use crate::base::time::{mono_ms, time_to_ms};
 use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
-use crate::ops::queue::Queue;
+use crate::ops::queue::{DeadRun, Queue};
 use crate::storage::scripts;
 
 /// The shard (0 to `shards - 1`) that holds message `id` in a queue of `shards` shards: the
@@ -449,15 +449,15 @@ impl Queue {
 
     /// Respawn or purge over the shards: ids go to their shards, "all" to every shard, and "the
     /// oldest n" to the shards holding the n oldest deaths (found by merging their lists).
-    pub(crate) async fn on_dead(&self, script: &scripts::Script, lead: &[Vec<u8>], sel: Select) -> Result<u64> {
+    pub(crate) async fn on_dead(&self, run: &DeadRun<'_>, sel: Select) -> Result<u64> {
         if !self.is_sharded() {
-            return self.on_dead_here(script, lead, sel).await;
+            return self.on_dead_here(run, sel).await;
         }
         self.check_shards().await?;
         let n = self.shards();
         let ids = match sel {
             Select::All => {
-                let r = join_all(self.parts().iter().map(|q| q.on_dead_here(script, lead, Select::All))).await;
+                let r = join_all(self.parts().iter().map(|q| q.on_dead_here(run, Select::All))).await;
                 return r.into_iter().sum();
             }
             Select::Ids(ids) => ids,
@@ -485,7 +485,7 @@ impl Queue {
                 .into_iter()
                 .enumerate()
                 .filter(|(_, g)| !g.is_empty())
-                .map(|(s, g)| self.inner.shards[s].on_dead_here(script, lead, Select::Ids(g))),
+                .map(|(s, g)| self.inner.shards[s].on_dead_here(run, Select::Ids(g))),
         )
         .await;
         r.into_iter().sum()
