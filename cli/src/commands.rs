@@ -6,12 +6,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::{ArgGroup, Args, Subcommand};
 use redelay::wire::to_json;
 use redelay::{
-    BulkAction, BulkOptions, Client, Due, Message, MessageInfo, Queue, QueueOptions, RespawnExpiry, Result, Search,
-    SearchPage, Select, Stats,
+    BulkAction, BulkOptions, BulkReport, Client, Due, Message, MessageInfo, Queue, QueueOptions, RespawnExpiry, Result,
+    Search, SearchPage, Select, Stats,
 };
 use redelay_server::wire;
 
 use crate::output::{json, printable};
+use crate::progress;
 use crate::units::{human, parse_duration, parse_time, relative, when};
 
 /// A refusal of the core's (`buckets: must be 1 to 1000, got 6000`) prefixed with the flags the
@@ -455,7 +456,14 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
         }
         DeadCmd::Respawn(RespawnArgs { sel, expiry, json: as_json }) => {
             let expiry = expiry.expiry()?;
-            let n = client.queue(&sel.queue).await?.respawn_with(sel.select()?, expiry).await?;
+            let (q, select) = (client.queue(&sel.queue).await?, sel.select()?);
+            let run = progress::in_steps("respawned 0", |mut step| {
+                q.respawn_with_progress(select, expiry, move |n| step(format!("respawned {n}")))
+            });
+            let n = match run.await? {
+                Ok(n) => n,
+                Err(interrupted) => return Ok(interrupted),
+            };
             if as_json {
                 json(&wire::count(n));
             } else {
@@ -471,6 +479,11 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                 Select::Oldest(k) => Some(k as u64),
                 Select::All => Some(u64::MAX),
             };
+            let purge = |select| {
+                progress::in_steps("purged 0", |mut step| {
+                    q.purge_dead_with_progress(select, move |n| step(format!("purged {n}")))
+                })
+            };
             let n = match most {
                 Some(k) => {
                     let dead = q.stats().await?.dead;
@@ -481,14 +494,18 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                         format!("the {k} oldest of the {dead} {of}")
                     };
                     if k.min(dead) == 0 {
-                        0
+                        Ok(0)
                     } else if confirm(&what, yes)? {
-                        q.purge_dead(select).await?
+                        purge(select).await?
                     } else {
                         return Ok(ExitCode::from(1));
                     }
                 }
-                None => q.purge_dead(select).await?,
+                None => purge(select).await?,
+            };
+            let n = match n {
+                Ok(n) => n,
+                Err(interrupted) => return Ok(interrupted),
             };
             if as_json {
                 json(&wire::count(n));
@@ -657,11 +674,17 @@ pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     }
-    let r = q.bulk(&opts).await?;
+    let said = |r: &BulkReport| format!("matched {}, done {} (scanned {})", r.matched, r.done, r.scanned);
+    let start = said(&BulkReport::default());
+    let run = progress::in_steps(&start, |mut step| q.bulk_with_progress(&opts, move |r| step(said(&r))));
+    let r = match run.await? {
+        Ok(r) => r,
+        Err(interrupted) => return Ok(interrupted),
+    };
     if a.json {
         json(&to_json(&r));
     } else {
-        println!("matched {}, done {} (scanned {})", r.matched, r.done, r.scanned);
+        println!("{}", said(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod output;
+mod progress;
 
 mod bench;
 mod commands;

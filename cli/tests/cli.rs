@@ -1279,3 +1279,114 @@ fn a_queue_with_a_name_refused_since_can_be_read_and_destroyed() {
     assert_eq!(registered(&prefix), ["ok"]);
     redelay(&prefix, &["destroy", "ok", "--yes"]);
 }
+
+/// `count` messages `p0..` of `queue`, waiting (due in an hour), published at once.
+fn waiting(prefix: &str, queue: &str, count: usize) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(prefix).connect().await.unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        let msgs = (0..count).map(|i| redelay::Message::new(b"x".to_vec()).id(format!("p{i}")).delay(hour)).collect();
+        c.queue(queue).unwrap().publish_batch(msgs).await.unwrap();
+    });
+}
+
+/// `count` dead letters of `queue` (which has no other due message), made at once.
+fn many_dead(prefix: &str, queue: &str, count: usize) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(prefix).connect().await.unwrap();
+        let q = c.queue(queue).unwrap();
+        let msgs =
+            (0..count).map(|i| redelay::Message::new(b"x".to_vec()).id(format!("d{i}")).max_attempts(1)).collect();
+        q.publish_batch(msgs).await.unwrap();
+        loop {
+            let got = q.fetch(1000, std::time::Duration::ZERO).await.unwrap();
+            if got.is_empty() {
+                break;
+            }
+            for d in got {
+                d.nack(None, "boom").await.unwrap();
+            }
+        }
+        assert_eq!(q.stats().await.unwrap().dead, count as u64);
+    });
+}
+
+/// A run of several steps (a bulk action by a search: ~500 records a step; a purge: 1,000
+/// dead letters a step) shows its progress on a terminal, on stderr, one line rewritten (from
+/// the second step on) and cleared at the end; elsewhere nothing, and `--json` is unchanged.
+#[test]
+fn long_runs_show_their_progress_on_a_terminal_only() {
+    let prefix = format!("cliprogress{}", std::process::id());
+    waiting(&prefix, "q", 1500);
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["bulk", "q", "cancel", "--id-prefix", "p1", "--yes"], "", "");
+    assert_eq!(code, Some(0), "{shown}");
+    // p1, p10..p19, p100..p199, p1000..p1499: 611, found in 3 or more steps
+    assert!(shown.contains("\r\x1b[Kredelay: matched "), "{shown:?}");
+    assert!(shown.contains(" so far...") && shown.contains("\r\x1b[Kmatched 611, done 611"), "{shown:?}");
+    // stderr elsewhere: no progress (stderr sent away by the shell, stdout still the terminal)
+    let (code, shown) =
+        redelay_on_a_terminal(&prefix, &["bulk", "q", "cancel", "--id-prefix", "p", "--yes"], "2>/dev/null", "");
+    assert_eq!(code, Some(0), "{shown}");
+    assert_eq!(shown.trim(), "matched 889, done 889 (scanned 889)", "{shown:?}");
+
+    many_dead(&prefix, "q", 2100);
+    let o = redelay(&prefix, &["bulk", "q", "respawn", "--error", "boom", "--json"]);
+    assert_eq!((text(&o).trim(), stderr(&o)), (r#"{"done":2100,"matched":2100,"scanned":2100}"#, "".into()));
+    let o = redelay(&prefix, &["stats", "q", "--json"]);
+    assert!(text(&o).contains(r#""ready":2100"#), "{o:?}");
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+    many_dead(&prefix, "q", 2100);
+    let (code, shown) = redelay_on_a_terminal(&prefix, &["dead", "purge", "q", "--all", "--yes"], "", "");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("redelay: purged 2000 so far...") && shown.contains("\r\x1b[Kpurged 2100"), "{shown:?}");
+    assert!(!shown.contains("purged 1000 so far"), "the first step is not shown: {shown:?}");
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+/// Ctrl-C in a long run ends it saying what was done so far, which stays done (exit 130).
+/// Redis is paused for writes once the run is under way, so that it cannot end first.
+#[test]
+fn ctrl_c_in_a_long_run_says_what_was_done_and_it_stays_done() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let prefix = format!("cliinterrupt{}", std::process::id());
+    waiting(&prefix, "q", 20_000);
+    let url = redis_url();
+    let line = format!(
+        "'{}' --url '{url}' --prefix {prefix} bulk q cancel --id-prefix p --yes",
+        env!("CARGO_BIN_EXE_redelay")
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` (runs a command on a terminal)");
+    let mut out = child.stdout.take().unwrap();
+    let (mut shown, mut buf) = (Vec::new(), [0u8; 4096]);
+    while !String::from_utf8_lossy(&shown).contains(" so far...") {
+        let n = out.read(&mut buf).unwrap();
+        assert!(n > 0, "ended before showing progress: {}", String::from_utf8_lossy(&shown));
+        shown.extend_from_slice(&buf[..n]);
+    }
+    let redis = redis::Client::open(url.as_str()).unwrap();
+    let mut c = redis.get_connection().unwrap();
+    // Writes wait (at most 10 s, should this test fail before it unpauses), the run with them.
+    let _: () = redis::cmd("CLIENT").arg("PAUSE").arg(10_000).arg("WRITE").query(&mut c).unwrap();
+    child.stdin.as_mut().unwrap().write_all(b"\x03").unwrap();
+    out.read_to_end(&mut shown).unwrap();
+    let code = child.wait().unwrap().code();
+    let _: () = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut c).unwrap();
+    let shown = String::from_utf8_lossy(&shown).into_owned();
+    assert_eq!(code, Some(130), "{shown}");
+    let said = shown.split("redelay: interrupted: matched ").nth(1).unwrap_or_else(|| panic!("{shown:?}"));
+    let done: u64 = said.split(", done ").nth(1).and_then(|s| s.split(' ').next()).unwrap().parse().unwrap();
+    assert!(said.contains("so far, and that stays done (the step under way may have been done too)"), "{said}");
+    let left = total(&prefix, "q");
+    let gone = 20_000 - left;
+    // what was said is gone, and at most the step under way (500 records) more
+    assert!(done >= 500 && done <= gone && gone <= done + 500 && left > 0, "said {done}, gone {gone}: {shown:?}");
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
