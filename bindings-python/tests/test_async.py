@@ -196,6 +196,26 @@ def test_a_pull_from_several_queues_cancelled_after_redis_leased_gives_the_messa
     run(body)
 
 
+def test_a_fetch_never_awaited_leases_nothing(url: str, prefix: str) -> None:
+    """``q.fetch()`` and ``client.fetch()`` are coroutines: one made and dropped unawaited never
+    runs, so no message is leased to nobody (an attempt counted, held until its ttr)."""
+
+    async def body() -> None:
+        c = await connect(url, prefix)
+        q = c.queue("never-awaited")
+        await q.publish(b"x", id="a")
+        unawaited = [q.fetch(1), c.fetch(["never-awaited"])]
+        await asyncio.sleep(0.3)
+        for co in unawaited:
+            co.close()  # what dropping it does, without the "never awaited" warning
+        stats = await q.stats()
+        assert (stats.ready, stats.leased) == (1, 0)
+        got = await q.fetch(1)
+        assert [m.id for m in got] == ["a"] and got[0].attempt == 1
+
+    run(body)
+
+
 def test_a_settle_whose_caller_is_cancelled_still_reaches_redis(url: str, prefix: str) -> None:
     """A settle is sent when called: cancelling the task that awaits it loses only the answer
     (as in Kotlin: one rule in the core)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Optional, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Union
 
 from . import _runtime
 from ._native import Message, NativeClient, NativeSubscription, SyncMessage
@@ -22,7 +22,7 @@ AsyncHandler = Callable[[Message], Awaitable[Any]]
 SyncHandler = Callable[[SyncMessage], Any]
 
 
-class AsyncClient(ClientOps[Message], Async):
+class AsyncClient(ClientOps, Async):
     """A connection to one Redis, for asyncio code. Create it with :meth:`AsyncClient.connect`.
 
     One client is meant to be shared by the whole program: it multiplexes every call on one
@@ -61,6 +61,18 @@ class AsyncClient(ClientOps[Message], Async):
         message's ``queue`` says where it came from. Otherwise as :meth:`AsyncQueue.subscribe`."""
         return SubscribeCall(lambda: _subscribe(self._native, sources(queues), handler, options))
 
+    async def fetch(
+        self, queues: Union[str, Iterable[str]], max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+    ) -> List[Message]:
+        """Pulls up to ``max`` due messages from the first of ``queues`` that has any: names in
+        priority order (a single ``str`` is one queue), each opened with the shard count stored
+        in Redis. Waits up to ``wait`` for the first one, woken by a publish to any of them. All
+        messages of one call come from one queue; each one's ``queue`` names it. Each is leased
+        for its ttr (or ``ttr``), as by :meth:`AsyncQueue.fetch`; cancelling the call leaves
+        nothing leased."""
+        result: List[Message] = await self._fetch(queues, max, wait, ttr)
+        return result
+
     async def close(self) -> None:
         """Closes every subscription made through this client (each stops fetching and drains:
         running handlers get their drain timeout), then the connections. Later calls raise
@@ -74,10 +86,18 @@ class AsyncClient(ClientOps[Message], Async):
         await self.close()
 
 
-class AsyncQueue(QueueOps[Message], Async):
+class AsyncQueue(QueueOps, Async):
     """A handle to one queue, for asyncio code. Get it from :meth:`AsyncClient.queue`."""
 
     __slots__ = ()
+
+    async def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[Message]:
+        """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one. Each is
+        leased for its ttr (or ``ttr``): ``ack``, ``nack`` or ``extend`` it before then, or it
+        is delivered again. Cancelling the call (a timeout, ``asyncio.wait_for``) leaves nothing
+        leased: what Redis leased for it is released, no attempt counted."""
+        result: List[Message] = await self._fetch(max, wait, ttr)
+        return result
 
     def subscribe(
         self, handler: Union[AsyncHandler, SyncHandler], **options: Unpack[SubscribeOptions]

@@ -67,8 +67,6 @@ if TYPE_CHECKING:
 else:
     P = TypeVar("P")  # a ParamSpec for the type checker only (Python 3.9 has none)
 T = TypeVar("T")
-#: The message class of an API: ``Message`` (asyncio) or ``SyncMessage`` (blocking).
-M = TypeVar("M")
 
 
 async def _then(fut: Awaitable[str], conv: Callable[[Any], T]) -> T:
@@ -159,7 +157,7 @@ class op(Generic[P, T]):
         return self if obj is None else types.MethodType(self.fn, obj)
 
 
-class ClientOps(Generic[M]):
+class ClientOps:
     """The calls of :class:`AsyncClient` and :class:`Client`."""
 
     __slots__ = ()
@@ -185,23 +183,16 @@ class ClientOps(Generic[M]):
         """The core's client call ``op``; its result in wire form."""
         return _answer(self._native.call(op, self._blocking), self._blocking, _same)
 
-    @op
-    def fetch(
-        self, queues: Union[str, Iterable[str]], max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
-    ) -> List[M]:
-        """Pulls up to ``max`` due messages from the first of ``queues`` that has any: names in
-        priority order (a single ``str`` is one queue), each opened with the shard count stored
-        in Redis. Waits up to ``wait`` for the first one, woken by a publish to any of them. All
-        messages of one call come from one queue; each one's ``queue`` names it. Each is leased
-        for its ttr (or ``ttr``), as by ``Queue.fetch``; cancelling the call leaves nothing
-        leased."""
+    def _fetch(self, queues: Union[str, Iterable[str]], max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
+        """The core's pull from the first of several queues with due messages: the deliveries,
+        or an awaitable of them."""
         return self._native.fetch(names(queues), fetch_args(max, wait, ttr), self._blocking)
 
     def __repr__(self) -> str:
         return f"<redelay.{type(self).__name__} prefix={self.prefix!r}>"
 
 
-class QueueOps(Generic[M]):
+class QueueOps:
     """The calls of :class:`AsyncQueue` and :class:`Queue` (``fetch`` and ``subscribe`` are each
     API's own)."""
 
@@ -221,12 +212,8 @@ class QueueOps(Generic[M]):
         result through ``conv``."""
         return _answer(self._native.call(op, dumps(args), bodies, self._blocking), self._blocking, conv)
 
-    @op
-    def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[M]:
-        """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one. Each is
-        leased for its ttr (or ``ttr``): ``ack``, ``nack`` or ``extend`` it before then, or it
-        is delivered again. Cancelling the call (a timeout, ``asyncio.wait_for``) leaves nothing
-        leased: what Redis leased for it is released, no attempt counted."""
+    def _fetch(self, max: int, wait: Seconds, ttr: Optional[Seconds]) -> Any:
+        """The core's fetch: the deliveries, or an awaitable of them."""
         return self._native.fetch(fetch_args(max, wait, ttr), self._blocking)
 
     @op

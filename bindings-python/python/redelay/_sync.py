@@ -6,7 +6,7 @@ The calls themselves are those of the asyncio API (:mod:`redelay._ops`), without
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Union
 
 from . import _runtime
 from ._native import NativeClient, NativeSubscription, SyncMessage
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["Client", "Queue", "SyncSubscription"]
 
 
-class Client(ClientOps[SyncMessage], Sync):
+class Client(ClientOps, Sync):
     """A blocking connection to one Redis: ``client = redelay.Client("redis://localhost:6379")``.
 
     Safe to share between threads. Options are those of :meth:`AsyncClient.connect`.
@@ -47,6 +47,15 @@ class Client(ClientOps[SyncMessage], Sync):
         :meth:`AsyncClient.subscribe` and :meth:`Queue.subscribe`."""
         return _subscribe(self._native, sources(queues), handler, options)
 
+    def fetch(
+        self, queues: Union[str, Iterable[str]], max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+    ) -> List[SyncMessage]:
+        """Pulls up to ``max`` due messages from the first of ``queues`` (names in priority
+        order; a single ``str`` is one queue) that has any, waiting up to ``wait`` for the first
+        one; each message's ``queue`` names it. See :meth:`AsyncClient.fetch`."""
+        result: List[SyncMessage] = self._fetch(queues, max, wait, ttr)
+        return result
+
     def close(self) -> None:
         """Closes every subscription made through this client (they drain), then the
         connections; see :meth:`AsyncClient.close`."""
@@ -59,11 +68,16 @@ class Client(ClientOps[SyncMessage], Sync):
         self.close()
 
 
-class Queue(QueueOps[SyncMessage], Sync):
+class Queue(QueueOps, Sync):
     """A blocking handle to one queue. Get it from :meth:`Client.queue`. The methods are those
     of :class:`AsyncQueue`, without ``await``."""
 
     __slots__ = ()
+
+    def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[SyncMessage]:
+        """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one."""
+        result: List[SyncMessage] = self._fetch(max, wait, ttr)
+        return result
 
     def subscribe(self, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]) -> SyncSubscription:
         """Starts consuming in the background: ``handler`` (a plain ``def``) runs in a thread
