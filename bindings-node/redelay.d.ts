@@ -161,6 +161,8 @@ export interface MessageInfo {
 export interface Stats extends Record<MessageState | 'total', number> {
   /** Redis time of the reading. */
   now: Date
+  /** The part of `leased` past its lease deadline (its consumer gone): the next fetch takes it back as a failed attempt. Live leases are `leased - lapsed`. */
+  lapsed: number
   nextDue: Date | null
   oldestReadyDue: Date | null
   /** Consumers receive nothing until `resume()`. */

@@ -182,11 +182,13 @@ macro_rules! mirror {
 
 mirror!(
     /// Counts of one queue, read atomically (a sharded queue: each shard, summed) at `now`
-    /// (Redis clock): `total` = scheduled + ready + leased + dead; `nextDue` of the next
+    /// (Redis clock): `total` = scheduled + ready + leased + dead; `lapsed`: the part of
+    /// `leased` past its lease deadline (its consumer gone; the next fetch takes it back as a
+    /// failed attempt), so live leases are `leased - lapsed`; `nextDue` of the next
     /// scheduled message; `oldestReadyDue` of the oldest message due but not yet delivered;
     /// `paused`: consumers receive nothing until resumed.
     Stats from redelay::Stats {
-        now: SystemTime, total: i64, scheduled: i64, ready: i64, leased: i64, dead: i64,
+        now: SystemTime, total: i64, scheduled: i64, ready: i64, leased: i64, lapsed: i64, dead: i64,
         next_due: Option<SystemTime>, oldest_ready_due: Option<SystemTime>, paused: bool,
     }
 );

@@ -1,7 +1,7 @@
 'use strict'
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { connect } = require('./helpers')
+const { connect, sleep } = require('./helpers')
 
 test('string, Buffer and Uint8Array bodies arrive byte for byte', async (t) => {
   const c = await connect('bodies')
@@ -125,6 +125,25 @@ test('fetch, then settle by id and token', async (t) => {
   await b3.ack()
   const s = await q.stats()
   assert.deepEqual([s.total, s.dead], [1, 1])
+})
+
+test('stats count a lapsed lease until a fetch takes it back', async (t) => {
+  const c = await connect('lapsed')
+  t.after(() => c.close())
+  const q = c.queue('lapsed')
+  await q.publish('dies')
+  const [m] = await q.fetch(1, { ttrMs: 100 })
+  let s = await q.stats()
+  // The consumer is gone: wait out its lease on Redis' clock.
+  while (s.now <= m.leaseDeadline) {
+    await sleep(20)
+    s = await q.stats()
+  }
+  assert.deepEqual([s.total, s.leased, s.lapsed], [1, 1, 1])
+  const [again] = await q.fetch(1, { ttrMs: 600_000 })
+  assert.equal(again.attempt, 2)
+  s = await q.stats()
+  assert.deepEqual([s.total, s.leased, s.lapsed], [1, 1, 0])
 })
 
 test('dead letters: list, respawn, purge', async (t) => {

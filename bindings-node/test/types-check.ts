@@ -56,6 +56,7 @@ export async function everything(url: string): Promise<void> {
   const n: number = (await q.respawn(['a'])) + (await q.respawn(3)) + (await q.purgeDead('all'))
   const v: VerifyReport = await q.verify()
   const paused: boolean = (await q.pause()) && (await q.resume()) && (await q.setHistory(true)) && st.paused
+  const live: number = st.leased - st.lapsed
   const many: Subscription = await c.subscribe(['urgent', 'default'], (m) => void m.queue, { concurrency: 4 })
   await c.subscribe({ urgent: 5, default: 1 }, () => {})
   const pulled: Message[] = await c.fetch(['urgent', 'default'], 10, { waitMs: 1000, ttrMs: 60_000 })
@@ -65,7 +66,7 @@ export async function everything(url: string): Promise<void> {
   const page: ListPage = await q.list('dead', { limit: 10 })
   const found: SearchPage = await q.search({ header: { tenant: 'a' } }, page.items[0]?.id)
   const bulk: BulkReport = await q.bulk({ action: 'reschedule', search: { idPrefix: 'order-' }, delayMs: 1000 })
-  void [paused, many, pulled, hist, tot, next, page, found, bulk, info?.expiresAt]
+  void [paused, live, many, pulled, hist, tot, next, page, found, bulk, info?.expiresAt]
   await c.close()
   try {
     c.queue('')

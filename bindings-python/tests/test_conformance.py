@@ -105,7 +105,7 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         return None if m is None else m.id
     if op == "stats":
         s = q.stats()
-        return {"total": s.total, "scheduled": s.scheduled, "ready": s.ready, "leased": s.leased, "dead": s.dead}
+        return {f: getattr(s, f) for f in ("total", "scheduled", "ready", "leased", "lapsed", "dead")}
     if op == "verify":
         return {"problems": len(q.verify().problems)}
     if op == "dead_letters":

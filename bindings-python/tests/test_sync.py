@@ -28,6 +28,21 @@ def test_publish_fetch_ack(client: redelay.Client) -> None:
     assert q.verify().ok
 
 
+def test_stats_count_a_lapsed_lease_until_a_fetch_takes_it_back(client: redelay.Client) -> None:
+    q = client.queue("lapsed")
+    q.publish(b"dies")
+    (m,) = q.fetch(1, ttr=0.1)
+    s = q.stats()
+    while s.now <= m.lease_deadline:  # the consumer is gone: wait out its lease on Redis' clock
+        time.sleep(0.02)
+        s = q.stats()
+    assert (s.total, s.leased, s.lapsed) == (1, 1, 1)
+    (again,) = q.fetch(1, ttr=600)
+    assert again.attempt == 2
+    s = q.stats()
+    assert (s.total, s.leased, s.lapsed) == (1, 1, 0)
+
+
 def test_fetch_waits_for_a_delayed_message(client: redelay.Client) -> None:
     q = client.queue("delayed")
     q.publish(b"later", delay=0.3)

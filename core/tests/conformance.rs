@@ -96,7 +96,7 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
         "peek" => json!(q.peek(s(a, "id")).await?.map(|m| m.id)),
         "stats" => {
             let st = q.stats().await?;
-            json!({"total": st.total, "scheduled": st.scheduled, "ready": st.ready, "leased": st.leased, "dead": st.dead})
+            json!({"total": st.total, "scheduled": st.scheduled, "ready": st.ready, "leased": st.leased, "lapsed": st.lapsed, "dead": st.dead})
         }
         "verify" => json!({"problems": q.verify().await?.problems.len()}),
         "dead_letters" => {

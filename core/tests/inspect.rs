@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use redelay::{ErrorKind, Message, Search, State};
+use redelay::{ErrorKind, Message, QueueOptions, Search, State};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -226,4 +226,35 @@ async fn a_registered_dot_name_opens_to_be_read_and_destroyed_only() {
     let left: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:{{..}}:*")).query_async(&mut c).await.unwrap();
     assert_eq!(left, Vec::<String>::new());
     refused(client.queue_stored("..").await.err().unwrap());
+}
+
+/// `lapsed` counts the leases whose deadline has passed on the Redis clock (their consumer is
+/// gone) within `leased`, until a fetch takes them back: on a plain queue and summed over shards.
+#[tokio::test]
+async fn stats_count_lapsed_leases_until_a_fetch_reclaims_them() {
+    let (c, plain) = common::queue("lapsed").await;
+    let sharded = c.queue_with(&common::unique("lapsed-s"), QueueOptions::shards(3)).unwrap();
+    for q in [plain, sharded] {
+        let shards = q.shards();
+        q.publish(Message::new(b"dies".to_vec()).id("dies")).await.unwrap();
+        let short = q.fetch_leasing(1, ms(500), Some(ms(100))).await.unwrap();
+        q.publish(Message::new(b"works".to_vec()).id("works")).await.unwrap();
+        let long = q.fetch_leasing(1, ms(500), Some(Duration::from_secs(600))).await.unwrap();
+        assert_eq!((short[0].id(), long[0].id()), ("dies", "works"), "{shards} shards");
+        let s = q.stats().await.unwrap();
+        assert_eq!((s.leased, s.lapsed), (2, 0), "{shards} shards: both leases run");
+        // The consumer of "dies" is gone: wait until its deadline has passed on Redis' clock.
+        while q.redis_now().await.unwrap() <= short[0].lease_deadline() {
+            tokio::time::sleep(ms(20)).await;
+        }
+        let s = q.stats().await.unwrap();
+        assert_eq!((s.total, s.scheduled, s.ready, s.leased, s.lapsed, s.dead), (2, 0, 0, 2, 1, 0), "{shards} shards");
+        // A fetch takes it back (a failed attempt) and leases it again, for longer this time.
+        let again = q.fetch_leasing(1, ms(500), Some(Duration::from_secs(600))).await.unwrap();
+        assert_eq!((again[0].id(), again[0].attempt()), ("dies", 2), "{shards} shards");
+        let s = q.stats().await.unwrap();
+        assert_eq!((s.total, s.leased, s.lapsed), (2, 2, 0), "{shards} shards");
+        common::assert_verified(&q).await;
+        q.destroy().await.unwrap();
+    }
 }

@@ -56,7 +56,8 @@ class Stats:
     total: int  #: all stored messages (scheduled + ready + leased + dead)
     scheduled: int  #: waiting for their due time
     ready: int  #: due, waiting for a consumer
-    leased: int  #: delivered and not yet settled
+    leased: int  #: delivered and not yet settled, ``lapsed`` included
+    lapsed: int  #: the leased ones past their lease deadline (consumer gone): the next fetch takes them back
     dead: int  #: dead letters
     next_due: Optional[datetime]  #: due time of the next scheduled message
     oldest_ready_due: Optional[datetime]  #: due time of the oldest message due but not picked up

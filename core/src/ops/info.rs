@@ -132,7 +132,13 @@ pub struct Stats {
     pub total: u64,
     pub scheduled: u64,
     pub ready: u64,
+    /// Delivered and not yet settled, `lapsed` included.
     pub leased: u64,
+    /// The part of `leased` whose lease deadline has passed (Redis clock): its consumer did not
+    /// settle or extend it in time (died, most likely), and the next fetch of the queue takes it
+    /// back as a failed attempt (delivered again, or dead at its last attempt). Live leases are
+    /// `leased - lapsed`.
+    pub lapsed: u64,
     pub dead: u64,
     /// Due time of the next scheduled message.
     #[serde(rename = "next_due_ms", with = "wire::opt_time_ms")]

@@ -1210,7 +1210,7 @@ impl Queue {
     /// The plain-queue case of [`Queue::stats`], on this handle's own keys.
     pub(crate) async fn stats_here(&self) -> Result<Stats> {
         let v = array(self.run(&scripts::STATS, vec![]).await?)?;
-        if v.len() != 9 {
+        if v.len() != 10 {
             return Err(bad("stats"));
         }
         let n = |i: usize| int(&v[i]);
@@ -1224,6 +1224,7 @@ impl Queue {
             scheduled: n(2)? as u64,
             ready: n(3)? as u64,
             leased: n(4)? as u64,
+            lapsed: n(9)? as u64,
             dead: n(5)? as u64,
             next_due: t(6)?,
             oldest_ready_due: t(7)?,

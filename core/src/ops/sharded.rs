@@ -318,6 +318,7 @@ impl Queue {
             s.scheduled += x.scheduled;
             s.ready += x.ready;
             s.leased += x.leased;
+            s.lapsed += x.lapsed;
             s.dead += x.dead;
             s.next_due = min(s.next_due, x.next_due);
             s.oldest_ready_due = min(s.oldest_ready_due, x.oldest_ready_due);

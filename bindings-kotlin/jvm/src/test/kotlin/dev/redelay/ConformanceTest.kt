@@ -149,6 +149,7 @@ class ConformanceTest {
                 "scheduled" to it.scheduled,
                 "ready" to it.ready,
                 "leased" to it.leased,
+                "lapsed" to it.lapsed,
                 "dead" to it.dead,
             )
         }

@@ -1,5 +1,6 @@
 package dev.redelay
 
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
@@ -9,6 +10,7 @@ import kotlin.test.assertFalse
 import kotlin.test.assertNull
 import kotlin.test.assertTrue
 import kotlin.time.Duration.Companion.hours
+import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 
 class InspectTest {
@@ -56,6 +58,26 @@ class InspectTest {
             assertEquals(0, q.stats().total)
             val v = q.verify()
             assertTrue(v.isOk, v.problems.joinToString())
+        }
+    }
+
+    @Test
+    fun `stats count a lapsed lease until a fetch takes it back`() = runBlocking<Unit> {
+        testClient("lapsed").use { client ->
+            val q = client.queue(uniqueName("lapsed"))
+            q.publish("dies".encodeToByteArray())
+            val m = q.fetch(1, ttr = 100.milliseconds).single()
+            var s = q.stats()
+            // The consumer is gone: wait out its lease on Redis' clock.
+            while (!s.now.isAfter(m.leaseDeadline)) {
+                delay(20)
+                s = q.stats()
+            }
+            assertEquals(listOf(1L, 1L, 1L), listOf(s.total, s.leased, s.lapsed))
+            val again = q.fetch(1, ttr = 600.seconds).single()
+            assertEquals(2, again.attempt)
+            s = q.stats()
+            assertEquals(listOf(1L, 1L, 0L), listOf(s.total, s.leased, s.lapsed))
         }
     }
 
