@@ -175,9 +175,10 @@ pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
         }
         print!("{}", prometheus(client.prefix(), &rows, &totals));
     } else {
+        // `lapsed` is the part of `leased` whose lease ran out (not a state of its own).
         println!(
-            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  next due",
-            "queue", "total", "scheduled", "ready", "leased", "dead"
+            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  next due",
+            "queue", "total", "scheduled", "ready", "leased", "lapsed", "dead"
         );
         for (n, s) in &rows {
             let mut next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
@@ -185,8 +186,8 @@ pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
                 next.push_str("  (paused)");
             }
             println!(
-                "{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}",
-                s.total, s.scheduled, s.ready, s.leased, s.dead
+                "{n:<24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  {next}",
+                s.total, s.scheduled, s.ready, s.leased, s.lapsed, s.dead
             );
         }
         if rows.is_empty() {
@@ -239,6 +240,10 @@ fn prometheus(prefix: &str, rows: &[(String, Stats)], totals: &[redelay::History
         for (state, v) in [("scheduled", s.scheduled), ("ready", s.ready), ("leased", s.leased), ("dead", s.dead)] {
             out.push_str(&format!("redelay_messages{{prefix=\"{prefix}\",queue=\"{n}\",state=\"{state}\"}} {v}\n"));
         }
+    }
+    out.push_str("# HELP redelay_lapsed_leases Leased messages whose lease deadline has passed (part of the leased count).\n# TYPE redelay_lapsed_leases gauge\n");
+    for (n, s) in rows {
+        out.push_str(&format!("redelay_lapsed_leases{{prefix=\"{prefix}\",queue=\"{n}\"}} {}\n", s.lapsed));
     }
     out.push_str("# HELP redelay_paused 1 while the queue is paused.\n# TYPE redelay_paused gauge\n");
     for (n, s) in rows {

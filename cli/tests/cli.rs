@@ -71,17 +71,29 @@ fn publish_inspect_change_dead_letters_verify() {
     assert_eq!(redelay(&prefix, &["cancel", "jobs", "a"]).status.code(), Some(1));
     assert_eq!(redelay(&prefix, &["peek", "jobs", "a"]).status.code(), Some(1));
 
-    // A message with one attempt whose lease expires becomes a dead letter.
+    // A message with one attempt whose lease expires: lapsed (still leased) until a fetch
+    // reclaims it, then a dead letter.
     redelay(&prefix, &["publish", "jobs", "x", "--id", "d", "--max-attempts", "1", "--ttr", "100ms"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
+    let c = rt.block_on(redelay::Client::builder(&redis_url()).prefix(&prefix).connect()).unwrap();
+    let q = c.queue("jobs").unwrap();
     rt.block_on(async {
-        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
-        let q = c.queue("jobs").unwrap();
-        assert_eq!(q.fetch(1, std::time::Duration::from_secs(1)).await.unwrap().len(), 1);
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-        assert!(q.fetch(1, std::time::Duration::ZERO).await.unwrap().is_empty());
-        // reclaims it: dead
+        let d = q.fetch(1, std::time::Duration::from_secs(1)).await.unwrap().remove(0);
+        while q.redis_now().await.unwrap() <= d.lease_deadline() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     });
+    let s = stats_json(&prefix, "jobs");
+    assert_eq!((s["total"].as_u64(), s["leased"].as_u64(), s["lapsed"].as_u64()), (Some(1), Some(1), Some(1)), "{s}");
+    let table = text(&redelay(&prefix, &["stats", "jobs"]));
+    let head: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(head[..7], ["queue", "total", "scheduled", "ready", "leased", "lapsed", "dead"], "{table}");
+    assert_eq!(row[..7], ["jobs", "1", "0", "0", "1", "1", "0"], "{table}");
+    let prom = text(&redelay(&prefix, &["stats", "jobs", "--prometheus"]));
+    assert!(prom.contains(&format!("redelay_lapsed_leases{{prefix=\"{prefix}\",queue=\"jobs\"}} 1\n")), "{prom}");
+    assert!(rt.block_on(q.fetch(1, std::time::Duration::ZERO)).unwrap().is_empty(), "reclaims it: dead");
+    assert_eq!(stats_json(&prefix, "jobs")["lapsed"], 0);
     let list = text(&redelay(&prefix, &["dead", "list", "jobs"]));
     assert!(list.starts_with("d ") && list.contains("lease expired"), "{list}");
     let o = redelay(&prefix, &["dead", "respawn", "jobs", "d", "--expires-in", "0s"]);

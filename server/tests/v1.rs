@@ -1181,3 +1181,32 @@ async fn range_errors_name_the_json_field() {
     let body = json!({"token": token});
     assert_eq!(call(&s, "POST", &format!("{q}/messages/m/ack"), Some(body)).await, (200, json!({"acked": true})));
 }
+
+/// A lease whose deadline passed on the Redis clock (its consumer gone) is `lapsed` within
+/// `leased` in `/stats` and the overview, until a fetch takes it back; `openapi.json`'s `Stats`
+/// lists exactly the fields a stats answer has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_and_the_overview_count_lapsed_leases() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:lapsed";
+    assert_eq!(call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "dies"}))).await.0, 201);
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"ttr_ms": 100}))).await;
+    let deadline = v["messages"][0]["lease_deadline_ms"].as_i64().unwrap();
+    let mut stats = call(&s, "GET", &format!("{q}/stats"), None).await.1;
+    while stats["now_ms"].as_i64().unwrap() <= deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        stats = call(&s, "GET", &format!("{q}/stats"), None).await.1;
+    }
+    let counts = |v: &Value| ["total", "leased", "lapsed"].map(|k| v[k].as_u64().unwrap());
+    assert_eq!(counts(&stats), [1, 1, 1], "{stats}");
+    let (_, v) = call(&s, "GET", "/v1/overview?contains=lapsed", None).await;
+    assert_eq!(counts(&v["queues"][0]["stats"]), [1, 1, 1], "{v}");
+    let (_, doc) = call(&s, "GET", "/v1/openapi.json", None).await;
+    let documented: BTreeSet<&String> =
+        doc["components"]["schemas"]["Stats"]["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(documented, stats.as_object().unwrap().keys().collect(), "openapi.json's Stats and a stats answer");
+    let (_, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"ttr_ms": 60000}))).await;
+    assert_eq!(v["messages"][0]["attempt"], 2, "{v}");
+    let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!(counts(&v), [1, 1, 0], "{v}");
+}
