@@ -664,7 +664,7 @@ function overviewView(page, filter) {
       }
       setText(cells.scheduled, num(s.scheduled))
       setText(cells.ready, num(s.ready))
-      setText(cells.leased, num(s.leased))
+      setLeased(cells.leased, s)
       setText(cells.dead, num(s.dead))
       setText(cells.per_minute, num(q.delivered_last_minute))
       const hour = q.last_hour ? q.last_hour.delivered : 0
@@ -821,6 +821,16 @@ function panel(id, title, tools, ...children) {
     h('div', { class: 'row' }, h('h2', { id }, title), h('span', { class: 'spacer' }), tools),
     ...children,
   )
+}
+
+/** Leased messages, with those whose lease ran out (their consumer is gone) named apart. */
+function setLeased(el, s) {
+  setText(el, s.lapsed ? `${num(s.leased)} (${num(s.lapsed)} lapsed)` : num(s.leased))
+  el.classList.toggle('warn', s.lapsed > 0)
+  const title = s.lapsed
+    ? `${num(s.lapsed)} of them past their lease: their consumer is gone, and the next fetch takes them back as a failed attempt`
+    : ''
+  if (el.title !== title) el.title = title
 }
 
 function card(key, label) {
@@ -1036,7 +1046,8 @@ function queueView(queue) {
   async function refreshStats() {
     const s = await api('GET', `${base}/stats`)
     noteNow(s.now_ms)
-    for (const k of ['scheduled', 'ready', 'leased', 'dead']) setText(cards[k].v, num(s[k]))
+    for (const k of ['scheduled', 'ready', 'dead']) setText(cards[k].v, num(s[k]))
+    setLeased(cards.leased.v, s)
     setText(cards.next.v, s.next_due_ms === null ? '–' : dur(Math.max(0, s.next_due_ms - s.now_ms)))
     setText(cards.oldest.v, s.oldest_ready_due_ms === null ? '–' : dur(s.now_ms - s.oldest_ready_due_ms))
     if (paused !== s.paused) {

@@ -112,6 +112,32 @@ describe('dashboard', () => {
     await page.close()
   })
 
+  test('a lease that ran out shows as lapsed, on the overview and the queue page, until a fetch takes it back', async () => {
+    const q = 'app:lapsed'
+    await publish(srv, q, [
+      { id: 'held', body: 'held' },
+      { id: 'gone', body: 'gone' },
+    ])
+    // One lease for 10 minutes, one for the shortest ttr, whose consumer then never answers.
+    await srv.api('POST', `${qs(q)}/fetch`, { max: 1, wait_ms: 10000, ttr_ms: 600000 })
+    await srv.api('POST', `${qs(q)}/fetch`, { max: 1, wait_ms: 10000, ttr_ms: 100 })
+    const lapsed = async () => (await srv.api('GET', `${qs(q)}/stats`)).lapsed === 1
+    await until(lapsed, 'the short lease ran out on the Redis clock')
+    const { page, errors } = await openDashboard(browser, srv, ADMIN)
+    await waitText(page, cell(q, 'leased'), '2 (1 lapsed)')
+    assert.equal(await page.$eval(cell(q, 'leased'), (el) => el.classList.contains('warn')), true)
+    assert.match(await page.$eval(cell(q, 'leased'), (el) => el.title), /^1 of them past their lease/)
+    await page.click(`#queues tr[data-queue="${q}"] a`)
+    await waitText(page, '[data-stat="leased"]', '2 (1 lapsed)')
+    // A fetch takes the lapsed one back (a failed attempt) and leases it again.
+    const again = await srv.api('POST', `${qs(q)}/fetch`, { max: 1, wait_ms: 10000, ttr_ms: 600000 })
+    assert.equal(again.messages[0].id, 'gone')
+    await waitText(page, '[data-stat="leased"]', '2')
+    assert.equal(await page.$eval('[data-stat="leased"]', (el) => el.classList.contains('warn')), false)
+    assert.deepEqual(errors, [])
+    await page.close()
+  })
+
   test('the queue page: upcoming and history charts change as messages come and go', async () => {
     const q = 'app:charts'
     await publish(
