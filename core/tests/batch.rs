@@ -234,3 +234,44 @@ async fn handlers_that_never_report_are_abandoned_at_the_drain_timeout() {
     assert_eq!(q.stats().await.unwrap().total, 0);
     common::assert_verified(&q).await;
 }
+
+/// A report that races with `close` (a binding reports on its own thread while close starts on
+/// the runtime, as Node does when a handler returns in the tick that closes): close must not
+/// return between the report taking its key out of the dispatched ones and its ack being
+/// submitted, or the ack is neither counted nor waited for (and a client closed next loses it).
+/// Each round starts both at once; before the fix one of the first 60 rounds returned early
+/// (rounds 5, 17, 30 and 55 in four runs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_racing_a_report_still_waits_for_its_ack() {
+    let (_c, q) = common::queue("batch-close-race").await;
+    for round in 0..150 {
+        q.publish(Message::new(vec![]).id(format!("r{round}"))).await.unwrap();
+        let (h, log) = foreign(|_| Plan::Hold, tokio::runtime::Handle::current());
+        let opts = SubscribeOptions { concurrency: 1, prefetch: Some(0), ..Default::default() };
+        let sub = Arc::new(q.subscribe_batch(h, opts).await.unwrap());
+        wait_for("1 held", Duration::from_secs(10), || log.held.lock().unwrap().len() == 1).await;
+        let (key, _, completer) = log.held.lock().unwrap().pop().unwrap();
+        let start = Arc::new(std::sync::Barrier::new(2));
+        let reporter = std::thread::spawn({
+            let start = start.clone();
+            move || {
+                start.wait();
+                completer.complete(vec![(key, Ok(()))]);
+            }
+        });
+        let closing = tokio::spawn({
+            let sub = sub.clone();
+            async move {
+                tokio::task::block_in_place(|| start.wait());
+                sub.close().await
+            }
+        });
+        closing.await.unwrap();
+        // Read at once, before anything else could finish the ack.
+        let acked = sub.counters().acked;
+        reporter.join().unwrap();
+        assert_eq!(acked, 1, "round {round}: close returned before the reported ack was settled");
+    }
+    assert_eq!(q.stats().await.unwrap().total, 0);
+    common::assert_verified(&q).await;
+}

@@ -76,11 +76,14 @@ impl Completer {
 
 /// Takes the reported keys out of the dispatched deliveries (and their leases out of the held
 /// ones), keeping only keys that were live: a second report of the same key finds nothing.
+/// When it took any, it counts one settle in progress until [`finish`] has submitted theirs:
+/// `close` waits while anything is live or settling, and without that count it could look in
+/// between (nothing live, nothing settling yet) and return before the outcomes were settled.
 fn take_live<T>(shared: &Shared, items: Vec<(u64, T)>) -> Vec<(Delivery, T)> {
     let taken: Vec<(Delivery, T)> = {
         let mut st = shared.batch.lock().unwrap();
         let st = &mut *st;
-        items
+        let taken: Vec<(Delivery, T)> = items
             .into_iter()
             .filter_map(|(k, t)| match st.live.remove(&k) {
                 Some(d) => Some((d, t)),
@@ -89,7 +92,9 @@ fn take_live<T>(shared: &Shared, items: Vec<(u64, T)>) -> Vec<(Delivery, T)> {
                     None
                 }
             })
-            .collect()
+            .collect();
+        st.settling += usize::from(!taken.is_empty());
+        taken
     };
     let mut held = shared.held.lock().unwrap();
     for (d, _) in &taken {
@@ -119,14 +124,15 @@ fn by_queue(ops: Vec<(Delivery, Op, Settle)>) -> Vec<(Settler, Vec<Op>, Vec<Sett
     groups
 }
 
-/// Frees `n` handler slots, submits `ops` and dispatches what waits.
+/// Frees the `n` handler slots [`take_live`] took, submits `ops` and dispatches what waits. The
+/// settle `take_live` counted in progress becomes one per submission, in one step.
 fn finish(shared: &Arc<Shared>, n: usize, ops: Vec<(Delivery, Op, Settle)>) {
     let groups = by_queue(ops);
     let submit = !groups.is_empty();
     {
         let mut st = shared.batch.lock().unwrap();
         st.free += n;
-        st.settling += groups.len();
+        st.settling = st.settling + groups.len() - usize::from(n > 0);
     }
     shared.inflight.add_permits(n);
     for (settler, ops, kinds) in groups {
