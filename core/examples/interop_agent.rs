@@ -2,20 +2,22 @@
 //! as the Python, Node and Kotlin agents, using only the public API of the `redelay` crate.
 //!
 //!   interop_agent publish URL QUEUES SPEC_JSON_FILE
-//!   interop_agent consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
+//!   interop_agent consume URL QUEUES N OUT_JSON_FILE [--nack REASON | --leave]
 //!   interop_agent peek URL QUEUE ID
 //!   interop_agent admin URL QUEUE OP ARG_JSON
 //!
 //! QUEUES is one queue name or several separated by commas (queue names cannot contain one).
 //!
-//! `publish` reads a JSON list `[{"id","body_b64","headers":{..},"delay_ms","max_attempts"}]` and
-//! publishes it as one batch to each queue; it prints `[{"queue","id","status"}]`.
+//! `publish` reads a JSON list `[{"id","body_b64","headers":{..},"delay_ms","max_attempts",
+//! "ttr_ms","expires_in_ms","drop_on_expiry"}]` (all but `body_b64` optional) and publishes it
+//! as one batch to each queue; it prints `[{"queue","id","status"}]`.
 //!
 //! `consume` prints `ready` once connected, then fetches from every queue at once until N
 //! messages arrived from each (30 s at most), writes a JSON list with one object per message
 //! (`id`, `queue`, `body_b64`, `headers`, `attempt`, `max_attempts`, `last_error`,
 //! `published_at_ms`, `due_at_ms`, `delivered_at_ms`, `lateness_ms`, `consumer`) to
-//! OUT_JSON_FILE, then acks each (with `--nack REASON`: nacks each, retry in 0, with REASON).
+//! OUT_JSON_FILE, then acks each (with `--nack REASON`: nacks each, retry in 0, with REASON;
+//! with `--leave`: settles none, so that their leases lapse after the agent has exited).
 //! Exits 3 when some did not arrive in time (what did arrive is written and settled).
 //!
 //! `peek` prints the stored message as JSON (`null` when there is none).
@@ -23,7 +25,8 @@
 //! `admin` runs one operation of the queue and prints its outcome as JSON: `pause` / `resume`
 //! (ARG `{}`, prints `{"changed"}`), `search` (ARG `{"header": [NAME, VALUE]}`, runs every
 //! step, prints `{"ids"}` sorted), `bulk` (ARG `{"action": "deliver_now" | ..., "header":
-//! [NAME, VALUE]}`, prints `{"matched", "done"}`).
+//! [NAME, VALUE]}`, prints `{"matched", "done"}`), `stats` (QUEUE may be several separated by
+//! commas, ARG `{}`, prints `{QUEUE: {"total","scheduled","ready","leased","lapsed","dead"}}`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -37,9 +40,9 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 fn usage() -> ! {
     eprintln!(
         "usage: interop_agent publish URL QUEUES SPEC_JSON_FILE\n       \
-         interop_agent consume URL QUEUES N OUT_JSON_FILE [--nack REASON]\n       \
+         interop_agent consume URL QUEUES N OUT_JSON_FILE [--nack REASON | --leave]\n       \
          interop_agent peek URL QUEUE ID\n       \
-         interop_agent admin URL QUEUE pause|resume|search|bulk ARG_JSON"
+         interop_agent admin URL QUEUE pause|resume|search|bulk|stats ARG_JSON"
     );
     std::process::exit(2)
 }
@@ -122,6 +125,9 @@ fn spec_message(e: &Value) -> Result<Message, String> {
     if let Some(n) = e["max_attempts"].as_u64() {
         m = m.max_attempts(n as u32);
     }
+    if let Some(d) = e["ttr_ms"].as_u64() {
+        m = m.ttr(Duration::from_millis(d));
+    }
     if let Some(d) = e["expires_in_ms"].as_u64() {
         m = m.expires_in(Duration::from_millis(d)).drop_on_expiry(e["drop_on_expiry"].as_bool().unwrap_or(false));
     }
@@ -183,7 +189,14 @@ fn record(d: &Delivery) -> Value {
     })
 }
 
-async fn consume(client: &Client, queue_arg: &str, n: usize, out_file: &str, nack: Option<String>) {
+/// What `consume` does with what it got.
+enum Settle {
+    Ack,
+    Nack(String),
+    Leave,
+}
+
+async fn consume(client: &Client, queue_arg: &str, n: usize, out_file: &str, settle: Settle) {
     let qs: Vec<redelay::Queue> =
         queues(queue_arg).iter().map(|name| client.queue(name).unwrap_or_else(|e| die(e))).collect();
     println!("ready");
@@ -203,9 +216,10 @@ async fn consume(client: &Client, queue_arg: &str, n: usize, out_file: &str, nac
     let records: Vec<Value> = all.iter().map(record).collect();
     std::fs::write(out_file, Value::Array(records).to_string()).unwrap_or_else(|e| die(format!("{out_file}: {e}")));
     for d in &all {
-        let r = match &nack {
-            Some(reason) => d.nack(Some(Duration::ZERO), reason).await.map(|_| ()),
-            None => d.ack().await,
+        let r = match &settle {
+            Settle::Nack(reason) => d.nack(Some(Duration::ZERO), reason).await.map(|_| ()),
+            Settle::Ack => d.ack().await,
+            Settle::Leave => Ok(()),
         };
         if let Err(e) = r {
             problems.push(format!("settling {}: {e}", d.id()));
@@ -245,8 +259,22 @@ fn header_search(arg: &Value) -> redelay::Search {
 }
 
 async fn admin(client: &Client, queue: &str, op: &str, arg: &str) {
-    let q = client.queue(queue).unwrap_or_else(|e| die(e));
     let arg: Value = serde_json::from_str(arg).unwrap_or_else(|e| die(format!("admin argument: {e}")));
+    if op == "stats" {
+        let mut out = serde_json::Map::new();
+        for name in queues(queue) {
+            let q = client.queue(&name).unwrap_or_else(|e| die(e));
+            let s = q.stats().await.unwrap_or_else(|e| die(e));
+            out.insert(
+                name,
+                json!({"total": s.total, "scheduled": s.scheduled, "ready": s.ready, "leased": s.leased,
+                       "lapsed": s.lapsed, "dead": s.dead}),
+            );
+        }
+        println!("{}", Value::Object(out));
+        return;
+    }
+    let q = client.queue(queue).unwrap_or_else(|e| die(e));
     let out = match op {
         "pause" => json!({"changed": q.pause().await.unwrap_or_else(|e| die(e))}),
         "resume" => json!({"changed": q.resume().await.unwrap_or_else(|e| die(e))}),
@@ -286,9 +314,15 @@ async fn main() {
     let client = Client::connect(&a[2]).await.unwrap_or_else(|e| die(format!("connect: {e}")));
     match a[1].as_str() {
         "publish" if a.len() == 5 => publish(&client, &a[3], &a[4]).await,
-        "consume" if a.len() == 6 || (a.len() == 8 && a[6] == "--nack") => {
+        "consume" if a.len() >= 6 => {
             let n: usize = a[4].parse().unwrap_or_else(|_| usage());
-            consume(&client, &a[3], n, &a[5], a.get(7).cloned()).await
+            let settle = match a.get(6).map(String::as_str) {
+                None if a.len() == 6 => Settle::Ack,
+                Some("--nack") if a.len() == 8 => Settle::Nack(a[7].clone()),
+                Some("--leave") if a.len() == 7 => Settle::Leave,
+                _ => usage(),
+            };
+            consume(&client, &a[3], n, &a[5], settle).await
         }
         "peek" if a.len() == 5 => peek(&client, &a[3], &a[4]).await,
         "admin" if a.len() == 6 => admin(&client, &a[3], &a[4], &a[5]).await,

@@ -3,8 +3,8 @@
 // (its package entry point, redelay.js; REDELAY_NODE_MODULE overrides the path).
 //
 //   node agent.mjs publish URL QUEUES SPEC_JSON_FILE
-//   node agent.mjs consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
-//   node agent.mjs admin URL QUEUE pause|resume|search|bulk ARG_JSON
+//   node agent.mjs consume URL QUEUES N OUT_JSON_FILE [--nack REASON | --leave]
+//   node agent.mjs admin URL QUEUE pause|resume|search|bulk|stats ARG_JSON
 //
 // QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs.
 
@@ -33,6 +33,7 @@ async function publish(client, queueArg, specFile) {
     if (e.headers != null) item.headers = e.headers
     if (e.delay_ms != null) item.delayMs = e.delay_ms
     if (e.max_attempts != null) item.maxAttempts = e.max_attempts
+    if (e.ttr_ms != null) item.ttrMs = e.ttr_ms
     if (e.expires_in_ms != null) {
       item.expiresInMs = e.expires_in_ms
       item.dropOnExpiry = Boolean(e.drop_on_expiry)
@@ -78,12 +79,13 @@ const record = (m) => ({
 
 // Without --nack, every queue is consumed the way a Node service does it: a subscription
 // whose handler returns (the subscription acks). With --nack the messages are fetched and
-// nacked by hand, so that none comes back to this process before it exits.
-async function consume(client, queueArg, n, outFile, nack) {
+// nacked by hand, so that none comes back to this process before it exits; with --leave
+// (`leave`) they are fetched and left leased, their leases to lapse after the exit.
+async function consume(client, queueArg, n, outFile, nack, leave = false) {
   const qs = queues(queueArg).map((name) => client.queue(name))
   const problems = []
   const all = []
-  if (nack == null) {
+  if (nack == null && !leave) {
     const done = []
     const subs = await Promise.all(
       qs.map((q) => {
@@ -121,7 +123,7 @@ async function consume(client, queueArg, n, outFile, nack) {
       got.push(...g)
     })
     writeFileSync(outFile, JSON.stringify(got.map(record)))
-    for (const m of got) {
+    for (const m of leave ? [] : got) {
       try {
         await m.nack({ retryInMs: 0, reason: nack })
       } catch (e) {
@@ -136,6 +138,22 @@ async function consume(client, queueArg, n, outFile, nack) {
 }
 
 async function admin(client, name, op, argJson) {
+  if (op === 'stats') {
+    const out = {}
+    for (const each of queues(name)) {
+      const s = await client.queue(each).stats()
+      out[each] = {
+        total: s.total,
+        scheduled: s.scheduled,
+        ready: s.ready,
+        leased: s.leased,
+        lapsed: s.lapsed,
+        dead: s.dead,
+      }
+    }
+    process.stdout.write(JSON.stringify(out) + '\n')
+    return
+  }
   const q = client.queue(name)
   const arg = JSON.parse(argJson)
   const header = () => ({ header: { [arg.header[0]]: arg.header[1] } })
@@ -161,7 +179,7 @@ async function admin(client, name, op, argJson) {
 
 const argv = process.argv.slice(2)
 const usage =
-  'usage: agent.mjs publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON] | admin URL QUEUE OP ARG_JSON'
+  'usage: agent.mjs publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON | --leave] | admin URL QUEUE OP ARG_JSON'
 if (argv.length < 4) die(usage, 2)
 const [cmd, url] = argv
 const client = await Client.connect(url)
@@ -169,6 +187,8 @@ try {
   if (cmd === 'publish' && argv.length === 4) await publish(client, argv[2], argv[3])
   else if (cmd === 'consume' && (argv.length === 5 || (argv.length === 7 && argv[5] === '--nack')))
     await consume(client, argv[2], Number.parseInt(argv[3], 10), argv[4], argv.length === 7 ? argv[6] : null)
+  else if (cmd === 'consume' && argv.length === 6 && argv[5] === '--leave')
+    await consume(client, argv[2], Number.parseInt(argv[3], 10), argv[4], null, true)
   else if (cmd === 'admin' && argv.length === 5) await admin(client, argv[2], argv[3], argv[4])
   else die(usage, 2)
 } catch (e) {

@@ -2,8 +2,8 @@
 core/examples/interop_agent.rs, using only the public API of the installed `redelay` package.
 
   agent.py publish URL QUEUES SPEC_JSON_FILE
-  agent.py consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
-  agent.py admin URL QUEUE pause|resume|search|bulk ARG_JSON
+  agent.py consume URL QUEUES N OUT_JSON_FILE [--nack REASON | --leave]
+  agent.py admin URL QUEUE pause|resume|search|bulk|stats ARG_JSON
 
 QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs
 for the formats.
@@ -52,6 +52,8 @@ async def publish(client: redelay.AsyncClient, queue_arg: str, spec_file: str) -
             item["delay"] = timedelta(milliseconds=e["delay_ms"])
         if e.get("max_attempts") is not None:
             item["max_attempts"] = e["max_attempts"]
+        if e.get("ttr_ms") is not None:
+            item["ttr"] = timedelta(milliseconds=e["ttr_ms"])
         if e.get("expires_in_ms") is not None:
             item["expires_in"] = timedelta(milliseconds=e["expires_in_ms"])
             item["drop_on_expiry"] = bool(e.get("drop_on_expiry"))
@@ -93,7 +95,9 @@ def record(m: Any) -> Dict[str, Any]:
     }
 
 
-async def consume(client: redelay.AsyncClient, queue_arg: str, n: int, out_file: str, nack: Optional[str]) -> None:
+async def consume(client: redelay.AsyncClient, queue_arg: str, n: int, out_file: str, settle: List[str]) -> None:
+    """Fetches N from each queue, then acks them, nacks them (``["--nack", REASON]``) or leaves
+    them leased (``["--leave"]``)."""
     qs = [client.queue(name) for name in queues(queue_arg)]
     print("ready", flush=True)
     deadline = time.monotonic() + TIMEOUT
@@ -108,12 +112,12 @@ async def consume(client: redelay.AsyncClient, queue_arg: str, n: int, out_file:
         got += msgs
     with open(out_file, "w", encoding="utf-8") as f:  # noqa: ASYNC230 (see publish)
         json.dump([record(m) for m in got], f, ensure_ascii=False)
-    for m in got:
+    for m in got if settle != ["--leave"] else []:
         try:
-            if nack is None:
+            if not settle:
                 await m.ack()
             else:
-                await m.nack(retry_in=0, reason=nack)
+                await m.nack(retry_in=0, reason=settle[1])
         except redelay.RedelayError as e:
             problems.append(f"settling {m.id}: {e}")
     if problems:
@@ -121,9 +125,16 @@ async def consume(client: redelay.AsyncClient, queue_arg: str, n: int, out_file:
 
 
 async def admin(client: redelay.AsyncClient, name: str, op: str, arg_json: str) -> None:
-    q = client.queue(name)
     arg = json.loads(arg_json)
     out: Dict[str, Any]
+    if op == "stats":
+        out = {}
+        for each in queues(name):
+            s = await client.queue(each).stats()
+            out[each] = {k: getattr(s, k) for k in ("total", "scheduled", "ready", "leased", "lapsed", "dead")}
+        print(json.dumps(out, ensure_ascii=False))
+        return
+    q = client.queue(name)
     if op == "pause":
         out = {"changed": await q.pause()}
     elif op == "resume":
@@ -148,7 +159,7 @@ async def admin(client: redelay.AsyncClient, name: str, op: str, arg_json: str) 
 
 async def main(argv: List[str]) -> None:
     usage = (
-        "usage: agent.py publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]"
+        "usage: agent.py publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON | --leave]"
         " | admin URL QUEUE OP ARG_JSON"
     )
     if len(argv) < 4:
@@ -158,8 +169,12 @@ async def main(argv: List[str]) -> None:
     try:
         if cmd == "publish" and len(argv) == 4:
             await publish(client, argv[2], argv[3])
-        elif cmd == "consume" and (len(argv) == 5 or (len(argv) == 7 and argv[5] == "--nack")):
-            await consume(client, argv[2], int(argv[3]), argv[4], argv[6] if len(argv) == 7 else None)
+        elif (
+            cmd == "consume"
+            and len(argv) >= 5
+            and (argv[5:] in ([], ["--leave"]) or (len(argv) == 7 and argv[5] == "--nack"))
+        ):
+            await consume(client, argv[2], int(argv[3]), argv[4], argv[5:])
         elif cmd == "admin" and len(argv) == 5:
             await admin(client, argv[2], argv[3], argv[4])
         else:

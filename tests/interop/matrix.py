@@ -27,7 +27,10 @@ What is checked:
 3. dead letter: a message with max_attempts 1 published and nacked by L is dead (CLI peek),
    respawned with `redelay dead respawn`, and consumed by a third language with attempt 1 and
    its body and headers intact.
-4. every queue is empty at the end (`redelay stats --json`).
+4. features: expiry, pause, search and bulk across languages (`features`).
+5. a lapsed lease: a message left leased by a consumer that exited is counted as leased and
+   lapsed by the stats of every language alike, then delivered again (attempt 2).
+6. every queue is empty at the end (`redelay stats --json`).
 
 Prints one line per pair and ends with `interop: N passed, M failed` (N, M count checks).
 """
@@ -185,7 +188,7 @@ class Run:
                     "headers": m["headers"],
                     "delay_ms": m["delay_ms"],
                     "max_attempts": m["max_attempts"],
-                    **{k: m[k] for k in ("expires_in_ms", "drop_on_expiry") if k in m},
+                    **{k: m[k] for k in ("expires_in_ms", "drop_on_expiry", "ttr_ms") if k in m},
                 }
             )
         with open(path, "w", encoding="utf-8") as f:
@@ -219,13 +222,14 @@ class Run:
                         group_of[q], status == "stored", f"publish of {m['id']!r} by {lang}: status {status!r}"
                     )
 
-    def consume(self, jobs: Dict[str, Tuple[List[str], int, Optional[str]]], tag: str) -> None:
-        """Starts one consumer per language (jobs[lang] = (queues, n per queue, nack reason));
+    def consume(self, jobs: Dict[str, Tuple[List[str], int, List[str]]], tag: str) -> None:
+        """Starts one consumer per language (jobs[lang] = (queues, n per queue, how to settle:
+        [] acks, ["--nack", REASON] nacks, ["--leave"] leaves them leased));
         `wait_ready(self._pending)` waits for them to be ready, `collect` for their end."""
         procs = {}
-        for lang, (queues, n, nack) in jobs.items():
+        for lang, (queues, n, settle) in jobs.items():
             out = self.path(f"{tag}-{lang}.json")
-            args = ["consume", self.url, ",".join(queues), str(n), out] + (["--nack", nack] if nack is not None else [])
+            args = ["consume", self.url, ",".join(queues), str(n), out, *settle]
             procs[lang] = (self.start(lang, args, f"{tag}-{lang}.log"), f"{tag}-{lang}.log")
         self._pending = procs
 
@@ -317,7 +321,7 @@ class Run:
         files = {p: self.write_spec(f"spec-{p}.json", specs[p]) for p in langs}
         n = len(specs[langs[0]])
 
-        self.consume({c: ([q[(p, c)] for p in langs], n, None) for c in langs}, "matrix")
+        self.consume({c: ([q[(p, c)] for p in langs], n, []) for c in langs}, "matrix")
         ready = self.wait_ready(self._pending)
         for c, err in ready.items():
             if err:
@@ -392,7 +396,7 @@ class Run:
         )
 
         # L nacks both: the first is retried (attempt 1 of 3), the second dies (1 of 1).
-        self.consume({lang: ([q[lang]], 2, reason[lang]) for lang in langs}, "nack")
+        self.consume({lang: ([q[lang]], 2, ["--nack", reason[lang]]) for lang in langs}, "nack")
         for lang, (err, records) in self.collect("nack").items():
             for g in (g_nack[lang], g_dead[lang]):
                 if err:
@@ -430,7 +434,7 @@ class Run:
             )
 
         # The next language gets the nacked message again: attempt 2, with the reason.
-        self.consume({c: ([q[lang] for lang in langs if nxt[lang] == c], 1, None) for c in langs}, "redeliver")
+        self.consume({c: ([q[lang] for lang in langs if nxt[lang] == c], 1, []) for c in langs}, "redeliver")
         for c, (err, records) in self.collect("redeliver").items():
             mine_q = [q[lang] for lang in langs if nxt[lang] == c]
             for lang in [lang for lang in langs if nxt[lang] == c]:
@@ -457,7 +461,7 @@ class Run:
                 code == 0 and out.strip() == "respawned 1",
                 f"redelay dead respawn: {code} {short(out, 200)}",
             )
-        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 1, None) for c in langs}, "respawned")
+        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 1, []) for c in langs}, "respawned")
         for c, (err, records) in self.collect("respawned").items():
             mine_q = [q[lang] for lang in langs if third[lang] == c]
             for lang in [lang for lang in langs if third[lang] == c]:
@@ -544,7 +548,7 @@ class Run:
             {q[lang]: g[lang] for lang in langs},
         )
         # Each consumer runs while its queue is paused: the expiries (200 ms) pass meanwhile.
-        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 3, None) for c in langs}, "features")
+        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 3, []) for c in langs}, "features")
         for c, err in self.wait_ready(self._pending).items():
             for lang in [lang for lang in langs if third[lang] == c]:
                 self.checks.check(g[lang], err is None, f"{c} consumer: {err}")
@@ -592,12 +596,88 @@ class Run:
             self.checks.check(g[lang], code == 0, f"redelay dead purge: {code} {short(out, 200)}")
             self.checks.report(g[lang], g[lang])
 
-    # -- 5. nothing left ------------------------------------------------------------------
+    # -- 5. a lease that lapsed ---------------------------------------------------------------
+
+    def lapsed(self) -> None:
+        """L publishes a message with a 300 ms lease; the next language fetches it and exits
+        without settling it; once the lease has passed, every language's stats count it as
+        leased and lapsed (the same numbers everywhere); a third language then takes it back:
+        attempt 2, with the core's "lease expired" reason as last error."""
+        langs = self.langs
+        nxt = {lang: langs[(i + 1) % len(langs)] for i, lang in enumerate(langs)}
+        third = {lang: nxt[nxt[lang]] for lang in langs}
+        q = {lang: self.queue("l", lang) for lang in langs}
+        g = {
+            lang: f"{lang} ttr 300 ms, {nxt[lang]} leaves it leased, lapsed everywhere -> {third[lang]}"
+            for lang in langs
+        }
+        specs = {
+            lang: [
+                {
+                    "id": f"lapse-{lang}",
+                    "body": f"left leased by {nxt[lang]} ✓".encode(),
+                    "headers": {"from": lang},
+                    "delay_ms": 0,
+                    "max_attempts": 3,
+                    "ttr_ms": 300,
+                }
+            ]
+            for lang in langs
+        }
+        self.publish_all(
+            {lang: ([q[lang]], self.write_spec(f"spec-l-{lang}.json", specs[lang]), specs[lang]) for lang in langs},
+            {q[lang]: g[lang] for lang in langs},
+        )
+        self.consume({c: ([q[lang] for lang in langs if nxt[lang] == c], 1, ["--leave"]) for c in langs}, "leave")
+        for c, (err, records) in self.collect("leave").items():
+            mine_q = [q[lang] for lang in langs if nxt[lang] == c]
+            for lang in [lang for lang in langs if nxt[lang] == c]:
+                e = error_for(err, q[lang], mine_q)
+                if e:
+                    self.checks.check(g[lang], False, e)
+                mine = [r for r in records if r.get("queue") == q[lang]]
+                if self.checks.check(g[lang], len(mine) == 1, f"{c} fetched {[r.get('id') for r in mine]}"):
+                    self.check_delivery(g[lang], specs[lang][0], mine[0], q[lang], attempt=1, timing=False)
+
+        # The leases end 300 ms after the fetches (Redis clock): wait until the CLI sees all
+        # four lapsed (at most 20 s on a busy machine), then ask every language.
+        queues = [q[lang] for lang in langs]
+        deadline = time.monotonic() + 20
+        while True:
+            _, out = self.cli_run("stats", "--json", *queues)
+            rows = stats_rows(out)
+            if sum(r.get("lapsed", 0) for r in rows) == len(queues) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        want = {"total": 1, "scheduled": 0, "ready": 0, "leased": 1, "lapsed": 1, "dead": 0}
+        for asker in langs:
+            seen = self.admin(g[langs[0]], asker, ",".join(queues), "stats", {})
+            for lang in langs:
+                got = seen.get(q[lang])
+                self.checks.check(g[lang], got == want, f"{asker} stats: {got}, want {want}")
+
+        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 1, []) for c in langs}, "lapsed")
+        for c, (err, records) in self.collect("lapsed").items():
+            mine_q = [q[lang] for lang in langs if third[lang] == c]
+            for lang in [lang for lang in langs if third[lang] == c]:
+                e = error_for(err, q[lang], mine_q)
+                if e:
+                    self.checks.check(g[lang], False, e)
+                mine = [r for r in records if r.get("queue") == q[lang]]
+                if not self.checks.check(g[lang], len(mine) == 1, f"{c} got {[r.get('id') for r in mine]}"):
+                    continue
+                self.check_delivery(g[lang], specs[lang][0], mine[0], q[lang], attempt=2, timing=False)
+                last = mine[0].get("last_error") or ""
+                self.checks.check(g[lang], last.startswith("lease expired"), f"{c} last_error {last!r}")
+        for lang in langs:
+            self.checks.report(g[lang], g[lang])
+
+    # -- 6. nothing left ------------------------------------------------------------------
 
     def all_empty(self) -> None:
         langs = self.langs
         queues = [self.queue("m", p, "to", c) for p in langs for c in langs] + [self.queue("x", lang) for lang in langs]
-        queues += [self.queue("f", lang) for lang in langs]
+        queues += [self.queue("f", lang) for lang in langs] + [self.queue("l", lang) for lang in langs]
         group = "every queue empty at the end"
         code, out = self.cli_run("stats", "--json", *queues)
         if self.checks.check(group, code == 0, f"redelay stats exited {code}: {short(out, 200)}"):
@@ -645,6 +725,7 @@ def main() -> int:
         run.matrix()
         run.nack_and_dead()
         run.features()
+        run.lapsed()
         run.all_empty()
     except Exception:  # a bug of the orchestrator still ends with the summary line
         traceback.print_exc(file=sys.stdout)

@@ -2,8 +2,8 @@
 // core/examples/interop_agent.rs, using only the public API of dev.redelay:redelay.
 //
 //   interop.AgentKt publish URL QUEUES SPEC_JSON_FILE
-//   interop.AgentKt consume URL QUEUES N OUT_JSON_FILE [--nack REASON]
-//   interop.AgentKt admin URL QUEUE pause|resume|search|bulk ARG_JSON
+//   interop.AgentKt consume URL QUEUES N OUT_JSON_FILE [--nack REASON | --leave]
+//   interop.AgentKt admin URL QUEUE pause|resume|search|bulk|stats ARG_JSON
 //
 // QUEUES is one queue name or several separated by commas. See core/examples/interop_agent.rs.
 // JSON is read and written by the few lines at the end of this file (no dependency besides
@@ -56,6 +56,7 @@ private suspend fun publish(client: Client, queueArg: String, specFile: String) 
                 headers = headers,
                 delay = (e["delay_ms"] as Number?)?.toLong()?.milliseconds,
                 maxAttempts = (e["max_attempts"] as Number?)?.toInt(),
+                ttr = (e["ttr_ms"] as Number?)?.toLong()?.milliseconds,
                 expiresIn = (e["expires_in_ms"] as Number?)?.toLong()?.milliseconds,
                 dropOnExpiry = e["drop_on_expiry"] == true,
             ),
@@ -99,7 +100,8 @@ private fun record(m: Delivery): Map<String, Any?> = mapOf(
     "consumer" to "kotlin",
 )
 
-private suspend fun consume(client: Client, queueArg: String, n: Int, outFile: String, nack: String?) {
+/** Fetches [n] from each queue, then acks them, nacks them ([nack]) or leaves them leased ([leave]). */
+private suspend fun consume(client: Client, queueArg: String, n: Int, outFile: String, nack: String?, leave: Boolean) {
     val qs = queues(queueArg).map { client.queue(it) }
     println("ready")
     System.out.flush()
@@ -114,7 +116,7 @@ private suspend fun consume(client: Client, queueArg: String, n: Int, outFile: S
         all += got
     }
     File(outFile).writeText(Json.write(all.map(::record)), Charsets.UTF_8)
-    for (m in all) {
+    for (m in if (leave) emptyList() else all) {
         try {
             if (nack == null) m.ack() else m.nack(Duration.ZERO, nack)
         } catch (e: RedelayException) {
@@ -128,6 +130,21 @@ private suspend fun consume(client: Client, queueArg: String, n: Int, outFile: S
 }
 
 private suspend fun admin(client: Client, name: String, op: String, argJson: String) {
+    if (op == "stats") {
+        val out = queues(name).associateWith { each ->
+            val s = client.queue(each).stats()
+            mapOf(
+                "total" to s.total,
+                "scheduled" to s.scheduled,
+                "ready" to s.ready,
+                "leased" to s.leased,
+                "lapsed" to s.lapsed,
+                "dead" to s.dead,
+            )
+        }
+        println(Json.write(out))
+        return
+    }
     val q = client.queue(name)
 
     @Suppress("UNCHECKED_CAST")
@@ -164,7 +181,7 @@ private suspend fun admin(client: Client, name: String, op: String, argJson: Str
 }
 
 fun main(args: Array<String>) = runBlocking {
-    val usage = "usage: interop.AgentKt publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON]" +
+    val usage = "usage: interop.AgentKt publish URL QUEUES SPEC | consume URL QUEUES N OUT [--nack REASON | --leave]" +
         " | admin URL QUEUE OP ARG_JSON"
     if (args.size < 4) die(usage, 2)
     val client = try {
@@ -177,7 +194,10 @@ fun main(args: Array<String>) = runBlocking {
             args[0] == "publish" && args.size == 4 -> publish(client, args[2], args[3])
 
             args[0] == "consume" && (args.size == 5 || (args.size == 7 && args[5] == "--nack")) ->
-                consume(client, args[2], args[3].toInt(), args[4], if (args.size == 7) args[6] else null)
+                consume(client, args[2], args[3].toInt(), args[4], if (args.size == 7) args[6] else null, false)
+
+            args[0] == "consume" && args.size == 6 && args[5] == "--leave" ->
+                consume(client, args[2], args[3].toInt(), args[4], null, true)
 
             args[0] == "admin" && args.size == 5 -> admin(client, args[2], args[3], args[4])
 
