@@ -1,7 +1,8 @@
 //! Redis Cluster: queues on different masters, every operation without CROSSSLOT, and a
 //! master killed under a running subscription; a sharded queue over all masters, and a master
 //! killed under its subscriptions; batches published while their queue's slot migrates to
-//! another master; a publish that times out is not sent again, and one sent again after its
+//! another master; a sharded queue with a shard down fails its reads naming that shard; a
+//! publish that times out is not sent again, and one sent again after its
 //! connection dropped is stored once.
 mod common;
 
@@ -225,11 +226,7 @@ async fn a_sharded_queue_spans_every_master_and_a_master_dies_under_its_subscrip
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sharded_queue_with_one_shard_down_delivers_from_the_others() {
     let cluster = common::Cluster::start();
-    for p in cluster.ports() {
-        let mut con = redis::Client::open(format!("redis://127.0.0.1:{p}")).unwrap().get_connection().unwrap();
-        let _: () =
-            redis::cmd("CONFIG").arg("SET").arg("cluster-require-full-coverage").arg("no").query(&mut con).unwrap();
-    }
+    cluster.serve_partial();
     let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
     let (name, shards) = ("partial", 16);
     let q = client.queue_with(name, QueueOptions::shards(shards)).unwrap();
@@ -243,7 +240,7 @@ async fn a_sharded_queue_with_one_shard_down_delivers_from_the_others() {
     let healthy: HashSet<String> =
         ids.iter().filter(|id| owner(redelay::shard_of(id, shards)) != victim).cloned().collect();
     assert!(!healthy.is_empty() && healthy.len() < ids.len(), "{} of {}", healthy.len(), ids.len());
-    let replica = replica_of(victim);
+    let replica = cluster.replica_of(victim);
     cluster.kill(victim);
     cluster.kill(replica);
 
@@ -287,12 +284,42 @@ async fn a_sharded_queue_with_one_shard_down_delivers_from_the_others() {
     assert!(sub.last_error().is_some(), "the lost shard's failures are reported");
 }
 
-fn replica_of(master: u16) -> u16 {
-    let mut con = redis::Client::open(format!("redis://127.0.0.1:{master}")).unwrap().get_connection().unwrap();
-    let info: String = redis::cmd("INFO").arg("replication").query(&mut con).unwrap();
-    let line = info.lines().find(|l| l.starts_with("slave0:")).unwrap_or_else(|| panic!("no replica: {info}"));
-    let port = line.split(',').find_map(|f| f.strip_prefix("port=")).unwrap();
-    port.parse().unwrap()
+/// A sharded queue with one shard's master and replica gone: its counts, listings and check
+/// fail (a partial count would be wrong), with a `Connection` error naming the first lost
+/// shard by index and hash tag, so that an operator knows which node to look at; a plain
+/// queue on a live master and the lost shard's neighbours by id still answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_of_a_sharded_queue_with_a_shard_down_name_the_shard() {
+    let cluster = common::Cluster::start();
+    cluster.serve_partial();
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(2)).connect().await.unwrap();
+    let (name, shards) = ("named", 16);
+    let q = client.queue_with(name, QueueOptions::shards(shards)).unwrap();
+    let ids: Vec<String> = (0..64).map(|i| format!("n{i}")).collect();
+    q.publish_batch(ids.iter().map(|id| Message::new(id.as_bytes().to_vec()).id(id.clone())).collect()).await.unwrap();
+    assert_eq!(q.stats().await.unwrap().total, 64);
+    // A master other than the one holding the shard count: every handle can read the count.
+    let meta = cluster.master_of(&format!("redelay:{{{name}}}:meta"));
+    let owner = |i: u32| cluster.master_of(&format!("redelay:{{{name}/{i}}}:msg"));
+    let victim = (0..shards).map(owner).find(|&p| p != meta).expect("a shard off the count's master");
+    let lost: Vec<u32> = (0..shards).filter(|&i| owner(i) == victim).collect();
+    let first = lost[0];
+    let alive = ids.iter().find(|id| !lost.contains(&redelay::shard_of(id, shards))).unwrap();
+    cluster.lose_master(victim);
+
+    let fresh = client.queue_stored(name).await.unwrap();
+    assert_eq!(fresh.shards(), shards);
+    let named = |what: &str, e: redelay::Error| {
+        assert_eq!(e.kind(), redelay::ErrorKind::Connection, "{what}: {e}");
+        let want = format!("shard {first} of queue \"{name}\" (hash tag {{{name}/{first}}})");
+        assert!(e.message().contains(&want), "{what}: {e} (lost shards {lost:?})");
+    };
+    for h in [&q, &fresh] {
+        named("stats", h.stats().await.unwrap_err());
+        named("list", h.list(State::Scheduled, 0, 10).await.unwrap_err());
+        named("verify", h.verify().await.unwrap_err());
+        assert_eq!(h.peek(alive).await.unwrap().unwrap().id, *alive, "a live shard's message");
+    }
 }
 
 /// Once the cluster answers again: no dead letter and the invariant holds. An ack lost in the

@@ -81,6 +81,36 @@ impl Queue {
         }
     }
 
+    /// The error of a call to shard `i`, naming the shard when it could not be reached: a
+    /// `Connection` error (a `Timeout` too: for a read, an answer that never came is a node out
+    /// of reach) that says the shard's index and hash tag, so that an operator knows which
+    /// master to look at (`CLUSTER KEYSLOT "{orders/3}"`). Other kinds are unchanged.
+    pub(crate) fn in_shard(&self, i: usize, e: Error) -> Error {
+        match e.kind() {
+            ErrorKind::Connection | ErrorKind::Timeout => Error::new(
+                ErrorKind::Connection,
+                format!(
+                    "shard {i} of queue {:?} (hash tag {{{}/{i}}}) could not be reached: {}",
+                    self.name(),
+                    self.name(),
+                    e.message()
+                ),
+            ),
+            _ => e,
+        }
+    }
+
+    /// Each shard's result of `call`, sent at once, an error naming its shard
+    /// ([`in_shard`](Self::in_shard)).
+    async fn each_shard<'a, T, F, Fut>(&'a self, call: F) -> Vec<Result<T>>
+    where
+        F: Fn(&'a Queue) -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let all = join_all(self.parts().iter().map(call)).await;
+        all.into_iter().enumerate().map(|(i, r)| r.map_err(|e| self.in_shard(i, e))).collect()
+    }
+
     /// Makes sure Redis agrees on the shard count: the first sharded use of a queue stores its
     /// count; a handle with another count, or a queue holding unsharded messages, is refused
     /// with InvalidArgument. A confirmation holds for [`SHARDS_RECHECK`]: a queue destroyed
@@ -113,6 +143,15 @@ impl Queue {
                 self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
                 Ok(())
             }
+            Err(e) if matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout) => Err(Error::new(
+                e.kind(),
+                format!(
+                    "the shard count of queue {:?} (hash tag {{{}}}) could not be read: {}",
+                    self.name(),
+                    self.name(),
+                    e.message()
+                ),
+            )),
             r => r,
         }
     }
@@ -268,7 +307,8 @@ impl Queue {
             return self.peek_here(id).await;
         }
         self.check_shards_to_read().await?;
-        self.inner.shards[shard_of(id, self.shards()) as usize].peek_here(id).await
+        let i = shard_of(id, self.shards()) as usize;
+        self.inner.shards[i].peek_here(id).await.map_err(|e| self.in_shard(i, e))
     }
 
     /// Sets a flag in every shard; true when it changed in any.
@@ -277,7 +317,7 @@ impl Queue {
             return self.flag_here(name, on).await;
         }
         self.check_shards().await?;
-        let r = join_all(self.parts().iter().map(|q| q.flag_here(name, on))).await;
+        let r = self.each_shard(|q| q.flag_here(name, on)).await;
         Ok(r.into_iter().collect::<Result<Vec<_>>>()?.into_iter().any(|x| x))
     }
 
@@ -287,7 +327,7 @@ impl Queue {
             return self.history_call_here(kind, first, n).await;
         }
         self.check_shards_to_read().await?;
-        let r = join_all(self.parts().iter().map(|q| q.history_call_here(kind, first, n))).await;
+        let r = self.each_shard(|q| q.history_call_here(kind, first, n)).await;
         let (mut now, mut sum) = (i64::MIN, Vec::<u64>::new());
         for v in r {
             let (at, v) = v?;
@@ -304,7 +344,7 @@ impl Queue {
             return self.stats_here().await;
         }
         self.check_shards_to_read().await?;
-        let all = join_all(self.parts().iter().map(|q| q.stats_here())).await;
+        let all = self.each_shard(|q| q.stats_here()).await;
         let mut it = all.into_iter();
         let mut s = it.next().ok_or_else(|| bad("stats"))??;
         let min = |a: Option<SystemTime>, b: Option<SystemTime>| match (a, b) {
@@ -334,7 +374,7 @@ impl Queue {
             return self.upcoming_here(from, width, buckets).await;
         }
         self.check_shards_to_read().await?;
-        let all = join_all(self.parts().iter().map(|q| q.upcoming_here(from, width, buckets))).await;
+        let all = self.each_shard(|q| q.upcoming_here(from, width, buckets)).await;
         let mut sum: Option<Vec<(SystemTime, u64)>> = None;
         for v in all {
             let v = v?;
@@ -379,7 +419,7 @@ impl Queue {
         }
         let page = offset.saturating_add(limit).clamp(1, limits::MAX_FETCH);
         let parts = self.parts();
-        let first = join_all(parts.iter().map(|q| q.list_here(state, 0, page))).await;
+        let first = self.each_shard(|q| q.list_here(state, 0, page)).await;
         let mut cursors = Vec::with_capacity(parts.len());
         for p in first {
             let p = p?;
@@ -408,7 +448,7 @@ impl Queue {
                 items.push(m);
             }
             if c.buf.is_empty() && (c.next as u64) < c.total {
-                let more = parts[i].list_here(state, c.next, page).await?;
+                let more = parts[i].list_here(state, c.next, page).await.map_err(|e| self.in_shard(i, e))?;
                 c.next += more.items.len();
                 c.total = if more.items.is_empty() { 0 } else { more.total };
                 c.buf = more.items.into();
@@ -439,7 +479,8 @@ impl Queue {
             }
         };
         self.check_shards_to_read().await?;
-        let mut page = self.inner.shards[s as usize].search_here(what, inner).await?;
+        let mut page =
+            self.inner.shards[s as usize].search_here(what, inner).await.map_err(|e| self.in_shard(s as usize, e))?;
         page.cursor = match page.cursor.take() {
             Some(c) => Some(format!("{s}:{c}")),
             None if s + 1 < n => Some(format!("{}:0", s + 1)),
@@ -458,7 +499,7 @@ impl Queue {
         let n = self.shards();
         let ids = match sel {
             Select::All => {
-                let r = join_all(self.parts().iter().map(|q| q.on_dead_here(run, Select::All))).await;
+                let r = self.each_shard(|q| q.on_dead_here(run, Select::All)).await;
                 return r.into_iter().sum();
             }
             Select::Ids(ids) => ids,
@@ -481,13 +522,9 @@ impl Queue {
         for id in ids {
             groups[shard_of(&id, n) as usize].push(id);
         }
-        let r = join_all(
-            groups
-                .into_iter()
-                .enumerate()
-                .filter(|(_, g)| !g.is_empty())
-                .map(|(s, g)| self.inner.shards[s].on_dead_here(run, Select::Ids(g))),
-        )
+        let r = join_all(groups.into_iter().enumerate().filter(|(_, g)| !g.is_empty()).map(|(s, g)| async move {
+            self.inner.shards[s].on_dead_here(run, Select::Ids(g)).await.map_err(|e| self.in_shard(s, e))
+        }))
         .await;
         r.into_iter().sum()
     }
@@ -523,7 +560,7 @@ impl Queue {
         self.check_shards_to_read().await?;
         let mut report = VerifyReport { records: 0, problems: Vec::new() };
         for (i, q) in self.parts().iter().enumerate() {
-            let r = q.verify_here().await?;
+            let r = q.verify_here().await.map_err(|e| self.in_shard(i, e))?;
             report.records += r.records;
             report.problems.extend(r.problems.into_iter().map(|p| format!("shard {i}: {p}")));
         }

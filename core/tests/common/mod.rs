@@ -177,6 +177,48 @@ impl Cluster {
         let ok = Command::new("kill").arg("-9").arg(pid.trim()).status().unwrap().success();
         assert!(ok, "kill -9 {pid}");
     }
+
+    /// Every node serves the slots it has while others have no node
+    /// (`cluster-require-full-coverage no`).
+    pub fn serve_partial(&self) {
+        for p in self.ports() {
+            let mut con = redis::Client::open(format!("redis://127.0.0.1:{p}")).unwrap().get_connection().unwrap();
+            let _: () =
+                redis::cmd("CONFIG").arg("SET").arg("cluster-require-full-coverage").arg("no").query(&mut con).unwrap();
+        }
+    }
+
+    /// Port of the replica of `master`.
+    pub fn replica_of(&self, master: u16) -> u16 {
+        let mut con = redis::Client::open(format!("redis://127.0.0.1:{master}")).unwrap().get_connection().unwrap();
+        let info: String = redis::cmd("INFO").arg("replication").query(&mut con).unwrap();
+        let line = info.lines().find(|l| l.starts_with("slave0:")).unwrap_or_else(|| panic!("no replica: {info}"));
+        let port = line.split(',').find_map(|f| f.strip_prefix("port=")).unwrap();
+        port.parse().unwrap()
+    }
+
+    /// SIGKILLs `master` and its replica, so that its slots have no node; returns once the
+    /// other nodes mark it failed (`CLUSTER NODES`), as they answer from then on.
+    pub fn lose_master(&self, master: u16) {
+        let replica = self.replica_of(master);
+        self.kill(master);
+        self.kill(replica);
+        let live = self.ports().into_iter().find(|&p| p != master && p != replica).unwrap();
+        let mut con = redis::Client::open(format!("redis://127.0.0.1:{live}")).unwrap().get_connection().unwrap();
+        let t = Instant::now();
+        loop {
+            let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut con).unwrap();
+            let flags = nodes
+                .lines()
+                .find(|l| l.contains(&format!("127.0.0.1:{master}@")))
+                .map(|l| l.split(' ').nth(2).unwrap_or("").split(',').map(str::to_string).collect::<Vec<_>>());
+            if flags.is_some_and(|f| f.iter().any(|f| f == "fail")) {
+                return;
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "the cluster never marked {master} failed: {nodes}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for Cluster {
