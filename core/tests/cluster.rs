@@ -319,6 +319,11 @@ async fn reads_of_a_sharded_queue_with_a_shard_down_name_the_shard() {
         named("list", h.list(State::Scheduled, 0, 10).await.unwrap_err());
         named("verify", h.verify().await.unwrap_err());
         assert_eq!(h.peek(alive).await.unwrap().unwrap().id, *alive, "a live shard's message");
+        // The Redis clock is shard 0's.
+        match h.redis_now().await {
+            Ok(_) => assert_ne!(first, 0),
+            Err(e) => named("redis_now", e),
+        }
     }
 }
 

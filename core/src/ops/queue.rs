@@ -1087,7 +1087,8 @@ impl Queue {
     /// The Redis clock (of the node holding the queue, or its first shard): what a query's
     /// "now" means when the caller gives no time.
     pub async fn redis_now(&self) -> Result<SystemTime> {
-        let v = array(self.parts()[0].run(&scripts::TIME, Vec::new()).await?)?;
+        let time = self.parts()[0].run(&scripts::TIME, Vec::new()).await;
+        let v = array(if self.is_sharded() { time.map_err(|e| self.in_shard(0, e)) } else { time }?)?;
         Ok(ms_to_time(int(v.first().ok_or_else(|| bad("time"))?)?))
     }
 
