@@ -237,7 +237,9 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// only the page's queues are asked for their stats; `total` counts the queues that match.
 /// A registered name the core refuses to open (`.` or `..`, stored before such names were
 /// refused) is no row: it is listed in `unreachable`, so that it neither fails every page
-/// (it did: a 400) nor goes unseen.
+/// (it did: a 400) nor goes unseen. A queue whose stats or history fail (a sharded queue with
+/// a shard out of reach, its node down) is a row `{"queue", "error"}` ([`wire::queue_error`])
+/// and the page answers with every other queue as usual.
 async fn overview(a: Auth) -> ApiResult<Response> {
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
     let limit = a.num::<usize>("limit")?.unwrap_or(100);
@@ -253,28 +255,36 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     let total = names.len();
     let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
     let a = &a;
-    let rows = futures_util::future::try_join_all(page.into_iter().map(|n| async move {
-        let q = a.open(n, false).await?;
-        let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
-            let now = q.redis_now().await.api(S)?;
-            q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
-        })?;
-        let last_minute = hour.last().map_or(0, |p| p.delivered);
-        let sum = hour.iter().skip(1).fold(hour.first().cloned(), |acc, p| {
-            acc.map(|mut a| {
-                a.add(p);
-                a
-            })
-        });
-        let mut row = wire::queue_stats(n, &stats);
-        row["last_hour"] = sum.as_ref().map_or(Value::Null, wire::point);
-        row["delivered_last_minute"] = json!(last_minute);
-        row["lateness_p50_below_ms"] = row["last_hour"]["lateness_p50_below_ms"].clone();
-        row["lateness_p99_below_ms"] = row["last_hour"]["lateness_p99_below_ms"].clone();
-        Ok::<_, ApiError>(row)
+    let rows = futures_util::future::join_all(page.into_iter().map(|n| async move {
+        overview_row(a, n).await.unwrap_or_else(|e| {
+            let kind = redelay::ErrorKind::from_name(e.code).unwrap_or(redelay::ErrorKind::Redis);
+            wire::queue_error(n, &redelay::Error::new(kind, e.message))
+        })
     }))
-    .await?;
+    .await;
     ok(json!({ "total": total, "queues": rows, "unreachable": unreachable }))
+}
+
+/// A row of the overview: a queue's stats and its last hour.
+async fn overview_row(a: &Auth, n: &str) -> ApiResult<Value> {
+    let q = a.open(n, false).await?;
+    let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
+        let now = q.redis_now().await.api(S)?;
+        q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
+    })?;
+    let last_minute = hour.last().map_or(0, |p| p.delivered);
+    let sum = hour.iter().skip(1).fold(hour.first().cloned(), |acc, p| {
+        acc.map(|mut a| {
+            a.add(p);
+            a
+        })
+    });
+    let mut row = wire::queue_stats(n, &stats);
+    row["last_hour"] = sum.as_ref().map_or(Value::Null, wire::point);
+    row["delivered_last_minute"] = json!(last_minute);
+    row["lateness_p50_below_ms"] = row["last_hour"]["lateness_p50_below_ms"].clone();
+    row["lateness_p99_below_ms"] = row["last_hour"]["lateness_p99_below_ms"].clone();
+    Ok(row)
 }
 
 /// `POST /v1/queues/{queue}/messages`: one message; 201 `{"id","status"}`.

@@ -182,3 +182,12 @@ pub fn rescheduled(due_at: SystemTime) -> Value {
 pub fn queue_stats(name: &str, stats: &Stats) -> Value {
     json!({ "queue": name, "stats": to_json(stats) })
 }
+
+/// A queue whose counts could not be read (a shard of a sharded queue out of reach, its
+/// node failing): `{"queue", "error": {"kind", "code", "message"}}` (`kind` the core's
+/// [`ErrorKind`](redelay::ErrorKind) name, `code` its stable code), a row of `GET /v1/overview`
+/// and of `redelay stats --json` in place of the counts, so that one queue's failure leaves
+/// the others' rows standing.
+pub fn queue_error(name: &str, e: &redelay::Error) -> Value {
+    json!({ "queue": name, "error": { "kind": e.kind().name(), "code": e.kind().code(), "message": e.message() } })
+}

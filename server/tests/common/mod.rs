@@ -46,8 +46,13 @@ pub async fn start() -> Srv {
 }
 
 pub async fn start_with(f: impl FnOnce(&mut ServerConfig)) -> Srv {
+    start_on(&url(), f).await
+}
+
+/// A gateway over the Redis (or Redis Cluster) at `url`.
+pub async fn start_on(url: &str, f: impl FnOnce(&mut ServerConfig)) -> Srv {
     let prefix = unique("gw");
-    let client = Client::builder(&url()).prefix(&prefix).max_body_bytes(MAX_BODY).connect().await.unwrap();
+    let client = Client::builder(url).prefix(&prefix).max_body_bytes(MAX_BODY).connect().await.unwrap();
     let tokens = TokenStore::new(&client).unwrap();
     let data = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let admin = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
