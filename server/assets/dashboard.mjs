@@ -592,7 +592,17 @@ function overviewView(page, filter) {
       cells[k] = td
       tr.append(td)
     }
-    r = { tr, cells }
+    // In place of the counts while the queue's stats cannot be read: why.
+    const problem = h('td', {
+      class: 'problem',
+      colspan: OVERVIEW_COLUMNS.length - 2,
+      dataset: { col: 'error' },
+      hidden: true,
+    })
+    tr.append(problem)
+    // (`data` is the stored-data helper here; refresh() names its answer so.)
+    const explain = (message) => problem.replaceChildren(...(message === null ? [] : [data(message)]))
+    r = { tr, cells, problem, explain, error: null }
     rows.set(name, r)
     return r
   }
@@ -625,7 +635,8 @@ function overviewView(page, filter) {
     const data = await api('GET', `/v1/overview?offset=${offset}&limit=${OVERVIEW_PAGE}${contains}`)
     // Dropped when another view is shown, or another filter typed meanwhile.
     if (view !== app.view || asked !== filter) return
-    if (data.queues.length) noteNow(data.queues[0].stats.now_ms)
+    const read = data.queues.find((q) => q.stats)
+    if (read) noteNow(read.stats.now_ms)
     const pages = Math.max(1, Math.ceil(data.total / OVERVIEW_PAGE))
     const matching = filter ? ` whose name contains “${shown(filter)}”` : ''
     // Never a silent cut: when not every queue is on this page, it says which ones are.
@@ -653,10 +664,28 @@ function overviewView(page, filter) {
     const seen = new Set()
     data.queues.forEach((q, i) => {
       seen.add(q.queue)
-      const { tr, cells } = row(q.queue)
+      const r = row(q.queue)
+      const { tr, cells } = r
       if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] || null)
-      const s = q.stats
       const state = cells.state
+      // A queue whose stats failed (a shard out of reach): marked, with the server's message,
+      // the other rows as usual.
+      const error = q.error ? q.error.message : null
+      if (r.error !== error) {
+        r.error = error
+        tr.classList.toggle('unavailable', error !== null)
+        for (const [k] of OVERVIEW_COLUMNS) if (k !== 'queue' && k !== 'state') cells[k].hidden = error !== null
+        r.problem.hidden = error === null
+        r.explain(error)
+      }
+      if (error !== null) {
+        if (state.dataset.v !== 'unavailable') {
+          state.dataset.v = 'unavailable'
+          state.replaceChildren(h('span', { class: 'badge unavailable', title: q.error.kind }, 'unavailable'))
+        }
+        return
+      }
+      const s = q.stats
       const paused = s.paused ? 'paused' : 'active'
       if (state.dataset.v !== paused) {
         state.dataset.v = paused

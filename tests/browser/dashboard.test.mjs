@@ -8,7 +8,18 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { ADMIN, launch, launchTabs, makeDead, openDashboard, publish, signIn, startServer, WAIT } from './lib.mjs'
+import {
+  ADMIN,
+  launch,
+  launchTabs,
+  makeDead,
+  openDashboard,
+  publish,
+  signIn,
+  startCluster,
+  startServer,
+  WAIT,
+} from './lib.mjs'
 
 let srv
 let browser
@@ -847,5 +858,49 @@ describe('dashboard', () => {
     assert.equal(await page.textContent('#facts dd:nth-of-type(6)'), '10 bytes')
     assert.deepEqual(errors, [])
     await page.close()
+  })
+})
+
+describe('dashboard over a Redis Cluster (tests/cluster.sh)', () => {
+  test('a sharded queue with a shard out of reach shows as unavailable, saying why, beside the other queues', async () => {
+    const cluster = startCluster()
+    let csrv
+    try {
+      csrv = await startServer(cluster.url)
+      const [name, shards] = ['app:sharded', 16]
+      execFileSync(process.env.REDELAY_BIN || '../../target/debug/redelay', [
+        ...['--url', cluster.url, '--prefix', csrv.prefix, '--shards', String(shards)],
+        ...['publish', name, 'x', '--id', 's1', '--delay', '1h'],
+      ])
+      // The master lost holds shards of the queue, but neither its shard count nor the
+      // registry of names; the plain queue lives elsewhere.
+      const spared = [cluster.masterOf(`x:{${name}}:meta`), cluster.masterOf(`${csrv.prefix}:queues`)]
+      const owner = (i) => cluster.masterOf(`x:{${name}/${i}}:msg`)
+      const owners = Array.from({ length: shards }, (_, i) => owner(i))
+      const victim = owners.find((p) => !spared.includes(p))
+      assert.ok(victim, 'a master with shards only')
+      const first = owners.indexOf(victim)
+      let plain = null
+      for (let i = 0; !plain; i++) if (cluster.masterOf(`x:{app:plain${i}}:msg`) !== victim) plain = `app:plain${i}`
+      await publish(csrv, plain, [{ body: 'x', delay_ms: 600000 }])
+      await cluster.loseMaster(victim)
+
+      const { page, errors } = await openDashboard(browser, csrv, ADMIN)
+      await waitText(page, cell(plain, 'scheduled'), '1')
+      await waitText(page, `${cell(name, 'state')} .badge`, 'unavailable')
+      await page.waitForFunction(
+        ([s, want]) => document.querySelector(s)?.textContent.includes(want),
+        [cell(name, 'error'), `shard ${first} of queue "${name}" (hash tag {${name}/${first}})`],
+      )
+      assert.equal(await page.isVisible(cell(name, 'error')), true)
+      assert.equal(await page.isVisible(cell(name, 'scheduled')), false, 'no count for it')
+      assert.equal(await page.isVisible(cell(plain, 'error')), false)
+      await waitText(page, '#overview-summary', '2 queues.')
+      assert.deepEqual(errors, [])
+      await page.close()
+    } finally {
+      await csrv?.stop()
+      cluster.stop()
+    }
   })
 })

@@ -27,9 +27,9 @@ function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-/** Starts `redelay serve` with its own prefix; resolves once /healthz answers. */
-export async function startServer() {
-  const url = process.env.REDIS_URL
+/** Starts `redelay serve` with its own prefix over the launcher's Redis (or the one at `url`,
+ * such as a cluster's); resolves once /healthz answers. */
+export async function startServer(url = process.env.REDIS_URL) {
   if (!url) throw new Error('REDIS_URL: run through tests/browser/run.sh (or tests/with-redis.sh)')
   const prefix = `dash-${process.pid}-${Date.now()}`
   const port = await freePort()
@@ -68,7 +68,66 @@ export async function startServer() {
     child.kill('SIGINT')
     await exited
   }
-  return { base, prefix, token, api, stop }
+  return { base, prefix, token, api, stop, url }
+}
+
+/** A Redis Cluster from tests/cluster.sh (3 masters, each with a replica) that serves the
+ * slots it has while others have no node (`cluster-require-full-coverage no`):
+ * `{ url, masterOf(key), loseMaster(port), stop() }`. */
+export function startCluster() {
+  const dir = mkdtempSync(join(tmpdir(), 'redelay-browser-cluster-'))
+  const script = new URL('../cluster.sh', import.meta.url).pathname
+  const url = execFileSync('bash', [script, 'start', dir], { encoding: 'utf8' }).trim()
+  const ports = readFileSync(join(dir, 'ports'), 'utf8').trim().split('\n').map(Number)
+  const cli = (port, ...args) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).trim()
+  for (const p of ports) cli(p, 'CONFIG', 'SET', 'cluster-require-full-coverage', 'no')
+  // CLUSTER NODES: id, host:port@bus, flags, master id, …, slot ranges from the 9th field.
+  const nodes = (port) =>
+    cli(port, 'CLUSTER', 'NODES')
+      .split('\n')
+      .map((l) => {
+        const f = l.split(' ')
+        return {
+          id: f[0],
+          port: Number(f[1].split(':')[1].split('@')[0]),
+          flags: f[2].split(','),
+          master: f[3],
+          slots: f.slice(8),
+        }
+      })
+  const lost = new Set()
+  const live = () => ports.find((p) => !lost.has(p))
+  const masterOf = (key) => {
+    const slot = Number(cli(live(), 'CLUSTER', 'KEYSLOT', key))
+    const holds = (range) => {
+      const [a, b = a] = range.split('-').map(Number)
+      return a <= slot && slot <= b
+    }
+    return nodes(live()).find((n) => n.flags.includes('master') && n.slots.some(holds)).port
+  }
+  /** SIGKILLs the master on `port` and its replica (their slots then have no node); resolves
+   * once the other nodes mark the master failed. */
+  const loseMaster = async (port) => {
+    const all = nodes(live())
+    const master = all.find((n) => n.port === port)
+    const replica = all.find((n) => n.master === master.id)
+    for (const p of [port, replica.port]) {
+      process.kill(Number(readFileSync(join(dir, String(p), 'redis.pid'), 'utf8')), 'SIGKILL')
+      lost.add(p)
+    }
+    for (
+      let i = 0;
+      !nodes(live())
+        .find((n) => n.port === port)
+        .flags.includes('fail');
+      i++
+    ) {
+      if (i > 600) throw new Error(`the cluster never marked ${port} failed`)
+      await sleep(100)
+    }
+  }
+  const stop = () => execFileSync('bash', [script, 'stop', dir])
+  return { url, masterOf, loseMaster, stop }
 }
 
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu']
