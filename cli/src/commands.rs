@@ -127,7 +127,8 @@ pub struct StatsArgs {
     /// Queues to show (default: every registered queue)
     pub queues: Vec<String>,
     /// JSON: of one queue named, its counts as the gateway's /v1 stats; else
-    /// {"queues": [{"queue", "stats"}]}
+    /// {"queues": [{"queue", "stats"}]}. A queue whose counts could not be read (a shard out of
+    /// reach) is {"queue", "error"} and the exit status is 2, the other queues shown as usual
     #[arg(long)]
     pub json: bool,
     /// Prometheus text exposition format
@@ -154,33 +155,73 @@ async fn registered(client: &Conn) -> Result<Vec<String>> {
 
 /// The JSON of `stats`, however many queues are named: `{"queues": [{"queue", "stats"}]}`, the
 /// rows of `GET /v1/overview` without their last hour (each `stats` as `GET …/stats` gives it),
-/// so that a script reads one queue's answer as it reads several.
-fn stats_json(rows: &[(String, Stats)]) -> serde_json::Value {
-    serde_json::json!({ "queues": rows.iter().map(|(n, s)| wire::queue_stats(n, s)).collect::<Vec<_>>() })
+/// so that a script reads one queue's answer as it reads several. A queue whose counts could
+/// not be read is a row `{"queue", "error": {"kind", "code", "message"}}`, as in the overview.
+fn stats_json(rows: &[(String, Result<Read>)]) -> serde_json::Value {
+    let row = |(n, r): &(String, Result<Read>)| match r {
+        Ok((s, _)) => wire::queue_stats(n, s),
+        Err(e) => wire::queue_error(n, e),
+    };
+    serde_json::json!({ "queues": rows.iter().map(row).collect::<Vec<_>>() })
 }
 
+/// A queue's counts, and its history totals for `--prometheus`.
+type Read = (Stats, Option<redelay::HistoryPoint>);
+
+/// `redelay stats`: every queue's counts. A queue whose counts cannot be read (a sharded
+/// queue with a shard out of reach, its node failing) does not hide the others: its line (or
+/// JSON row) says why, the others are printed as usual, and the exit status is its error's
+/// (2: README, "CLI"). Bad input (a queue name refused) still refuses the whole command.
 pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
     let names = if a.queues.is_empty() { registered(client).await? } else { a.queues };
-    let mut rows: Vec<(String, Stats)> = Vec::new();
+    let mut rows: Vec<(String, Result<Read>)> = Vec::new();
     for n in names {
-        let s = client.queue(&n).await?.stats().await?;
-        rows.push((n, s));
+        let read = async {
+            let q = client.queue(&n).await?;
+            let s = q.stats().await?;
+            let totals = if a.prometheus { Some(q.history_totals().await?) } else { None };
+            Ok::<_, redelay::Error>((s, totals))
+        }
+        .await;
+        match read {
+            Err(e) if e.kind() == redelay::ErrorKind::InvalidArgument => return Err(e),
+            read => rows.push((n, read)),
+        }
     }
+    // Said on stderr too, so that a script or cron job sees what failed: the queues' names
+    // (their lines or rows say why), or with --prometheus, whose output has no room for it,
+    // one line each with the error.
+    let failures: Vec<(String, String)> = rows
+        .iter()
+        .filter_map(|(n, r)| r.as_ref().err().map(|e| (format!("{:?}", printable(n)), e.to_string())))
+        .collect();
+    let failed = rows.iter().find_map(|(_, r)| r.as_ref().err()).map(|e| crate::exit_status(e.kind()));
     if a.json {
         json(&stats_json(&rows));
     } else if a.prometheus {
-        let mut totals = Vec::new();
-        for (n, _) in &rows {
-            totals.push(client.queue(n).await?.history_totals().await?);
+        let (mut ok, mut totals) = (Vec::new(), Vec::new());
+        for (n, r) in rows {
+            // A queue that failed is left out (said on stderr).
+            if let Ok((s, t)) = r {
+                ok.push((n, s));
+                totals.extend(t); // always there with --prometheus
+            }
         }
-        print!("{}", prometheus(client.prefix(), &rows, &totals));
+        print!("{}", prometheus(client.prefix(), &ok, &totals));
     } else {
         // `lapsed` is the part of `leased` whose lease ran out (not a state of its own).
         println!(
             "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}  next due",
             "queue", "total", "scheduled", "ready", "leased", "lapsed", "dead"
         );
-        for (n, s) in &rows {
+        for (n, r) in &rows {
+            let s = match r {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    println!("{n:<24} {:>10}  {}", "unavailable", printable(e.message()));
+                    continue;
+                }
+            };
             let mut next = s.next_due.map_or("-".to_string(), |t| relative(t, s.now));
             if s.paused {
                 next.push_str("  (paused)");
@@ -194,7 +235,21 @@ pub async fn stats(client: &Conn, a: StatsArgs) -> Result<ExitCode> {
             println!("(no queues under prefix {:?})", client.prefix());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    if a.prometheus {
+        for (n, e) in &failures {
+            eprintln!("redelay: queue {n} left out: {e}");
+        }
+    } else if !failures.is_empty() {
+        let names: Vec<&str> = failures.iter().map(|(n, _)| n.as_str()).collect();
+        let (count, why) = match (names.len(), a.json) {
+            (1, false) => ("1 queue".to_string(), "its line says why"),
+            (n, false) => (format!("{n} queues"), "their lines say why"),
+            (1, true) => ("1 queue".to_string(), "its row's \"error\" says why"),
+            (n, true) => (format!("{n} queues"), "their rows' \"error\" says why"),
+        };
+        eprintln!("redelay: {count} could not be read ({why}): {}", names.join(", "));
+    }
+    Ok(failed.map_or(ExitCode::SUCCESS, ExitCode::from))
 }
 
 /// A Prometheus counter: its name, its help text and how to read it from a queue's totals.

@@ -1402,3 +1402,64 @@ fn ctrl_c_in_a_long_run_says_what_was_done_and_it_stays_done() {
     assert!(done >= 500 && done <= gone && gone <= done + 500 && left > 0, "said {done}, gone {gone}: {shown:?}");
     redelay(&prefix, &["destroy", "q", "--yes"]);
 }
+
+/// `redelay stats` on a cluster (tests/cluster.sh) where a sharded queue's shard has no node
+/// (its master and replica killed, the cluster serving the other slots): the plain queue's
+/// line as usual, the sharded queue's marked unavailable with the error naming the shard, and
+/// exit 2; `--json` carries that queue's error, `--prometheus` leaves it out.
+#[test]
+fn stats_of_every_queue_marks_one_with_a_shard_out_of_reach_and_exits_2() {
+    let cluster = common::Cluster::start();
+    cluster.serve_partial();
+    let prefix = format!("clicluster{}", std::process::id());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_redelay"))
+            .args(["--url", &cluster.url, "--prefix", &prefix])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let (name, shards) = ("sharded", 16);
+    let o = run(&["--shards", "16", "publish", name, "x", "--id", "s1", "--delay", "1h"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The master lost holds shards of the queue, but neither its shard count nor the registry
+    // of names; the plain queue lives elsewhere.
+    let spared = [cluster.master_of(&format!("x:{{{name}}}:meta")), cluster.master_of(&format!("{prefix}:queues"))];
+    let owners: Vec<u16> = (0..shards).map(|i| cluster.master_of(&format!("x:{{{name}/{i}}}:msg"))).collect();
+    let victim = *owners.iter().find(|p| !spared.contains(p)).expect("a master with shards only");
+    let first = owners.iter().position(|&p| p == victim).unwrap();
+    let plain =
+        (0..).map(|i| format!("plain{i}")).find(|n| cluster.master_of(&format!("x:{{{n}}}:msg")) != victim).unwrap();
+    assert!(run(&["publish", &plain, "x", "--delay", "1h"]).status.success());
+    cluster.lose_master(victim);
+    let want = format!("shard {first} of queue \"{name}\" (hash tag {{{name}/{first}}}) could not be reached");
+
+    let o = run(&["stats"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let out = text(&o);
+    let line =
+        |q: &str| out.lines().find(|l| l.split_whitespace().next() == Some(q)).unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(line(&plain).split_whitespace().take(3).collect::<Vec<_>>(), [plain.as_str(), "1", "1"], "{out}");
+    assert!(line(name).contains("unavailable") && line(name).contains(&want), "{out}");
+    assert!(
+        stderr(&o).contains(&format!("1 queue could not be read (its line says why): \"{name}\"")),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = run(&["stats", "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&text(&o)).unwrap();
+    let row = |q: &str| v["queues"].as_array().unwrap().iter().find(|r| r["queue"] == q).cloned().unwrap();
+    assert_eq!(row(&plain)["stats"]["scheduled"], 1, "{v}");
+    let bad = row(name);
+    assert_eq!((&bad["error"]["kind"], bad.get("stats")), (&serde_json::json!("Connection"), None), "{v}");
+    assert!(bad["error"]["message"].as_str().unwrap().contains(&want), "{v}");
+
+    let o = run(&["stats", "--prometheus"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let prom = text(&o);
+    assert!(prom.contains(&format!("queue=\"{plain}\",state=\"scheduled\"}} 1")), "{prom}");
+    assert!(!prom.contains(&format!("queue=\"{name}\"")), "{prom}");
+    assert!(stderr(&o).contains(&format!("redelay: queue \"{name}\" left out: {want}")), "{}", stderr(&o));
+}
