@@ -74,6 +74,9 @@ impl ErrorKind {
     }
 }
 
+/// The message of [`Error::client_closed`].
+const CLIENT_CLOSED: &str = "client is closed";
+
 /// An error with a kind and a human-readable message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -104,6 +107,17 @@ impl Error {
 
     pub(crate) fn not_found(id: &str) -> Self {
         Self::new(ErrorKind::NotFound, format!("no message with id {id:?}"))
+    }
+
+    /// The error of every call after `Client::close`.
+    pub(crate) fn client_closed() -> Self {
+        Self::new(ErrorKind::Connection, CLIENT_CLOSED)
+    }
+
+    /// True for [`client_closed`](Self::client_closed)'s error: the caller closed the client,
+    /// nothing is out of reach and nothing may have run.
+    pub(crate) fn is_client_closed(&self) -> bool {
+        self.kind == ErrorKind::Connection && self.message.contains(CLIENT_CLOSED)
     }
 
     /// The kind of error.

@@ -49,7 +49,7 @@ const FETCH_TRIES: u32 = 4;
 
 /// Errors after which a call may have run in Redis without its reply arriving.
 fn retryable(e: &Error) -> bool {
-    matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection) && !e.message().contains("client is closed")
+    matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection) && !e.is_client_closed()
 }
 
 fn add_args(a: &[redis::Arg<Vec<u8>>]) -> impl Fn(&mut redis::Cmd) + '_ {

@@ -87,6 +87,7 @@ impl Queue {
     /// master to look at (`CLUSTER KEYSLOT "{orders/3}"`). Other kinds are unchanged.
     pub(crate) fn in_shard(&self, i: usize, e: Error) -> Error {
         match e.kind() {
+            _ if e.is_client_closed() => e,
             ErrorKind::Connection | ErrorKind::Timeout => Error::new(
                 ErrorKind::Connection,
                 format!(
@@ -143,15 +144,17 @@ impl Queue {
                 self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
                 Ok(())
             }
-            Err(e) if matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout) => Err(Error::new(
-                e.kind(),
-                format!(
-                    "the shard count of queue {:?} (hash tag {{{}}}) could not be read: {}",
-                    self.name(),
-                    self.name(),
-                    e.message()
-                ),
-            )),
+            Err(e) if matches!(e.kind(), ErrorKind::Connection | ErrorKind::Timeout) && !e.is_client_closed() => {
+                Err(Error::new(
+                    e.kind(),
+                    format!(
+                        "the shard count of queue {:?} (hash tag {{{}}}) could not be read: {}",
+                        self.name(),
+                        self.name(),
+                        e.message()
+                    ),
+                ))
+            }
             r => r,
         }
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot::error::RecvError;
 
-use crate::base::error::{ErrorKind, Result};
+use crate::base::error::Result;
 use crate::ops::delivery::Delivery;
 use crate::runtime::types::{Completer, Failure, Settle, Shared};
 use crate::storage::settle::{Op, Settled, Settler};
@@ -158,7 +158,7 @@ fn count(shared: &Shared, results: std::result::Result<Vec<Result<Settled>>, Rec
                 shared.count_settle(kind, r.map(|_| ()));
             }
         }
-        Err(_) => shared.record_error(crate::Error::new(ErrorKind::Connection, "client is closed")),
+        Err(_) => shared.record_error(crate::Error::client_closed()),
     }
 }
 

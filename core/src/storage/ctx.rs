@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::base::error::{Error, ErrorKind, Result};
+use crate::base::error::{Error, Result};
 use crate::storage::connection::Conn;
 use crate::storage::wake::WakeHub;
 
@@ -49,7 +49,7 @@ impl Ctx {
     /// Err(Connection "client is closed") once `Client::close` was called.
     pub fn check_open(&self) -> Result<()> {
         if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(Error::new(ErrorKind::Connection, "client is closed"));
+            return Err(Error::client_closed());
         }
         Ok(())
     }

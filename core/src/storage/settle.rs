@@ -102,7 +102,7 @@ impl Settler {
 }
 
 fn closed() -> Error {
-    Error::new(ErrorKind::Connection, "client is closed")
+    Error::client_closed()
 }
 
 /// Where a settler's calls go.
