@@ -520,15 +520,7 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
             let run = progress::in_steps("respawned 0", |mut step| {
                 q.respawn_with_progress(select, expiry, move |n| step(format!("respawned {n}")))
             });
-            let n = match run.await? {
-                Ok(n) => n,
-                Err(interrupted) => return Ok(interrupted),
-            };
-            if as_json {
-                json(&wire::count(n));
-            } else {
-                println!("respawned {n}");
-            }
+            return finish(run.await, as_json, |n| wire::count(*n), |n| format!("respawned {n}"));
         }
         DeadCmd::Purge(PurgeArgs { sel, yes, json: as_json }) => {
             let select = sel.select()?;
@@ -554,24 +546,44 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
                         format!("the {k} oldest of the {dead} {of}")
                     };
                     if k.min(dead) == 0 {
-                        Ok(0)
+                        Ok(Ok(0))
                     } else if confirm(&what, yes)? {
-                        purge(select).await?
+                        purge(select).await
                     } else {
                         return Ok(ExitCode::from(1));
                     }
                 }
-                None => purge(select).await?,
+                None => purge(select).await,
             };
-            let n = match n {
-                Ok(n) => n,
-                Err(interrupted) => return Ok(interrupted),
-            };
-            if as_json {
-                json(&wire::count(n));
-            } else {
-                println!("purged {n}");
+            return finish(n, as_json, |n| wire::count(*n), |n| format!("purged {n}"));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The end of a long run (`dead respawn`, `dead purge`, `bulk`), as [`progress::in_steps`] gives
+/// it: interrupted, its exit status; done, its result on stdout as JSON (`as_json`: `to_json`)
+/// or as text (`said`). An error goes on to `main` (stderr, its exit status); one that stopped
+/// the run after it had done something says how far it got (`Error::so_far`), and with
+/// `--json` those totals go to stdout first, as the result's JSON would give them, with the
+/// error as the gateway's `/v1` gives one: `{"count": 1000, "error": {"code", "message"}}`.
+fn finish<T>(
+    run: Result<std::result::Result<T, ExitCode>>,
+    as_json: bool,
+    to_json: impl Fn(&T) -> serde_json::Value,
+    said: impl Fn(&T) -> String,
+) -> Result<ExitCode> {
+    match run {
+        Ok(Ok(r)) if as_json => json(&to_json(&r)),
+        Ok(Ok(r)) => println!("{}", said(&r)),
+        Ok(Err(interrupted)) => return Ok(interrupted),
+        Err(e) => {
+            if let (true, Some(so_far)) = (as_json, e.so_far()) {
+                let mut out: serde_json::Map<_, _> = so_far.iter().map(|(k, n)| (k.to_string(), (*n).into())).collect();
+                out.insert("error".into(), serde_json::json!({ "code": e.kind().code(), "message": e.message() }));
+                json(&out.into());
             }
+            return Err(e);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -734,19 +746,9 @@ pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     }
-    let said = |r: &BulkReport| format!("matched {}, done {} (scanned {})", r.matched, r.done, r.scanned);
-    let start = said(&BulkReport::default());
-    let run = progress::in_steps(&start, |mut step| q.bulk_with_progress(&opts, move |r| step(said(&r))));
-    let r = match run.await? {
-        Ok(r) => r,
-        Err(interrupted) => return Ok(interrupted),
-    };
-    if a.json {
-        json(&to_json(&r));
-    } else {
-        println!("{}", said(&r));
-    }
-    Ok(ExitCode::SUCCESS)
+    let start = BulkReport::default().to_string();
+    let run = progress::in_steps(&start, |mut step| q.bulk_with_progress(&opts, move |r| step(r.to_string())));
+    finish(run.await, a.json, to_json, BulkReport::to_string)
 }
 
 /// `set-history on|off`: the queue's history counters, for every client.

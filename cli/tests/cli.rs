@@ -481,6 +481,69 @@ fn bulk_by_search_or_ids_and_the_flags_each_action_takes() {
     redelay(&prefix, &["destroy", "q", "--yes"]);
 }
 
+/// A long run that Redis fails in the middle (its connection drops: a proxy closes it instead
+/// of sending a call on) exits with the status of the failure and says how far it got: on
+/// stderr, and with `--json` on stdout as the result's JSON would, with the error as the
+/// gateway's `/v1` gives one. A list of 2,500 ids goes in calls of 1,000.
+#[test]
+fn a_run_that_fails_in_the_middle_says_how_far_it_got() {
+    let prefix = format!("clistop{}", std::process::id());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let proxy = rt.block_on(async {
+        let c = redelay::Client::builder(&redis_url()).prefix(&prefix).connect().await.unwrap();
+        let q = c.queue("q").unwrap();
+        let batch = (0..2500).map(|i| redelay::Message::new(b"x".to_vec()).id(format!("n{i}")).max_attempts(1));
+        q.publish_batch(batch.collect()).await.unwrap();
+        while let Ok(got @ [_, ..]) = q.fetch(1000, std::time::Duration::ZERO).await.as_deref() {
+            for d in got {
+                d.nack(None, "boom").await.unwrap();
+            }
+        }
+        assert_eq!(q.stats().await.unwrap().dead, 2500);
+        common::FaultProxy::start(common::port_of(&redis_url())).await
+    });
+    let ids: Vec<String> = (0..2500).map(|i| format!("n{i}")).collect();
+    // The run's call holding `cut` never reaches Redis.
+    let run = |cut: &str, args: &[&str]| {
+        proxy.drop_next_request_with(cut.as_bytes());
+        let o = Command::new(env!("CARGO_BIN_EXE_redelay"))
+            .args(["--url", &proxy.url(), "--prefix", &prefix])
+            .args(args)
+            .args(&ids)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "a connection error: {o:?}");
+        o
+    };
+    let stopped = |o: &Output, said: &str| {
+        let line = format!("; stopped: {said} so far, and that stays done (the step under way may have been done too)");
+        assert!(stderr(o).starts_with("redelay: redis connection: ") && stderr(o).contains(&line), "{}", stderr(o));
+        if o.stdout.is_empty() {
+            return serde_json::Value::Null;
+        }
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let error = v.as_object_mut().unwrap().remove("error").unwrap();
+        assert_eq!(error["code"], "ERR_REDELAY_CONNECTION", "{error}");
+        assert!(stderr(o).contains(error["message"].as_str().unwrap()), "{error}");
+        v
+    };
+
+    // n0..n999 respawned, then the second call is cut.
+    let o = run("n1500", &["dead", "respawn", "q", "--json"]);
+    assert_eq!(stopped(&o, "respawned 1000"), serde_json::json!({ "count": 1000 }));
+    // The first call finds no dead letter among n0..n999, the second purges n1000..n1999.
+    let o = run("n2000", &["bulk", "q", "purge", "--json"]);
+    let v = stopped(&o, "matched 2500, done 1000 (scanned 0)");
+    assert_eq!(v, serde_json::json!({ "matched": 2500, "done": 1000, "scanned": 0 }));
+    // Without --json: stdout is empty; a step that did nothing counts as a step.
+    let o = run("n2000", &["dead", "purge", "q"]);
+    assert_eq!(stopped(&o, "purged 0"), serde_json::Value::Null);
+    let v = stats_json(&prefix, "q");
+    assert_eq!((v["ready"].as_u64(), v["dead"].as_u64()), (Some(1000), Some(500)), "{v}");
+    assert!(redelay(&prefix, &["verify", "q"]).status.success());
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
 #[test]
 fn set_history_off_then_on_reports_the_change_and_stops_the_counters() {
     let prefix = format!("clisethist{}", std::process::id());

@@ -2,6 +2,7 @@
 //! it fits, the others skipped, bad requests refused before anything is changed.
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redelay::{BulkAction, BulkOptions, BulkReport, Due, ErrorKind, Message, Search, State};
@@ -192,5 +193,92 @@ async fn a_sharded_queue_reports_one_running_total_over_its_shards() {
     assert_eq!(totals.last(), Some(&n));
     assert!(totals.windows(2).all(|w| w[0] <= w[1]), "{totals:?}");
     common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+}
+
+/// A long run that Redis fails in the middle (here its connection drops after the first step:
+/// the proxy closes it instead of sending the next script call on) ends with an error of the
+/// failure's own kind that says how far it got: in its message, and as its totals by wire name
+/// (`Error::so_far`) — the same totals the last progress report gave, and what Redis shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fails_in_the_middle_says_how_far_it_got() {
+    let (proxy, client, _) = common::through_proxy("bulk-stop").await;
+    let q = client.queue("q").unwrap();
+    dead_letters(&q, "m", 2500).await;
+    // Once armed, the first step's end makes the next script call never reach Redis: its
+    // connection drops.
+    let armed = AtomicBool::new(false);
+    let cut = || {
+        if armed.swap(false, Ordering::SeqCst) {
+            proxy.drop_next_request_with(b"EVALSHA");
+        }
+    };
+
+    armed.store(true, Ordering::SeqCst);
+    let mut totals = Vec::new();
+    let e = q
+        .purge_dead_with_progress(redelay::Select::All, |n| {
+            totals.push(n);
+            cut();
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert_eq!(totals, [1000]);
+    assert_eq!(e.so_far(), Some(&[("count", 1000)][..]), "{e}");
+    assert!(e.message().contains("; stopped: purged 1000 so far, and that stays done"), "{e}");
+    common::reconnected(&client).await;
+    assert_eq!(q.stats().await.unwrap().dead, 1500);
+
+    armed.store(true, Ordering::SeqCst);
+    let e = q.respawn_with_progress(redelay::Select::All, redelay::RespawnExpiry::Keep, |_| cut()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert_eq!(e.so_far(), Some(&[("count", 1000)][..]), "{e}");
+    assert!(e.message().contains("; stopped: respawned 1000 so far"), "{e}");
+    common::reconnected(&client).await;
+    assert_eq!(q.stats().await.unwrap().dead, 500);
+
+    // A bulk cancel by a search: its first page is cancelled, the search of the second fails.
+    armed.store(true, Ordering::SeqCst);
+    let mut reports = Vec::new();
+    let opts = BulkOptions::search(BulkAction::Cancel, Search::IdPrefix("m".into()));
+    let e = q
+        .bulk_with_progress(&opts, |r| {
+            reports.push(r);
+            cut();
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    let [r] = reports[..] else { panic!("one step: {reports:?}") };
+    assert!(r.done > 0 && r.done < 1500 && r.done == r.matched, "{r:?}");
+    let so_far = [("matched", r.matched), ("done", r.done), ("scanned", r.scanned)];
+    assert_eq!(e.so_far(), Some(&so_far[..]), "{e}");
+    assert!(e.message().contains(&format!("; stopped: {r} so far")), "{e}");
+    common::reconnected(&client).await;
+    assert_eq!(q.stats().await.unwrap().total, 1500 - r.done);
+    assert_eq!(proxy.lost.load(Ordering::SeqCst), 3, "each fault was injected");
+
+    // A run that fails before any step ended carries no totals: nothing was done.
+    proxy.drop_next_request_with(b"EVALSHA");
+    let e = q.purge_dead(redelay::Select::All).await.unwrap_err();
+    assert_eq!((e.kind(), e.so_far()), (ErrorKind::Connection, None), "{e}");
+    assert!(!e.message().contains("stopped"), "{e}");
+    common::reconnected(&client).await;
+    common::assert_verified(&q).await;
+    q.destroy().await.unwrap();
+
+    // A list of ids is one step, whose calls (1,000 dead letters each here) are counted as
+    // they end: the second call never reaches Redis.
+    let q = client.queue("ids").unwrap();
+    dead_letters(&q, "n", 2500).await;
+    proxy.drop_next_request_with(b"n1500");
+    let ids = (0..2500).map(|i| format!("n{i}")).collect();
+    let e = q.bulk(&BulkOptions::ids(BulkAction::Respawn, ids)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert_eq!(e.so_far(), Some(&[("matched", 2500), ("done", 1000), ("scanned", 0)][..]), "{e}");
+    assert!(e.message().contains("; stopped: matched 2500, done 1000 (scanned 0) so far"), "{e}");
+    common::reconnected(&client).await;
+    assert_eq!(q.stats().await.unwrap().dead, 1500);
     q.destroy().await.unwrap();
 }

@@ -82,6 +82,8 @@ const CLIENT_CLOSED: &str = "client is closed";
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    /// The running totals of a long run this error stopped ([`Error::so_far`]).
+    so_far: Option<Vec<(&'static str, u64)>>,
 }
 
 /// `Result` with redelay's [`Error`].
@@ -90,7 +92,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Error { kind, message: message.into(), so_far: None }
     }
 
     /// Bad input: `message` names the field and the limit.
@@ -128,6 +130,27 @@ impl Error {
     /// The message, without the kind.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// How far a long run got before this error stopped it, when it had got anywhere (a step
+    /// had ended, or a message was acted on): the run's totals so far by their wire names, in
+    /// the order of its report — `count` for a respawn or purge of dead letters
+    /// (`Queue::respawn_with_progress`, `purge_dead_with_progress` and the calls built on
+    /// them), `matched`, `done` and `scanned` for a bulk action (`Queue::bulk`). None for any
+    /// other error. The kind is the failure's own, and the message says the same totals
+    /// (`…; stopped: purged 2000 so far, and that stays done …`).
+    pub fn so_far(&self) -> Option<&[(&'static str, u64)]> {
+        self.so_far.as_deref()
+    }
+
+    /// This error as the end of a long run that had done `said` (`purged 2000`), whose totals
+    /// by wire name are `counts`: the message says so, and [`so_far`](Self::so_far) gives them.
+    pub(crate) fn stopped(self, said: &str, counts: Vec<(&'static str, u64)>) -> Self {
+        let message = format!(
+            "{}; stopped: {said} so far, and that stays done (the step under way may have been done too)",
+            self.message
+        );
+        Error { message, so_far: Some(counts), ..self }
     }
 
     /// The same error with the field it names spelled the way of a binding's language

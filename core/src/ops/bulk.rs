@@ -7,7 +7,7 @@
 
 use std::time::SystemTime;
 
-use futures_util::stream::{self, StreamExt, TryStreamExt};
+use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::{Error, ErrorKind, Result};
@@ -138,6 +138,24 @@ pub struct BulkReport {
     pub scanned: u64,
 }
 
+/// `matched 1500, done 1200 (scanned 2000)`.
+impl std::fmt::Display for BulkReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "matched {}, done {} (scanned {})", self.matched, self.done, self.scanned)
+    }
+}
+
+impl BulkReport {
+    /// The error of a run that stopped here: saying how far it got (see [`Error::so_far`]) once
+    /// a step had ended or a message was acted on; else as it is.
+    fn stopped(self, e: Error, steps: u64) -> Error {
+        if steps == 0 && self.done == 0 {
+            return e;
+        }
+        e.stopped(&self.to_string(), vec![("matched", self.matched), ("done", self.done), ("scanned", self.scanned)])
+    }
+}
+
 impl Queue {
     /// Applies one action to many messages (see [`BulkOptions`]); messages the action does not
     /// apply to (gone, leased, not dead…) are skipped and not counted in `done`.
@@ -148,7 +166,9 @@ impl Queue {
     /// [`bulk`](Self::bulk), telling `progress` the report so far after each step: each page
     /// of a search (~500 records looked at), or the whole list of ids (one step). What a run
     /// did before it failed or was dropped stays done: the last report `progress` got says how
-    /// much.
+    /// much, and the error of a run that failed after a step ended or after acting on a
+    /// message says how far it got (its message, and [`Error::so_far`]: `matched`, `done`,
+    /// `scanned`, the messages acted on in the failed step included).
     pub async fn bulk_with_progress(
         &self,
         opts: &BulkOptions,
@@ -166,19 +186,29 @@ impl Queue {
             // Once per message: a reschedule named twice would run twice, at once.
             let mut seen = std::collections::HashSet::new();
             let ids = ids.iter().filter(|id| seen.insert(id.as_str())).cloned().collect();
-            report.done = self.apply(opts, due, ids).await?;
+            let (done, failed) = self.apply(opts, due, ids).await;
+            report.done = done;
+            if let Some(e) = failed {
+                return Err(report.stopped(e, 0));
+            }
             progress(report);
             return Ok(report);
         }
         let search = opts.search.as_ref().expect("validated: ids or search");
         let mut cursor: Option<String> = None;
+        let mut steps = 0;
         loop {
-            let page = self.search(search, cursor.as_deref()).await?;
+            let page = self.search(search, cursor.as_deref()).await.map_err(|e| report.stopped(e, steps))?;
             report.scanned += page.scanned;
             report.matched += page.items.len() as u64;
             let ids = page.items.into_iter().map(|m| m.id).collect();
-            report.done += self.apply(opts, due, ids).await?;
+            let (done, failed) = self.apply(opts, due, ids).await;
+            report.done += done;
+            if let Some(e) = failed {
+                return Err(report.stopped(e, steps));
+            }
             progress(report);
+            steps += 1;
             match page.cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(report),
@@ -186,17 +216,25 @@ impl Queue {
         }
     }
 
-    async fn apply(&self, opts: &BulkOptions, due: Option<Due>, ids: Vec<String>) -> Result<u64> {
-        let sel = || Select::Ids(ids.clone());
-        match opts.action {
-            BulkAction::Respawn => {
-                let expiry = RespawnExpiry::from_parts(opts.expires_in, opts.clear_expiry)?;
-                return self.respawn_with(sel(), expiry).await;
-            }
-            BulkAction::Purge => return self.purge_dead(sel()).await,
-            _ => {}
+    /// The action on `ids`: how many it was done to, and the error that stopped it (those done
+    /// before it are counted).
+    async fn apply(&self, opts: &BulkOptions, due: Option<Due>, ids: Vec<String>) -> (u64, Option<Error>) {
+        let respawn = match opts.action {
+            BulkAction::Respawn => match RespawnExpiry::from_parts(opts.expires_in, opts.clear_expiry) {
+                Ok(expiry) => Some(Some(expiry)),
+                Err(e) => return (0, Some(e)),
+            },
+            BulkAction::Purge => Some(None),
+            _ => None,
+        };
+        if let Some(respawn) = respawn {
+            return match self.dead_run(respawn, Select::Ids(ids), |_| {}).await {
+                Ok(n) => (n, None),
+                Err((e, n)) => (n.unwrap_or(0), Some(e)),
+            };
         }
-        stream::iter(ids)
+        let mut done = 0;
+        let mut each = stream::iter(ids)
             .map(|id| async move {
                 let done = match due {
                     None => self.cancel(&id).await,
@@ -209,8 +247,14 @@ impl Queue {
                 };
                 done.map(u64::from)
             })
-            .buffer_unordered(IN_FLIGHT)
-            .try_fold(0u64, |n, d| async move { Ok(n + d) })
-            .await
+            .buffer_unordered(IN_FLIGHT);
+        while let Some(one) = each.next().await {
+            match one {
+                Ok(d) => done += d,
+                // The ones in flight are dropped: they may have been done too.
+                Err(e) => return (done, Some(e)),
+            }
+        }
+        (done, None)
     }
 }

@@ -191,19 +191,36 @@ pub(crate) struct DeadRun<'a> {
 }
 
 /// The running total of a long run's steps, handed to a caller's `progress` after each step
-/// (steps of a sharded queue's shards may end at once: one at a time here).
-pub(crate) struct Running<F>(std::sync::Mutex<(u64, F)>);
+/// (steps of a sharded queue's shards may end at once: one at a time here), and how many steps
+/// ended.
+pub(crate) struct Running<F>(std::sync::Mutex<(u64, u64, F)>);
 
 impl<F: FnMut(u64) + Send> Running<F> {
     pub(crate) fn new(progress: F) -> Self {
-        Running(std::sync::Mutex::new((0, progress)))
+        Running(std::sync::Mutex::new((0, 0, progress)))
     }
 
     pub(crate) fn add(&self, n: u64) {
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         g.0 += n;
+        g.1 += 1;
         let total = g.0;
-        (g.1)(total);
+        (g.2)(total);
+    }
+
+    /// The total so far, once a step ended (None before).
+    fn so_far(&self) -> Option<u64> {
+        let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        (g.1 > 0).then_some(g.0)
+    }
+}
+
+/// The error of a respawn or purge run that stopped after `so_far` (when a step had ended),
+/// saying so (`verb`: `respawned`, `purged`); see [`Error::so_far`].
+fn stopped(e: Error, verb: &str, so_far: Option<u64>) -> Error {
+    match so_far {
+        Some(n) => e.stopped(&format!("{verb} {n}"), vec![("count", n)]),
+        None => e,
     }
 }
 
@@ -1328,10 +1345,7 @@ impl Queue {
         expiry: RespawnExpiry,
         progress: impl FnMut(u64) + Send,
     ) -> Result<u64> {
-        expiry.validate()?;
-        let lead = [expiry.script_arg().to_string().into_bytes()];
-        let running = Running::new(progress);
-        self.on_dead(&DeadRun { script: &scripts::RESPAWN, lead: &lead, on_step: &|n| running.add(n) }, sel).await
+        self.dead_run(Some(expiry), sel, progress).await.map_err(|(e, n)| stopped(e, "respawned", n))
     }
 
     /// Deletes dead letters for good. Returns how many.
@@ -1342,10 +1356,32 @@ impl Queue {
     /// [`purge_dead`](Self::purge_dead), telling `progress` how many it has deleted so far
     /// after each step: each call to Redis (up to 1,000 dead letters of one shard; a sharded
     /// queue's shards run side by side, each step counted as it ends). What a run did before
-    /// it failed or was dropped stays done: the last total `progress` got says how much.
+    /// it failed or was dropped stays done: the last total `progress` got says how much, and
+    /// so does the error of a run that failed after a step ended (its message, and
+    /// [`Error::so_far`]: `count`).
     pub async fn purge_dead_with_progress(&self, sel: Select, progress: impl FnMut(u64) + Send) -> Result<u64> {
+        self.dead_run(None, sel, progress).await.map_err(|(e, n)| stopped(e, "purged", n))
+    }
+
+    /// Respawns (`Some(expiry)`) or purges (None) the dead letters `sel` names, telling
+    /// `progress` the total after each step; an error comes with the total done before it,
+    /// once a step had ended.
+    pub(crate) async fn dead_run(
+        &self,
+        respawn: Option<RespawnExpiry>,
+        sel: Select,
+        progress: impl FnMut(u64) + Send,
+    ) -> std::result::Result<u64, (Error, Option<u64>)> {
+        let (script, lead) = match respawn {
+            Some(expiry) => {
+                expiry.validate().map_err(|e| (e, None))?;
+                (&scripts::RESPAWN, vec![expiry.script_arg().to_string().into_bytes()])
+            }
+            None => (&scripts::PURGE_DEAD, vec![]),
+        };
         let running = Running::new(progress);
-        self.on_dead(&DeadRun { script: &scripts::PURGE_DEAD, lead: &[], on_step: &|n| running.add(n) }, sel).await
+        let run = DeadRun { script, lead: &lead, on_step: &|n| running.add(n) };
+        self.on_dead(&run, sel).await.map_err(|e| (e, running.so_far()))
     }
 
     /// The plain-queue case of [`Queue::destroy`], on this handle's own keys.
