@@ -51,17 +51,33 @@ impl Conn {
     }
 }
 
+/// A due time, `--delay` or `--at` (not both): `publish`, `reschedule` and `bulk …
+/// reschedule`, each with its own words for them (`mut_arg`; these are `reschedule`'s).
 #[derive(Args)]
-pub struct PublishArgs {
-    pub queue: String,
-    /// The body (UTF-8 text)
-    pub body: String,
-    /// Due after this long: 250ms, 3s, 30m, 2h, 7d (a bare number is milliseconds)
+#[group(skip)]
+pub struct DueArgs {
+    /// Due after this long from now: 250ms, 3s, 30m, 2h (a bare number is milliseconds)
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
     /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
     #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
     pub at: Option<SystemTime>,
+}
+
+impl DueArgs {
+    fn given(&self) -> bool {
+        self.delay.is_some() || self.at.is_some()
+    }
+}
+
+#[derive(Args)]
+#[command(mut_arg("delay", |a| a.help("Due after this long: 250ms, 3s, 30m, 2h, 7d (a bare number is milliseconds)")))]
+pub struct PublishArgs {
+    pub queue: String,
+    /// The body (UTF-8 text)
+    pub body: String,
+    #[command(flatten)]
+    pub due: DueArgs,
     /// Your id (generated when absent)
     #[arg(long)]
     pub id: Option<String>,
@@ -90,10 +106,10 @@ pub struct PublishArgs {
 pub async fn publish(client: &Conn, a: PublishArgs) -> Result<ExitCode> {
     let q = client.queue(&a.queue).await?;
     let mut m = Message::new(a.body.into_bytes()).replace(a.replace);
-    if let Some(d) = a.delay {
+    if let Some(d) = a.due.delay {
         m = m.delay(d);
     }
-    if let Some(at) = a.at {
+    if let Some(at) = a.due.at {
         m = m.at(at);
     }
     if let Some(id) = a.id {
@@ -379,19 +395,15 @@ pub async fn cancel(client: &Conn, queue: &str, id: &str, as_json: bool) -> Resu
 pub struct RescheduleArgs {
     pub queue: String,
     pub id: String,
-    /// Due after this long from now: 250ms, 3s, 30m, 2h (a bare number is milliseconds)
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
-    pub delay: Option<Duration>,
-    /// Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms
-    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
-    pub at: Option<SystemTime>,
+    #[command(flatten)]
+    pub due: DueArgs,
     /// Print JSON: {"due_at_ms"} (epoch ms), as the gateway's /v1 reschedule
     #[arg(long)]
     pub json: bool,
 }
 
 pub async fn reschedule(client: &Conn, a: RescheduleArgs) -> Result<ExitCode> {
-    let due = Due::required(a.delay, a.at)?;
+    let due = Due::required(a.due.delay, a.due.at)?;
     let q = client.queue(&a.queue).await?;
     let t = q.reschedule(&a.id, due).await?;
     if a.json {
@@ -672,6 +684,12 @@ fn bulk_action() -> impl clap::builder::TypedValueParser<Value = BulkAction> {
 }
 
 #[derive(Args)]
+#[command(
+    mut_arg("delay", |a| a.help("reschedule: due after this long from now: 250ms, 3s, 30m, 2h (a bare number is ms)")),
+    mut_arg("at", |a| a.help(
+        "reschedule: due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms"
+    ))
+)]
 pub struct BulkArgs {
     pub queue: String,
     /// cancel, reschedule (--delay or --at), deliver-now (waiting ones due now), respawn or
@@ -683,13 +701,8 @@ pub struct BulkArgs {
     pub ids: Vec<String>,
     #[command(flatten)]
     pub what: SearchWhat,
-    /// reschedule: due after this long from now: 250ms, 3s, 30m, 2h (a bare number is ms)
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
-    pub delay: Option<Duration>,
-    /// reschedule: due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or
-    /// epoch ms
-    #[arg(long, visible_alias = "at-ms", conflicts_with = "delay", value_parser = parse_time)]
-    pub at: Option<SystemTime>,
+    #[command(flatten)]
+    pub due: DueArgs,
     #[command(flatten)]
     pub expiry: ExpiryArgs,
     /// cancel or purge by a search: do not ask (without it: asked on a terminal, refused with
@@ -715,7 +728,7 @@ fn matching(s: &Search) -> String {
 /// (not atomic: messages changed meanwhile may or may not be included).
 pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
     let action = a.action;
-    let timed = a.delay.is_some() || a.at.is_some();
+    let timed = a.due.given();
     if action == BulkAction::Reschedule && !timed {
         return Err(redelay::Error::invalid("--delay / --at: reschedule needs a new due time, give one of them"));
     }
@@ -735,7 +748,7 @@ pub async fn bulk(client: &Conn, a: BulkArgs) -> Result<ExitCode> {
     }
     .expiry(expiry);
     if timed {
-        opts = opts.due(Due::required(a.delay, a.at)?);
+        opts = opts.due(Due::required(a.due.delay, a.due.at)?);
     }
     let q = client.queue(&a.queue).await?;
     if let (Some(search), BulkAction::Cancel | BulkAction::Purge) = (&opts.search, action) {

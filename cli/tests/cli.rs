@@ -668,6 +668,29 @@ fn reschedule_without_a_time_names_both_flags() {
     assert!(err.contains("--delay") && err.contains("--at"), "{err}");
 }
 
+/// `publish`, `reschedule` and `bulk` share their `--delay` / `--at` flags, each saying them in
+/// its own words.
+#[test]
+fn each_command_says_its_own_words_for_delay_and_at() {
+    let at = "Due at this time: 2026-11-23T08:00:00Z (ISO 8601 with Z or an offset) or epoch ms";
+    let cases = [
+        ("publish", "Due after this long: 250ms, 3s, 30m, 2h, 7d (a bare number is milliseconds)", at.to_string()),
+        ("reschedule", "Due after this long from now: 250ms, 3s, 30m, 2h (a bare number is milliseconds)", at.into()),
+        (
+            "bulk",
+            "reschedule: due after this long from now: 250ms, 3s, 30m, 2h (a bare number is ms)",
+            format!("reschedule: d{}", &at[1..]),
+        ),
+    ];
+    for (cmd, delay, at) in cases {
+        let o = redelay("clihelp", &[cmd, "--help"]);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let help = text(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(help.contains(&format!("--delay <DELAY> {delay}")), "{cmd}: {help}");
+        assert!(help.contains(&format!("--at <AT> {at} [alias: --at-ms]")), "{cmd}: {help}");
+    }
+}
+
 #[test]
 fn demo_refuses_bad_counts_and_spreads_naming_the_flag_and_range() {
     for (args, want) in [
