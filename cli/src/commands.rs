@@ -29,7 +29,8 @@ pub async fn connect(url: &str, prefix: &str) -> Result<Client> {
 }
 
 /// The client, and how a command opens the queue it names: with `--shards` when given, else
-/// with the shard count stored in Redis (1 for a plain queue).
+/// with the shard count stored in Redis (1 for a plain queue); either way a name refused since
+/// it was stored (`.` or `..`) opens while the registry holds it, to be read and destroyed.
 pub struct Conn {
     pub client: Client,
     pub shards: Option<u32>,
@@ -45,7 +46,7 @@ impl std::ops::Deref for Conn {
 impl Conn {
     pub async fn queue(&self, name: &str) -> Result<Queue> {
         match self.shards {
-            Some(n) => self.client.queue_with(name, QueueOptions::shards(n)),
+            Some(n) => self.client.queue_stored_with(name, QueueOptions::shards(n)).await,
             None => self.client.queue_stored(name).await,
         }
     }

@@ -1378,6 +1378,45 @@ fn a_queue_with_a_name_refused_since_can_be_read_and_destroyed() {
     redelay(&prefix, &["destroy", "ok", "--yes"]);
 }
 
+/// The same with `--shards N`, for a sharded queue named `..`: read with its count (every
+/// registered queue too), refused with another, not written to, destroyed.
+#[test]
+fn shards_named_for_a_queue_with_a_name_refused_since() {
+    let prefix = format!("clidotshards{}", std::process::id());
+    for id in ["a", "b", "c", "d"] {
+        assert!(redelay(&prefix, &["--shards", "2", "publish", "lg", "x", "--id", id]).status.success());
+    }
+    let keys = keys_of(&prefix, "lg");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = redis::Client::open(redis_url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+        for k in keys {
+            let to = k.replace("{lg", "{..");
+            let _: () = redis::cmd("RENAME").arg(&k).arg(to).query_async(&mut c).await.unwrap();
+        }
+        let registry = format!("{prefix}:queues");
+        let _: () = redis::cmd("SREM").arg(&registry).arg("lg").query_async(&mut c).await.unwrap();
+        let _: () = redis::cmd("SADD").arg(&registry).arg("..").query_async(&mut c).await.unwrap();
+    });
+    for args in [&["--shards", "2", "stats", "..", "--json"][..], &["--shards", "2", "stats", "--json"]] {
+        let o = redelay(&prefix, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {o:?}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!((&v["queues"][0]["queue"], &v["queues"][0]["stats"]["ready"]), (&"..".into(), &4.into()), "{v}");
+    }
+    assert!(redelay(&prefix, &["--shards", "2", "peek", "..", "c"]).status.success());
+    let o = redelay(&prefix, &["--shards", "2", "publish", "..", "x"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    assert!(stderr(&o).contains("\"..\" is a path step in a URL"), "{}", stderr(&o));
+    let o = redelay(&prefix, &["--shards", "3", "stats", ".."]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    assert!(stderr(&o).contains("has 2 shards in Redis and this handle was opened with 3"), "{}", stderr(&o));
+    let o = redelay(&prefix, &["--shards", "2", "destroy", "..", "--yes"]);
+    assert_eq!((o.status.code(), text(&o).trim()), (Some(0), "destroyed: 4 messages of queue \"..\""), "{o:?}");
+    assert!(registered(&prefix).is_empty());
+    assert_eq!(keys_of(&prefix, ".."), Vec::<String>::new());
+}
+
 /// `count` messages `p0..` of `queue`, waiting (due in an hour), published at once.
 fn waiting(prefix: &str, queue: &str, count: usize) {
     let rt = tokio::runtime::Runtime::new().unwrap();

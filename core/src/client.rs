@@ -166,11 +166,7 @@ impl Client {
     /// fetch, cancel, respawn…) is refused with the error that refuses the name.
     pub async fn queue_stored(&self, name: &str) -> Result<Queue> {
         self.inner.check_open()?;
-        let legacy = match crate::base::limits::check_queue_name(name) {
-            Ok(()) => false,
-            Err(_) if crate::base::limits::is_dot_segment(name) && self.is_registered(name).await? => true,
-            Err(e) => return Err(e),
-        };
+        let legacy = self.is_legacy(name).await?;
         let meta = crate::base::keys::QueueKeys::new(&self.inner.prefix, name).all[4].clone();
         let mut c = self.inner.conn.clone();
         let n: Option<u32> = redis::cmd("HGET").arg(meta).arg("shards").query_async(&mut c).await?;
@@ -178,10 +174,35 @@ impl Client {
         Queue::new(self.inner.clone(), name, QueueOptions::shards(n.unwrap_or(1)), legacy)
     }
 
-    async fn is_registered(&self, name: &str) -> Result<bool> {
-        let mut c = self.inner.conn.clone();
-        let registry = crate::base::keys::registry(&self.inner.prefix);
-        Ok(redis::cmd("SISMEMBER").arg(registry).arg(name).query_async(&mut c).await?)
+    /// [`queue_with`](Self::queue_with) for tools whose user names the shard count (the CLI's
+    /// `--shards`), checked against the one stored in Redis at the handle's first call as
+    /// `queue_with`'s is; a name refused since it was stored (`.` or `..`) opens too while the
+    /// registry holds it, to be read and destroyed only, as [`queue_stored`](Self::queue_stored)
+    /// opens it.
+    pub async fn queue_stored_with(&self, name: &str, opts: QueueOptions) -> Result<Queue> {
+        self.inner.check_open()?;
+        let legacy = self.is_legacy(name).await?;
+        self.inner.check_open()?;
+        Queue::new(self.inner.clone(), name, opts, legacy)
+    }
+
+    /// Whether `name` is one refused since it was stored (`.` or `..`) that the registry
+    /// holds; false for a good name, and the name's error for any other.
+    async fn is_legacy(&self, name: &str) -> Result<bool> {
+        match crate::base::limits::check_queue_name(name) {
+            Ok(()) => Ok(false),
+            Err(e) if crate::base::limits::is_dot_segment(name) => {
+                let mut c = self.inner.conn.clone();
+                let registry = crate::base::keys::registry(&self.inner.prefix);
+                let registered: bool = redis::cmd("SISMEMBER").arg(registry).arg(name).query_async(&mut c).await?;
+                if registered {
+                    Ok(true)
+                } else {
+                    Err(e)
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Pulls from several queues given by name, in priority order, each opened with the shard

@@ -228,6 +228,57 @@ async fn a_registered_dot_name_opens_to_be_read_and_destroyed_only() {
     refused(client.queue_stored("..").await.err().unwrap());
 }
 
+/// A sharded queue named `..` (as an older version left it): `queue_stored_with` opens it with
+/// the shard count its caller names (the CLI's `--shards`), to read and to destroy as
+/// `queue_stored` does; another count is refused as on any queue, and so is every other write.
+#[tokio::test]
+async fn a_registered_dot_name_opens_with_a_named_shard_count_to_be_read_and_destroyed() {
+    let (client, _) = common::queue("legacy-sharded").await;
+    let name = common::unique("legacy-sharded");
+    let q = client.queue_with(&name, QueueOptions::shards(2)).unwrap();
+    for id in ["a", "b", "c", "d"] {
+        q.publish(Message::new(b"x".to_vec()).id(id)).await.unwrap();
+    }
+    // Its keys under {..} and {../0}, {../1}; ".." in the registry.
+    let prefix = client.prefix().to_string();
+    let mut c = common::raw().await;
+    let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:{{{name}*")).query_async(&mut c).await.unwrap();
+    assert!(keys.iter().any(|k| k.contains("/1}")), "{keys:?}");
+    for k in keys {
+        let to = k.replace(&format!("{{{name}"), "{..");
+        let _: () = redis::cmd("RENAME").arg(&k).arg(to).query_async(&mut c).await.unwrap();
+    }
+    let registry = format!("{prefix}:queues");
+    let _: () = redis::cmd("SREM").arg(&registry).arg(&name).query_async(&mut c).await.unwrap();
+    let _: () = redis::cmd("SADD").arg(&registry).arg("..").query_async(&mut c).await.unwrap();
+    let refused = |e: redelay::Error| {
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message().contains("\"..\" is a path step in a URL"), "{e}");
+    };
+
+    let old = client.queue_stored_with("..", QueueOptions::shards(2)).await.unwrap();
+    assert_eq!((old.shards(), old.stats().await.unwrap().ready), (2, 4));
+    assert_eq!(old.peek("c").await.unwrap().unwrap().body, b"x");
+    refused(old.publish(Message::new(b"x".to_vec())).await.unwrap_err());
+    refused(old.cancel("a").await.unwrap_err());
+    let three = client.queue_stored_with("..", QueueOptions::shards(3)).await.unwrap();
+    let e = three.stats().await.unwrap_err();
+    assert!(e.message().contains("has 2 shards in Redis and this handle was opened with 3"), "{e}");
+    refused(client.queue_with("..", QueueOptions::shards(2)).err().unwrap());
+    let dot = client.queue_stored_with(".", QueueOptions::shards(2)).await.err().unwrap();
+    assert!(dot.message().contains("\".\" is a path step in a URL"), "not registered: {dot}");
+    let e = client.queue_stored_with("a/b", QueueOptions::shards(2)).await.err().unwrap();
+    assert!(e.message().contains("may only contain"), "{e}");
+    let e = client.queue_stored_with("..", QueueOptions::shards(0)).await.err().unwrap();
+    assert!(e.message().starts_with("shards: must be 1 to 256"), "{e}");
+
+    old.destroy().await.unwrap();
+    assert!(client.queues().await.unwrap().is_empty());
+    let left: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:{{..*")).query_async(&mut c).await.unwrap();
+    assert_eq!(left, Vec::<String>::new());
+    refused(client.queue_stored_with("..", QueueOptions::shards(2)).await.err().unwrap());
+}
+
 /// `lapsed` counts the leases whose deadline has passed on the Redis clock (their consumer is
 /// gone) within `leased`, until a fetch takes them back: on a plain queue and summed over shards.
 #[tokio::test]
