@@ -85,6 +85,13 @@ export declare class NativeSubscription {
   counters(): unknown
 }
 
+/**
+ * A `RetryLater`'s delay (`{ retry_in_ms }` in wire form), read by the core's rule of every
+ * retry delay, a nack's too (`redelay::limits::retry_delay`): refused naming `retryInMs` and
+ * the range when it is negative or beyond 3650 days.
+ */
+export declare function checkRetryDelay(a: object): void
+
 export declare function connect(url: string, opts: object): Promise<NativeClient>
 
 /** Every error kind as `[name, code]`, for `RedelayError` and `ErrorCodes` in `redelay.js`. */

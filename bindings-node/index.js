@@ -839,6 +839,7 @@ module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeDelivery = nativeBinding.NativeDelivery
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
+module.exports.checkRetryDelay = nativeBinding.checkRetryDelay
 module.exports.connect = nativeBinding.connect
 module.exports.errorKinds = nativeBinding.errorKinds
 module.exports.failureReason = nativeBinding.failureReason

@@ -269,7 +269,11 @@ export declare class RedelayError extends Error {
   readonly kind: ErrorKind
 }
 
-/** Throw it from a handler to retry after `retryInMs` instead of the message's backoff. */
+/**
+ * Throw it from a handler to retry after `retryInMs` instead of the message's backoff. The delay
+ * follows the rule of `nack({ retryInMs })`, the core's in every language: 0 to 3650 days, else
+ * the constructor throws an ERR_REDELAY_INVALID_ARGUMENT RedelayError.
+ */
 export declare class RetryLater extends Error {
   constructor(message: string, retryInMs: number)
   readonly retryInMs: number

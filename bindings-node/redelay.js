@@ -22,10 +22,15 @@ class RedelayError extends Error {
 }
 RedelayError.prototype.name = 'RedelayError'
 
-/** Throw it from a handler to retry after `retryInMs` instead of the message's backoff. */
+/**
+ * Throw it from a handler to retry after `retryInMs` instead of the message's backoff. The delay
+ * follows the rule of `nack({ retryInMs })`, the core's in every language: 0 to 3650 days, else
+ * the constructor throws an ERR_REDELAY_INVALID_ARGUMENT RedelayError.
+ */
 class RetryLater extends Error {
   constructor(message, retryInMs) {
     super(message)
+    sync(() => native.checkRetryDelay(toWire({ retryInMs })))
     this.name = 'RetryLater'
     this.retryInMs = retryInMs
   }

@@ -120,6 +120,19 @@ fn opt_dur(field: &str, ms: Option<Ms>) -> Res<Option<Duration>> {
     ms.map(|v| dur(field, v)).transpose()
 }
 
+/// A retry delay (a nack's `retryIn`), read by the core's rule of every retry delay.
+fn retry_dur(ms: Option<Ms>) -> Res<Option<Duration>> {
+    Ok(ms.map(|v| redelay::limits::retry_delay(v.0 as f64)).transpose()?)
+}
+
+/// A `RetryLater`'s delay, read by the core's rule of every retry delay, a nack's `retryIn` too
+/// (`redelay::limits::retry_delay`): refused naming `retryIn` and the range when it is negative
+/// or beyond 3650 days.
+#[uniffi::export]
+pub fn check_retry_delay(retry_in: Ms) -> Res<()> {
+    retry_dur(Some(retry_in)).map(drop)
+}
+
 fn count<T: TryFrom<i64>>(field: &str, n: impl Into<i64>) -> Res<T> {
     let n = n.into();
     T::try_from(n).map_err(|_| redelay::Error::invalid(format!("{field}: must not be negative, got {n}")).into())
@@ -564,7 +577,7 @@ impl NativeLease {
 
     /// True when the message went to the dead letters.
     pub async fn nack(&self, retry_in: Option<Ms>, reason: String) -> Res<bool> {
-        Ok(self.0.nack(opt_dur("retry_in", retry_in)?, &reason).await?)
+        Ok(self.0.nack(retry_dur(retry_in)?, &reason).await?)
     }
 
     pub async fn release(&self) -> Res<()> {
@@ -762,7 +775,7 @@ impl NativeQueue {
     /// Nacks a leased message by id and lease token; true when it went to the dead letters.
     #[uniffi::method(default(retry_in = None, reason = ""))]
     pub async fn nack(&self, id: String, token: String, retry_in: Option<Ms>, reason: String) -> Res<bool> {
-        call!(self, |q| q.nack(&id, &token, opt_dur("retry_in", retry_in)?, &reason).await?)
+        call!(self, |q| q.nack(&id, &token, retry_dur(retry_in)?, &reason).await?)
     }
 
     /// Hands a leased message back unprocessed by id and lease token: due now, no attempt

@@ -31,6 +31,20 @@ impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
     }
 }
 
+/// A `RetryLater`'s delay (`{ retry_in_ms }` in wire form), read by the core's rule of every
+/// retry delay, a nack's too (`redelay::limits::retry_delay`): refused naming `retryInMs` and
+/// the range when it is negative or beyond 3650 days.
+#[napi(ts_args_type = "a: object")]
+pub fn check_retry_delay(env: &Env, a: Wire<RetryIn>) -> Result<()> {
+    sync(env, redelay::limits::retry_delay(a.0.retry_in_ms).map(drop))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryIn {
+    retry_in_ms: f64,
+}
+
 /// The words that make a wire field `*_ms` a time rather than a duration (the core's rule).
 #[napi]
 pub fn time_words() -> Vec<String> {

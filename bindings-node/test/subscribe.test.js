@@ -157,19 +157,42 @@ test('RetryLater chooses the retry delay', async (t) => {
   assert.ok(times[1] - times[0] >= 350, `retried after ${times[1] - times[0]} ms`)
 })
 
-test('RetryLater with a negative delay retries now, not after the backoff', async (t) => {
+test('RetryLater takes the delay nack takes, by the core rule: a negative one is refused', async (t) => {
+  const c = await connect('retryrule')
+  t.after(() => c.close())
+  const q = c.queue('retryrule')
+  await q.publish('x', { id: 'm' })
+  const [m] = await q.fetch(1, { waitMs: 5000 })
+  const refused = (ms) => ({
+    code: 'ERR_REDELAY_INVALID_ARGUMENT',
+    message: `retryInMs: must be 0 to 3650 days, got ${ms} ms`,
+  })
+  for (const ms of [-5, -0.5, 315360000001]) {
+    assert.throws(() => new RetryLater('later', ms), refused(ms))
+    await assert.rejects(m.nack({ retryInMs: ms }), refused(ms))
+    await assert.rejects(q.nack(m.id, m.token, { retryInMs: ms }), refused(ms))
+  }
+  assert.equal(m.settled, false) // refused before anything was sent
+  assert.equal(new RetryLater('now', 0).retryInMs, 0)
+  assert.equal(await m.nack({ retryInMs: 0 }), false)
+})
+
+test('RetryLater with a negative delay is a failure naming it, retried after the backoff', async (t) => {
   const c = await connect('retrynegative')
   t.after(() => c.close())
   const q = c.queue('retrynegative')
-  const attempts = []
+  const seen = []
   const sub = await q.subscribe((m) => {
-    attempts.push(m.attempt)
+    seen.push([m.attempt, m.lastError])
     if (m.attempt === 1) throw new RetryLater('deadline passed', -5)
   })
-  await q.publish('x', { backoffBaseMs: 3_600_000, backoffMaxMs: 3_600_000 })
-  await until(() => attempts.length === 2, 10_000, 'retried now')
+  await q.publish('x', { backoffBaseMs: 50, backoffMaxMs: 50 })
+  await until(() => seen.length === 2, 10_000, 'retried')
   await sub.close()
-  assert.deepEqual(attempts, [1, 2])
+  assert.deepEqual(seen, [
+    [1, null],
+    [2, 'RedelayError: retryInMs: must be 0 to 3650 days, got -5 ms'],
+  ])
 })
 
 test('the handler may settle the message itself', async (t) => {

@@ -290,16 +290,30 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Weight {
 /// A duration argument in seconds: finite and not negative (`field` names it in the error).
 /// The one check of every duration: a delivery's, a close's, and options' (through [`ms`]).
 fn secs(Secs(s): Secs, field: &str) -> PyResult<f64> {
-    let s = s.map_err(|t| {
-        pyo3::exceptions::PyTypeError::new_err(format!(
-            "{field}: expected seconds (int or float) or a timedelta, got {t}"
-        ))
-    })?;
+    let s = s.map_err(|t| not_secs(field, &t))?;
     if !(s.is_finite() && s >= 0.0) {
         let msg = format!("{field}: must be a finite number of seconds, not negative, got {s}");
         return Err(Python::attach(|py| to_py_err(py, redelay::Error::invalid(msg))));
     }
     Ok(s)
+}
+
+fn not_secs(field: &str, t: &str) -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(format!("{field}: expected seconds (int or float) or a timedelta, got {t}"))
+}
+
+/// A retry delay (`RetryLater`, a nack's `retry_in`): seconds or a timedelta, its range checked
+/// by the core's one rule of a retry delay (`redelay::limits::retry_delay`), as in every
+/// language: negative, NaN or beyond 3650 days is refused.
+pub fn retry_in(Secs(s): Secs) -> PyResult<Duration> {
+    let s = s.map_err(|t| not_secs("retry_in", &t))?;
+    redelay::limits::retry_delay(s * 1000.0).map_err(|e| Python::attach(|py| to_py_err(py, e)))
+}
+
+/// [`retry_in`] in seconds, for `RetryLater` and `Queue.nack`.
+#[pyfunction]
+pub fn retry_delay(retry_in: Secs) -> PyResult<f64> {
+    Ok(self::retry_in(retry_in)?.as_secs_f64())
 }
 
 /// A duration argument as a `Duration` (one too long for it is the longest, for the core's

@@ -49,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(failure_reason, m)?)?;
     m.add_function(wrap_pyfunction!(convert::ms, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::retry_delay, m)?)?;
     m.add("UNITS", redelay::Spelling::Python.units())?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();
     m.add("ERROR_CODES", codes)?;

@@ -92,7 +92,8 @@ methods! {
     /// Give the message back for another attempt, after `retry_in` or its backoff; True when it went to the dead letters.
     #[pyo3(signature = (retry_in=None, reason=String::new()))]
     fn nack<'py>(&self, py: Python<'py>, retry_in: Option<Secs>, reason: String) -> PyResult<Bound<'py, PyAny>> {
-        run(py, self.blocking, self.d.get(py, MESSAGE)?.nack(dur(retry_in, "retry_in")?, &reason))
+        let retry_in = retry_in.map(crate::convert::retry_in).transpose()?;
+        run(py, self.blocking, self.d.get(py, MESSAGE)?.nack(retry_in, &reason))
     }
     /// Hand the message back unprocessed, due now, without counting an attempt.
     fn release<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

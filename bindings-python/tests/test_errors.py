@@ -6,8 +6,8 @@ import builtins
 import socket
 import threading
 import time
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -85,7 +85,6 @@ def test_type_errors_for_wrong_types(client: redelay.Client) -> None:
         ("backoff", lambda q: q.publish(b"x", backoff=(1, -1))),
         ("wait", lambda q: q.fetch(1, wait=-1)),
         ("ttr", lambda q: q.fetch(1, ttr=float("inf"))),
-        ("retry_in", lambda q: q.nack("id", "token", retry_in=-2)),
     ],
 )
 def test_duration_errors_name_the_argument_in_seconds(client: redelay.Client, name: str, call: Any) -> None:
@@ -94,6 +93,31 @@ def test_duration_errors_name_the_argument_in_seconds(client: redelay.Client, na
         call(q)
     assert str(ei.value).startswith(f"{name}: must be a finite number of seconds, not negative, got "), ei.value
     assert q.stats().total == 0
+
+
+def test_a_retry_delay_follows_one_rule_on_every_path(client: redelay.Client) -> None:
+    """``RetryLater``, ``Message.nack`` and ``Queue.nack`` read ``retry_in`` by the core's one
+    rule (the rule of Node's and Kotlin's too): 0 to 3650 days, else refused in its words."""
+    q = client.queue("retry-rule")
+    q.publish(b"x", id="m")
+    (m,) = q.fetch(1, wait=5)
+    paths: List[Callable[[Any], Any]] = [
+        lambda d: redelay.RetryLater(d),
+        lambda d: m.nack(retry_in=d),
+        lambda d: q.nack(m.id, m.token, retry_in=d),
+    ]
+    for delay, got in [(-2, "-2 s"), (timedelta(seconds=-0.5), "-0.5 s"), (315360001, "315360001 s")]:
+        for path in paths:
+            with pytest.raises(redelay.InvalidArgumentError) as ei:
+                path(delay)
+            assert str(ei.value) == f"retry_in: must be 0 to 3650 days, got {got}", ei.value
+    for delay in (float("nan"), float("inf")):
+        for path in paths:
+            with pytest.raises(redelay.InvalidArgumentError, match=r"^retry_in: must be 0 to 3650 days, got "):
+                path(delay)
+    assert not m.settled  # refused before anything was sent
+    assert redelay.RetryLater(0).retry_in == 0.0 and redelay.RetryLater(timedelta(days=3650)).retry_in == 315360000.0
+    assert m.nack(retry_in=0) is False
 
 
 def test_limits_state_the_duration_given_in_seconds(client: redelay.Client) -> None:

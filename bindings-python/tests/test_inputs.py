@@ -228,5 +228,5 @@ def test_retry_later_takes_seconds_as_delay_does(client: redelay.Client) -> None
         assert str(ei.value) == f"retry_in: expected seconds (int or float) or a timedelta, got {type(wrong).__name__}"
     with pytest.raises(TypeError, match=r"^delay: expected seconds \(int or float\) or a timedelta, got bool$"):
         client.queue("retry-later").publish(b"x", delay=True)  # the same refusal
-    assert redelay.RetryLater(5).retry_in == 5.0 and redelay.RetryLater(-1.5).retry_in == -1.5
+    assert redelay.RetryLater(5).retry_in == 5.0 and redelay.RetryLater(1.5).retry_in == 1.5
     assert redelay.RetryLater(timedelta(minutes=1)).retry_in == 60.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timedelta, timezone
+from typing import Optional
 
 import pytest
 
@@ -242,21 +243,23 @@ def test_retry_later_sets_the_delay(client: redelay.Client) -> None:
     assert calls[1] - calls[0] > 0.25
 
 
-def test_retry_later_with_a_negative_delay_retries_now(client: redelay.Client) -> None:
+def test_retry_later_with_a_negative_delay_is_a_failure_naming_it(client: redelay.Client) -> None:
+    """``RetryLater(-5)`` is refused as ``nack(retry_in=-5)`` is: the handler fails with that
+    error, so the message is retried after its backoff, its reason naming the field and limit."""
     q = client.queue("retry-negative")
-    attempts: list[int] = []
+    seen: list[tuple[int, Optional[str]]] = []
 
     def handler(msg: redelay.SyncMessage) -> None:
-        attempts.append(msg.attempt)
+        seen.append((msg.attempt, msg.last_error))
         if msg.attempt == 1:
             raise redelay.RetryLater(-5, "deadline passed")
 
-    q.publish(b"x", backoff=(3600, 3600))
+    q.publish(b"x", backoff=(0.05, 0.05))
     with q.subscribe(handler):
         deadline = time.monotonic() + 10
-        while len(attempts) < 2 and time.monotonic() < deadline:
+        while len(seen) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-    assert attempts == [1, 2]  # at once, not after its hour of backoff
+    assert seen == [(1, None), (2, "InvalidArgumentError: retry_in: must be 0 to 3650 days, got -5 s")]
 
 
 def test_sync_calls_release_the_gil(client: redelay.Client) -> None:

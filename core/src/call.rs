@@ -14,7 +14,7 @@ use futures_util::future::{BoxFuture, FutureExt, TryFutureExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::base::wire;
+use crate::base::{limits, wire};
 use crate::{
     BulkOptions, BulkReport, Client, DeadLetterQuery, Delivery, Due, Error, HistoryPoint, ListPage, Message,
     MessageInfo, PublishOptions, Queue, RespawnOptions, Result, Search, SearchPage, Select, State, Stats, Step,
@@ -61,8 +61,8 @@ struct Args {
     token: String,
     reason: String,
     on: bool,
-    #[serde(with = "wire::opt_ms")]
-    retry_in_ms: Option<Duration>,
+    /// A number, read by `limits::retry_delay` (one rule for a retry delay on every path).
+    retry_in_ms: Option<f64>,
     #[serde(with = "wire::opt_ms")]
     ttr_ms: Option<Duration>,
     #[serde(with = "wire::opt_ms")]
@@ -84,6 +84,13 @@ struct Args {
     limit: Option<usize>,
     search: Option<Search>,
     cursor: Option<String>,
+}
+
+impl Args {
+    /// The nack's retry delay, checked as every binding's is.
+    fn retry_in(&self) -> Result<Option<Duration>> {
+        self.retry_in_ms.map(limits::retry_delay).transpose()
+    }
 }
 
 /// The wire fields each queue operation decoded as [`Args`] reads: `Args` holds the fields of
@@ -183,7 +190,7 @@ impl Queue {
         let (id, token) = (a.id.as_str(), a.token.as_str());
         Ok(match op {
             "ack" => self.ack(id, token).await.map(|_| Reply::None)?,
-            "nack" => Reply::Bool(self.nack(id, token, a.retry_in_ms, &a.reason).await?),
+            "nack" => Reply::Bool(self.nack(id, token, a.retry_in()?, &a.reason).await?),
             "release" => self.release(id, token).await.map(|_| Reply::None)?,
             "extend" => self.extend(id, token, a.ttr_ms.unwrap_or_default()).await.map(|_| Reply::None)?,
             "cancel" => Reply::Bool(self.cancel(id).await?),
@@ -267,7 +274,7 @@ impl Delivery {
             let a: Args = wire::from_json(v)?;
             Ok(match op {
                 "ack" => self.ack().map_ok(|_| Reply::None).boxed(),
-                "nack" => self.nack(a.retry_in_ms, &a.reason).map_ok(Reply::Bool).boxed(),
+                "nack" => self.nack(a.retry_in()?, &a.reason).map_ok(Reply::Bool).boxed(),
                 "release" => self.release().map_ok(|_| Reply::None).boxed(),
                 "extend" => self.extend(a.ttr_ms.unwrap_or_default()).map_ok(|_| Reply::None).boxed(),
                 _ => return Err(unknown(op)),

@@ -85,6 +85,16 @@ async fn a_delivery_settles_by_name() {
     let e = d.call("nack", json!({"delay_ms": 5})).await.unwrap_err();
     assert!(e.message().starts_with("delay_ms: unknown field `delay_ms`, expected one of `retry_in_ms`"), "{e}");
     assert!(!d.is_settled());
+    // A retry delay is read by the one rule of every binding: a negative one is refused, by
+    // its range, before anything is sent; a fraction of a ms is no type error.
+    for ms in [json!(-2000), json!(-0.5), json!(315360000001_u64)] {
+        let e = d.call("nack", json!({ "retry_in_ms": ms })).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().starts_with("retry_in: must be 0 to 3650 days, got "), "{e}");
+        let e = q.call("nack", json!({"id": d.id(), "token": d.token(), "retry_in_ms": ms})).await.unwrap_err();
+        assert!(e.message().starts_with("retry_in: must be 0 to 3650 days, got "), "{e}");
+    }
+    assert!(!d.is_settled());
     // Sent when called: the returned future, dropped unpolled, still acks.
     drop(d.call("ack", Value::Null));
     assert!(d.is_settled());
@@ -103,7 +113,7 @@ async fn bad_arguments_and_names_are_refused_naming_the_field() {
     let (c, q) = common::queue("call-bad").await;
     for (op, args, words) in [
         ("reschedule", json!({"id": "a", "delay_ms": 1, "at_ms": 1}), vec!["delay", "at"]),
-        ("nack", json!({"id": "a", "token": "t", "retry_in_ms": -1}), vec!["retry_in_ms"]),
+        ("nack", json!({"id": "a", "token": "t", "retry_in_ms": -1}), vec!["retry_in", "0 to 3650 days"]),
         ("ack", json!({"id": "a", "tokn": "t"}), vec!["unknown field `tokn`"]),
         // A field of another operation is refused too, not read by no one.
         ("nack", json!({"id": "a", "token": "t", "delay_ms": 5}), vec!["delay_ms: unknown field", "`retry_in_ms`"]),

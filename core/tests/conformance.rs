@@ -76,7 +76,8 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             Value::Null
         }
         "nack" => {
-            let retry_in = a["retry_in_ms"].as_u64().map(Duration::from_millis);
+            // A Duration cannot be negative: read as a binding reads its number of ms.
+            let retry_in = a["retry_in_ms"].as_f64().map(redelay::limits::retry_delay).transpose()?;
             json!(q.nack(s(a, "id"), s(a, "token"), retry_in, s(a, "reason")).await?)
         }
         "release" => {

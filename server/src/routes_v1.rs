@@ -372,12 +372,11 @@ struct AckBody {
 #[serde(deny_unknown_fields)]
 struct NackBody {
     token: Option<String>,
-    /// The retry's delay, as in the core's wire form (fractions of a ms allowed).
-    #[serde(default, with = "redelay::wire::opt_ms")]
-    retry_in_ms: Option<Duration>,
+    /// The retry's delay in ms (fractions allowed), read by the core's rule of every retry delay
+    /// (`redelay::limits::retry_delay`, as in every language).
+    retry_in_ms: Option<f64>,
     /// The old name of `retry_in_ms`, still accepted.
-    #[serde(default, with = "redelay::wire::opt_ms")]
-    delay_ms: Option<Duration>,
+    delay_ms: Option<f64>,
     #[serde(default)]
     reason: String,
 }
@@ -414,7 +413,7 @@ async fn nack(r: Write, body: Bytes) -> ApiResult<Response> {
                 S,
             ))
         }
-        (r, d) => r.or(d),
+        (r, d) => r.or(d).map(redelay::limits::retry_delay).transpose().api(S)?,
     };
     let dead = r.queue.nack(&r.id, lease_token(&s.token)?, retry_in, &s.reason).await.api(S)?;
     ok(json!({ "dead": dead }))

@@ -342,6 +342,8 @@ async fn dead_letters_several_queues_and_bad_input() {
         (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
         (format!("{q}/messages"), json!({"id": "123"}), "id:"),
         (format!("{q}/fetch"), json!({"max": 0}), "max:"),
+        // A retry delay by the core's rule of every language (the token is not even read).
+        (format!("{q}/messages/x/nack"), json!({"retry_in_ms": -5}), "retry_in_ms: must be 0 to 3650 days, got -5 ms"),
         (format!("{q}/messages"), json!([{"body": "x"}]), "a message: must be a JSON object"),
         (format!("{q}/fetch"), json!([{"max": 1}]), "body: expected a JSON object, got an array"),
         (format!("{q}/fetch"), json!("x"), "body: expected a JSON object, got a string"),

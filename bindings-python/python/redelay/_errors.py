@@ -99,6 +99,8 @@ class RetryLater(Exception):
     """Raise from a handler to retry the message after ``retry_in`` (seconds or ``timedelta``)
     instead of its exponential backoff. The attempt still counts towards ``max_attempts``.
     ``reason`` (a ``str``, else a TypeError here) is stored as the message's ``last_error``.
+    ``retry_in`` follows the rule of ``nack(retry_in=…)``, the core's in every language: 0 to
+    3650 days, else :class:`InvalidArgumentError` here (a ``TypeError`` for another type).
 
     >>> raise RetryLater(30, "rate limited")
     """
@@ -109,10 +111,7 @@ class RetryLater(Exception):
     def __init__(self, retry_in: Union[float, timedelta], reason: Optional[str] = None) -> None:
         if reason is not None and not isinstance(reason, str):
             raise TypeError(f"reason: expected a str, got {type(reason).__name__}")
-        seconds = retry_in.total_seconds() if isinstance(retry_in, timedelta) else retry_in
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):  # as ``delay=True`` is
-            raise TypeError(f"retry_in: expected seconds (int or float) or a timedelta, got {type(retry_in).__name__}")
-        seconds = float(seconds)
+        seconds = _native.retry_delay(retry_in)
         self.retry_in = seconds
         self.reason = reason if reason is not None else f"retry in {seconds:g} s"
         super().__init__(self.reason)

@@ -36,6 +36,11 @@ def ms(v: _Seconds, field: str) -> float:
     """A duration argument (seconds or timedelta) in milliseconds; a ``TypeError`` for another
     type, :class:`InvalidArgumentError` for a negative or not finite one, naming ``field``."""
 
+def retry_delay(retry_in: _Seconds) -> float:
+    """A retry delay (seconds or timedelta) in seconds, by the core's rule of every retry delay:
+    a ``TypeError`` for another type, :class:`InvalidArgumentError` when negative, NaN or beyond
+    3650 days (``retry_in: must be 0 to 3650 days, got -2 s``)."""
+
 class BaseMessage:
     """One delivery of a message: its fields. :class:`Message` and :class:`SyncMessage` add
     ``ack``/``nack``/``release``/``extend``."""

@@ -32,7 +32,7 @@ from typing import (
     overload,
 )
 
-from . import _runtime, _types
+from . import _native, _runtime, _types
 from ._errors import RedelayError
 from ._native import NativeClient, NativeQueue, NativeSubscription
 from ._results import (
@@ -250,6 +250,7 @@ class QueueOps:
     @op
     def nack(self, id: str, token: str, *, retry_in: Optional[Seconds] = None, reason: str = "") -> bool:
         """Nacks a leased message by id and lease token; True when it went to the dead letters."""
+        retry_in = None if retry_in is None else _native.retry_delay(retry_in)  # the core's rule
         return self._call("nack", wire({"id": id, "token": token, "retry_in": retry_in, "reason": reason}))
 
     @op

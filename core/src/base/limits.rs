@@ -157,6 +157,25 @@ pub(crate) fn check_delay(field: &str, d: Duration) -> Result<()> {
     Ok(())
 }
 
+/// A retry delay (`retry_in`) of a nack or of a handler's "retry later": 0 to
+/// [`MAX_DELAY`]. The error names the field, the range and the value given in ms
+/// (`retry_in: must be 0 to 3650 days, got -5000 ms`).
+pub(crate) fn check_retry_in(d: Duration) -> Result<()> {
+    check_span("retry_in", d, Duration::ZERO, MAX_DELAY)
+}
+
+/// A retry delay given as a number of milliseconds, as every binding has one before it is a
+/// `Duration` (Python's seconds times 1000, Node's `retryInMs`, Kotlin's signed `Duration`):
+/// its `RetryLater` and its `nack` both read it here, so that one delay means the same on
+/// every path and in every language. Negative, NaN, infinite or beyond [`MAX_DELAY`] is
+/// refused with the words a `Duration` beyond the limit gets (fractions are kept to the microsecond).
+pub fn retry_delay(ms: f64) -> Result<Duration> {
+    if !(0.0..=MAX_DELAY.as_millis() as f64).contains(&ms) {
+        return Err(Error::invalid(format!("retry_in: must be 0 to {}, got {ms} ms", span(MAX_DELAY))));
+    }
+    Ok(Duration::from_micros((ms * 1000.0) as u64))
+}
+
 /// A limit as people read it, in its largest whole unit: `100 ms`, `30 s`, `1 min`, `24 h`,
 /// `7 days` (days from 2 on; a value that is no whole number of a larger unit stays in ms).
 pub(crate) fn span(d: Duration) -> String {
@@ -363,5 +382,27 @@ mod tests {
         let e = check_delay("delay", MAX_DELAY + Duration::from_millis(1)).unwrap_err();
         assert_eq!(e.message(), "delay: 315360000001 ms is more than the limit of 3650 days");
         assert!(check_span("x", Duration::ZERO, Duration::ZERO, Duration::from_secs(1)).is_ok());
+    }
+
+    #[test]
+    fn a_retry_delay_is_0_to_3650_days_whichever_way_it_was_given() {
+        let max_ms = MAX_DELAY.as_millis() as f64;
+        for (ms, want) in [(0.0, Duration::ZERO), (1500.5, Duration::from_micros(1_500_500)), (max_ms, MAX_DELAY)] {
+            assert_eq!(retry_delay(ms).unwrap(), want, "{ms} ms");
+            check_retry_in(want).unwrap();
+        }
+        for (ms, got) in [
+            (-5000.0, "-5000"),
+            (-0.5, "-0.5"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+            (max_ms + 1.0, "315360000001"),
+        ] {
+            let e = retry_delay(ms).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+            assert_eq!(e.message(), format!("retry_in: must be 0 to 3650 days, got {got} ms"));
+        }
+        let e = check_retry_in(MAX_DELAY + Duration::from_millis(1)).unwrap_err();
+        assert_eq!(e.message(), "retry_in: must be 0 to 3650 days, got 315360000001 ms", "a Duration: the same words");
     }
 }

@@ -130,7 +130,7 @@ impl Delivery {
     /// Checks `retry_in`, marks the delivery settled and returns its nack request.
     pub(crate) fn nack_op(&self, retry_in: Option<Duration>, reason: &str) -> Result<Op> {
         if let Some(d) = retry_in {
-            limits::check_delay("retry_in", d)?;
+            limits::check_retry_in(d)?;
         }
         self.begin_settle()?;
         let mode = match retry_in {

@@ -982,7 +982,7 @@ impl Queue {
         reason: &str,
     ) -> Result<bool> {
         if let Some(d) = retry_in {
-            limits::check_delay("retry_in", d)?;
+            limits::check_retry_in(d)?;
         }
         let (id, token) = self.op_id_token(id, token)?;
         let mode = retry_in.map_or(NackMode::Backoff, |d| NackMode::After(d.as_millis() as u64));

@@ -43,7 +43,9 @@ impl Failure {
     }
     /// A foreign handler's outcome with its retry delay in milliseconds, as every binding
     /// reads it: none or NaN is the message's backoff, a negative delay is now, an infinite
-    /// one the longest.
+    /// one the longest. Every binding's `RetryLater` refuses such a delay when it is made
+    /// ([`limits::retry_delay`], the rule of a nack's delay too); an outcome has no caller left
+    /// to refuse one to, so a value that gets here all the same is read, never refused.
     pub fn with_retry_ms(reason: impl Into<String>, retry_in_ms: Option<f64>) -> Self {
         let delay = retry_in_ms
             .filter(|ms| !ms.is_nan())

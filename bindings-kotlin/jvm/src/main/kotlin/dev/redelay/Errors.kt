@@ -18,6 +18,12 @@ val RedelayException.code: String get() = errorCode(kind.name)
 /**
  * Thrown by a handler: "retry later". The message is nacked with [reason] and delivered again
  * after [delay] (instead of the message's exponential backoff). Any other exception nacks with
- * "SimpleClassName: message" and the backoff.
+ * "SimpleClassName: message" and the backoff. [delay] follows the rule of `nack(retryIn = …)`,
+ * the core's in every language: 0 to 3650 days, else the constructor throws
+ * [RedelayException.InvalidArgument].
  */
-class RetryLater(val delay: kotlin.time.Duration, val reason: String = "retry later") : Exception(reason)
+class RetryLater(val delay: kotlin.time.Duration, val reason: String = "retry later") : Exception(reason) {
+    init {
+        checkRetryDelay(delay)
+    }
+}

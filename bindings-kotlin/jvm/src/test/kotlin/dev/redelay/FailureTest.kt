@@ -74,20 +74,45 @@ class FailureTest {
     }
 
     @Test
-    fun `RetryLater with a negative delay retries now, not after the backoff`() = runBlocking<Unit> {
+    fun `RetryLater takes the delay nack takes, by the core rule - a negative one is refused`() = runBlocking<Unit> {
+        testClient("retry-rule").use { client ->
+            val q = client.queue(uniqueName("retry-rule"))
+            q.publish("x".encodeToByteArray(), id = "m")
+            val m = q.fetch(1, wait = 5.seconds).single()
+            for ((delay, got) in listOf((-5).seconds to "-5000", (3650 * 24 * 3600 + 1).seconds to "315360001000")) {
+                val want = "retryIn: must be 0 to 3650 days, got $got ms"
+                assertEquals(want, assertFailsWith<RedelayException.InvalidArgument> { RetryLater(delay) }.message)
+                assertEquals(
+                    want,
+                    assertFailsWith<RedelayException.InvalidArgument> {
+                        m.nack(retryIn = delay)
+                    }.message,
+                )
+                val byId = assertFailsWith<RedelayException.InvalidArgument> { q.nack(m.id, m.token, retryIn = delay) }
+                assertEquals(want, byId.message)
+            }
+            assertEquals(false, m.isSettled) // refused before anything was sent
+            assertEquals(0.seconds, RetryLater(0.seconds).delay)
+            assertEquals(false, m.nack(retryIn = 0.seconds))
+        }
+    }
+
+    @Test
+    fun `RetryLater with a negative delay is a failure naming it, retried after the backoff`() = runBlocking<Unit> {
         testClient(
             "later-neg",
-            ClientOptions(defaultBackoff = Backoff(1.seconds * 3600, 1.seconds * 3600)),
+            ClientOptions(defaultBackoff = Backoff(50.milliseconds, 50.milliseconds)),
         ).use { client ->
             val q = client.queue(uniqueName("later-neg"))
-            val got = Channel<Int>(4)
+            val got = Channel<Pair<Int, String?>>(4)
             q.subscribe { msg ->
-                got.send(msg.attempt)
+                got.send(msg.attempt to msg.lastError)
                 if (msg.attempt == 1) throw RetryLater((-5).seconds, "deadline passed")
             }
             q.publish("x".encodeToByteArray())
-            val attempts = List(2) { withTimeout(10.seconds) { got.receive() } }
-            assertEquals(listOf(1, 2), attempts)
+            val seen = List(2) { withTimeout(10.seconds) { got.receive() } }
+            val reason = "InvalidArgument: retryIn: must be 0 to 3650 days, got -5000 ms"
+            assertEquals(listOf(1 to null, 2 to reason), seen)
         }
     }
 
