@@ -175,7 +175,6 @@ class Subscription(SubscriptionBase):
         self._closing_started = closing  # set when closing starts (here, by the client or the core)
         self._closed = asyncio.Event()  # set when the close is over (drained)
         self._watching = False
-        self._closing: Optional[asyncio.Future[None]] = None
         # Closes the subscription when the loop shuts down (asyncio.run cancels leftover tasks),
         # and sees its close through (see wait).
         self._guard = loop.create_task(self.wait(), name=f"redelay-subscription-{self.queues[0]}")
@@ -195,13 +194,14 @@ class Subscription(SubscriptionBase):
         """Stops fetching and waits for running handlers (up to the drain timeout, or
         ``timeout``: then it returns, running ``async def`` handlers are cancelled and ``def``
         ones run on, and :meth:`wait` waits for the drain). Calling it again waits for the same
-        close. A handler cancelled meanwhile (the end of ``asyncio.run`` cancels every task)
-        hands its message back: due again, no attempt counted."""
+        drain (up to its own ``timeout``), also after a close whose ``timeout`` passed. A
+        handler cancelled meanwhile (the end of ``asyncio.run`` cancels every task) hands its
+        message back: due again, no attempt counted."""
         if isinstance(self._runner, _runtime.LoopRunner):
             self._runner.closing = True
-        if self._closing is None:
-            self._closing = asyncio.ensure_future(self._do_close(timeout))
-        await asyncio.shield(self._closing)
+        # Each call is the core's close, which waits for the one drain, as the blocking API's
+        # and the other languages' do; shielded: it goes on when the caller is cancelled.
+        await asyncio.shield(asyncio.ensure_future(self._do_close(timeout)))
 
     async def wait(self) -> None:
         """Waits until the subscription is closed, by :meth:`close`, its client, or the core:
