@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI of the Python binding, from a clean clone: installs its tools with pip, builds the abi3
-# wheel once (release), installs it into a venv, runs pytest against the installed wheel and
-# mypy --strict on the examples. Needs Python >= 3.9 with pip, Rust, and REDIS_URL:
+# wheel once (release), installs it into a venv, runs pytest against the installed wheel,
+# mypy --strict on the examples and mypy's stubtest on the native module's stub. Needs Python
+# >= 3.9 with pip, Rust, and REDIS_URL:
 #
 #   tests/with-redis.sh bindings-python/ci.sh
 set -euo pipefail
@@ -21,7 +22,7 @@ else
   pipflags=(--user)
 fi
 "$py" -m pip install --quiet --disable-pip-version-check ${pipflags[@]+"${pipflags[@]}"} \
-  "maturin>=1.16,<2" "pytest>=7" "mypy>=1.10"
+  "maturin>=1.16,<2" "pytest>=7" "mypy>=1.18"
 
 # One build of the wheel.
 dist="$(mktemp -d "${TMPDIR:-/tmp}/redelay-wheel.XXXXXX")"
@@ -37,5 +38,9 @@ status=0
 
 # Types: the examples, as a user's code, against the installed package.
 (cd "$here/examples" && "$py" -m mypy --strict --no-incremental --cache-dir=/dev/null .) || status=$?
+
+# The hand-written stub of the native module (python/redelay/_native.pyi) against the module
+# itself, as installed: every name, signature, default and class flag (final, disjoint base).
+(cd "$here/tests" && "$py" -m mypy.stubtest redelay._native) || status=$?
 
 exit $status

@@ -90,7 +90,7 @@ methods! {
         run(py, self.blocking, self.d.get(py, MESSAGE)?.ack())
     }
     /// Give the message back for another attempt, after `retry_in` or its backoff; True when it went to the dead letters.
-    #[pyo3(signature = (retry_in=None, reason=String::new()))]
+    #[pyo3(signature = (retry_in=None, reason=String::new()), text_signature = "(self, /, retry_in=None, reason='')")]
     fn nack<'py>(&self, py: Python<'py>, retry_in: Option<Secs>, reason: String) -> PyResult<Bound<'py, PyAny>> {
         let retry_in = retry_in.map(crate::convert::retry_in).transpose()?;
         run(py, self.blocking, self.d.get(py, MESSAGE)?.nack(retry_in, &reason))

@@ -7,7 +7,26 @@ call takes ``blocking`` and either blocks (GIL released) or returns an awaitable
 from datetime import datetime, timedelta
 from typing import Any, Awaitable, Callable, Final, List, Optional, Tuple, Union
 
+from typing_extensions import disjoint_base, final
+
 from ._errors import RedelayError
+
+__all__ = [
+    "NativeClient",
+    "NativeQueue",
+    "NativeSubscription",
+    "BaseMessage",
+    "Message",
+    "SyncMessage",
+    "_shutdown",
+    "_after_fork_in_child",
+    "_log_level",
+    "failure_reason",
+    "ms",
+    "retry_delay",
+    "UNITS",
+    "ERROR_CODES",
+]
 
 ERROR_CODES: List[Tuple[str, str]]
 """(kind name, code) of every error kind of the core, e.g. ``("LeaseLost", "ERR_REDELAY_LEASE_LOST")``."""
@@ -32,7 +51,7 @@ UNITS: List[Tuple[str, str, bool]]
 """The options that are durations or times (Python name, wire name, is a time), as the core
 names them: ``("ttr", "ttr_ms", False)``, ``("start", "from_ms", True)``."""
 
-def ms(v: _Seconds, field: str) -> float:
+def ms(s: _Seconds, field: str) -> float:
     """A duration argument (seconds or timedelta) in milliseconds; a ``TypeError`` for another
     type, :class:`InvalidArgumentError` for a negative or not finite one, naming ``field``."""
 
@@ -41,9 +60,10 @@ def retry_delay(retry_in: _Seconds) -> float:
     a ``TypeError`` for another type, :class:`InvalidArgumentError` when negative, NaN or beyond
     3650 days (``retry_in: must be 0 to 3650 days, got -2 s``)."""
 
+@disjoint_base
 class BaseMessage:
-    """One delivery of a message: its fields. :class:`Message` and :class:`SyncMessage` add
-    ``ack``/``nack``/``release``/``extend``."""
+    """One delivery of a message: its fields, and ``ack``/``nack``/``release``/``extend``, which
+    :class:`Message` (awaitables) and :class:`SyncMessage` (blocking) type each their way."""
 
     id: Final[str]  #: The message id.
     queue: Final[str]  #: The queue it came from.
@@ -60,7 +80,12 @@ class BaseMessage:
     lease_deadline: Final[datetime]  #: When the current lease runs out unless extended.
     token: Final[str]  #: The lease token, for settling by id with ``queue.ack(id, token)``.
     settled: Final[bool]  #: True once ack or nack was called.
+    def ack(self) -> Optional[Awaitable[None]]: ...
+    def nack(self, retry_in: Optional[_Seconds] = None, reason: str = "") -> Union[bool, Awaitable[bool]]: ...
+    def release(self) -> Optional[Awaitable[None]]: ...
+    def extend(self, ttr: _Seconds) -> Optional[Awaitable[None]]: ...
 
+@final
 class Message(BaseMessage):
     """A delivered message of the asyncio API: ``ack``/``nack``/``release``/``extend`` are awaitables."""
 
@@ -76,6 +101,7 @@ class Message(BaseMessage):
     def extend(self, ttr: _Seconds) -> Awaitable[None]:
         """Extend the lease to ``ttr`` from now."""
 
+@final
 class SyncMessage(BaseMessage):
     """A delivered message of the blocking API (and of plain ``def`` handlers):
     ``ack``/``nack``/``release``/``extend`` block."""
@@ -92,6 +118,7 @@ class SyncMessage(BaseMessage):
     def extend(self, ttr: _Seconds) -> None:
         """Extend the lease to ``ttr`` from now."""
 
+@final
 class NativeSubscription:
     """A running subscription of the core (internal)."""
 
@@ -110,6 +137,7 @@ class NativeSubscription:
     queues: Final[List[str]]
     last_error: Final[Optional[RedelayError]]
 
+@final
 class NativeQueue:
     """A queue handle of the core (internal)."""
 
@@ -121,6 +149,7 @@ class NativeQueue:
     def fetch(self, args: str, blocking: bool) -> Any:
         """Up to ``max`` leased deliveries; ``args`` are the core's fetch arguments in wire form (JSON)."""
 
+@final
 class NativeClient:
     """A client of the core (internal)."""
 
