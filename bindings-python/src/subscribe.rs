@@ -85,6 +85,13 @@ impl NativeSubscription {
         Ok(())
     }
 
+    /// Hands deliveries back and closes: a handler said the program is stopping (the core stops
+    /// fetching first, so that they are not run again before the close).
+    fn give_back_and_stop(&self, py: Python<'_>, keys: Vec<u64>) -> PyResult<()> {
+        self.sub.get(py, SUB)?.give_back_and_stop(keys);
+        Ok(())
+    }
+
     /// Reports outcomes: None acks, (reason, retry_in seconds or None) nacks.
     fn complete(&self, py: Python<'_>, outcomes: Vec<(u64, Outcome)>) -> PyResult<()> {
         let f = |(r, s): (String, Option<f64>)| redelay::Failure::with_retry_ms(r, s.map(|s| s * 1000.0));

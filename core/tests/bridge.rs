@@ -368,3 +368,51 @@ async fn a_close_given_up_on_leaves_the_drain_for_the_next_close_to_wait_on() {
     assert!(finished.load(Ordering::SeqCst), "the running handler was drained");
     assert_eq!(sub.counters().acked, 1);
 }
+
+/// A handler that says the program is stopping (Python's `KeyboardInterrupt` or `SystemExit`
+/// in a worker thread) did not fail its message: the delivery is handed back (no attempt
+/// counted) and the subscription closes. It must not run again before the close. A worker
+/// waits in the inbox meanwhile, as a binding's feeder thread does. Handing it back before
+/// stopping (`give_back`, then `close`) let the fetch loop lease it straight back and hand it to
+/// that worker: this test failed within the first 15 rounds then, and Python's
+/// `test_keyboard_interrupt_or_system_exit_in_a_sync_handler…` about one run in 16.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_given_back_as_the_program_stops_does_not_run_again_before_the_close() {
+    let (_c, q) = common::queue("stopping").await;
+    for round in 0..60 {
+        let id = format!("stop{round}");
+        q.publish(Message::new(b"s".to_vec()).id(&id)).await.unwrap();
+        let sub = Arc::new(q.subscribe_foreign(Arc::new(Threads), SubscribeOptions::concurrency(10)).await.unwrap());
+        let s = sub.clone();
+        let first = tokio::task::spawn_blocking(move || s.take_wait(Duration::from_secs(10))).await.unwrap();
+        assert_eq!(first.len(), 1, "round {round}: the message reaches a worker");
+        let s = sub.clone();
+        let feeder = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            while !s.is_closed() || !got.is_empty() {
+                let batch = s.take_wait(ms(250));
+                let empty = batch.is_empty();
+                got.extend(batch.into_iter().map(|(_, d)| d.id().to_string()));
+                if empty && s.is_closed() {
+                    break;
+                }
+            }
+            got
+        });
+        std::thread::sleep(ms(5)); // the feeder waits in the inbox
+        let s = sub.clone();
+        let (key, rt) = (first[0].0, tokio::runtime::Handle::current());
+        std::thread::spawn(move || {
+            s.give_back_and_stop(vec![key]);
+            let s2 = s.clone();
+            rt.spawn(async move { s2.close().await }); // as a binding's close that follows
+        });
+        let again = tokio::task::spawn_blocking(move || feeder.join().unwrap()).await.unwrap();
+        assert!(again.is_empty(), "round {round}: handed back, then run again: {again:?}");
+        sub.close().await;
+        let info = q.peek(&id).await.unwrap().expect("still stored");
+        assert_eq!((info.state, info.attempts), (State::Ready, 0), "round {round}: handed back, no attempt counted");
+        assert!(q.cancel(&id).await.unwrap());
+    }
+    common::assert_verified(&q).await;
+}

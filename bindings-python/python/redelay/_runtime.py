@@ -148,8 +148,9 @@ def stop(sub: _native.NativeSubscription, key: int) -> None:
     """A handler raised KeyboardInterrupt or SystemExit: the program is stopping, its message
     did not fail. It is given back (due again, no attempt counted) and the subscription closes
     (the core's close, not waited for: nothing more starts, running handlers get the drain
-    timeout), so that the message is not run again meanwhile."""
-    sub.give_back([key])
+    timeout); the core stops fetching before it gives the message back, so that it is not run
+    again meanwhile."""
+    sub.give_back_and_stop([key])
     if not sub.closed:
         sub.close_then(_nothing)
 

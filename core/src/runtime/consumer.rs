@@ -680,6 +680,17 @@ impl Subscription {
         self.completer().give_back(keys);
     }
 
+    /// Hands `keys` back as [`give_back`](Self::give_back) does and closes the subscription,
+    /// for a handler that says the program is stopping (Python's `KeyboardInterrupt` or
+    /// `SystemExit`): its message did not fail. Fetching and dispatching stop first, then the
+    /// keys go back: the other way round, the message, due again at once, could be leased
+    /// straight back by this subscription and run again before its close. The close (drain
+    /// included) goes on in the background, as after [`Completer::stop`].
+    pub fn give_back_and_stop(&self, keys: Vec<u64>) {
+        self.shared.stop();
+        self.give_back(keys);
+    }
+
     /// The taken delivery `key`, until it is reported (for a handler that acks, nacks or extends
     /// it itself).
     pub fn delivery(&self, key: u64) -> Option<Delivery> {
