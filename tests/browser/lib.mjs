@@ -145,20 +145,33 @@ export async function launch() {
  * context without that emulation. Resolves to `{ tab, close }`. */
 export async function launchTabs() {
   const dir = mkdtempSync(join(tmpdir(), 'redelay-browser-'))
+  // No startup window: with its first tab there, attaching waited on that tab, 0.1 to 5 s
+  // here and once a whole minute in CI (connectOverCDP timed out). The first `tab()` opens the
+  // window. Its own process group, so that closing ends its helper processes too.
   const child = spawn(
     CHROMIUM,
-    [...CHROMIUM_ARGS, '--headless', '--no-first-run', `--user-data-dir=${dir}`, '--remote-debugging-port=0'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    [
+      ...CHROMIUM_ARGS,
+      '--headless',
+      '--no-first-run',
+      '--no-startup-window',
+      `--user-data-dir=${dir}`,
+      '--remote-debugging-port=0',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   )
   let log = ''
   child.stderr.on('data', (d) => (log = (log + d).slice(-4000)))
   const exited = new Promise((resolve) => child.once('exit', resolve))
   const close = async () => {
-    if (child.exitCode === null) {
-      child.kill()
-      await exited
+    try {
+      process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // the group is gone already
     }
-    rmSync(dir, { recursive: true, force: true })
+    if (child.exitCode === null && child.signalCode === null) await exited
+    // Helper processes may still write their last files for a moment (ENOTEMPTY).
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 })
   }
   try {
     // Chromium writes its DevTools port and path there once it listens.
