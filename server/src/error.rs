@@ -1,6 +1,7 @@
 //! One mapping from the core's [`redelay::ErrorKind`] to an HTTP status, and the two error body
 //! shapes: lmstfy's `{"error": "..."}` and the native API's
-//! `{"error": {"code": "ERR_REDELAY_...", "message": "..."}}`.
+//! `{"error": {"code": "ERR_REDELAY_...", "message": "..."}}` (with `"so_far"` beside them when the
+//! error stopped a long run part way, [`redelay::Error::so_far`]).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -36,6 +37,10 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub style: Style,
+    /// The core's [`redelay::Error::so_far`]: the totals of a long run (a bulk action, a
+    /// respawn or purge of dead letters) this error stopped part way, by their wire names;
+    /// `/v1` answers them as `"so_far"` in the error.
+    pub so_far: Option<Vec<(&'static str, u64)>>,
 }
 
 pub const UNAUTHORIZED: &str = "ERR_REDELAY_UNAUTHORIZED";
@@ -45,7 +50,7 @@ pub const NO_ROUTE: &str = "ERR_REDELAY_NO_ROUTE";
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>, style: Style) -> Self {
-        ApiError { status, code, message: message.into(), style }
+        ApiError { status, code, message: message.into(), style, so_far: None }
     }
 
     /// Bad input found by the gateway itself (a malformed parameter or body): 400.
@@ -65,7 +70,8 @@ impl ApiError {
         if status == StatusCode::INTERNAL_SERVER_ERROR || status == StatusCode::SERVICE_UNAVAILABLE {
             tracing::warn!(target: "redelay::server", "{}: {}", e.kind().name(), e.message());
         }
-        Self::new(status, e.kind().code(), e.message(), style)
+        let so_far = e.so_far().map(<[_]>::to_vec);
+        ApiError { so_far, ..Self::new(status, e.kind().code(), e.message(), style) }
     }
 
     pub fn too_large(message: impl Into<String>, style: Style) -> Self {
@@ -77,7 +83,14 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = match self.style {
             Style::Lmstfy => json!({ "error": self.message }),
-            Style::V1 => json!({ "error": { "code": self.code, "message": self.message } }),
+            Style::V1 => {
+                let mut error = json!({ "code": self.code, "message": self.message });
+                if let Some(so_far) = self.so_far {
+                    let counts: serde_json::Map<_, _> = so_far.into_iter().map(|(k, n)| (k.into(), n.into())).collect();
+                    error["so_far"] = counts.into();
+                }
+                json!({ "error": error })
+            }
         };
         (self.status, Json(body)).into_response()
     }

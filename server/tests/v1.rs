@@ -1,6 +1,8 @@
 //! The native /v1 API over real HTTP and a real Redis: every operation, errors with the core's
 //! codes, auth, and the OpenAPI document checked against the router.
 mod common;
+#[path = "../../core/tests/common/mod.rs"]
+mod harness;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -1211,4 +1213,51 @@ async fn stats_and_the_overview_count_lapsed_leases() {
     assert_eq!(v["messages"][0]["attempt"], 2, "{v}");
     let (_, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
     assert_eq!(counts(&v), [1, 1, 0], "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fails_in_the_middle_says_how_far_it_got() {
+    let proxy = harness::FaultProxy::start(harness::port_of(&common::url())).await;
+    let s = common::start_on(&proxy.url(), |_| {}).await;
+    let qu = s.client.queue("app:stop").unwrap();
+    let batch = (0..2500).map(|i| redelay::Message::new(b"x".to_vec()).id(format!("n{i}")).max_attempts(1));
+    qu.publish_batch(batch.collect()).await.unwrap();
+    while let Ok(got @ [_, ..]) = qu.fetch(1000, Duration::ZERO).await.as_deref() {
+        for d in got {
+            d.nack(None, "boom").await.unwrap();
+        }
+    }
+    assert_eq!(qu.stats().await.unwrap().dead, 2500);
+    let ids: Vec<String> = (0..2500).map(|i| format!("n{i}")).collect();
+    // The run's call holding `cut` never reaches Redis: its connection drops.
+    let run = |cut: &'static str, path: &'static str, body: Value| {
+        proxy.drop_next_request_with(cut.as_bytes());
+        let s = &s;
+        async move {
+            let (st, mut v) = call(s, "POST", &format!("/v1/queues/app:stop/{path}"), Some(body)).await;
+            harness::reconnected(&s.client).await;
+            assert_eq!((st, &v["error"]["code"]), (503, &json!("ERR_REDELAY_CONNECTION")), "{v}");
+            v["error"].as_object_mut().unwrap().remove("so_far")
+        }
+    };
+    let said = |so_far: &str| format!("; stopped: {so_far} so far, and that stays done");
+
+    // n0..n999 respawned, then the second call is cut.
+    let so_far = run("n1500", "dead/respawn", json!({ "ids": ids })).await;
+    assert_eq!(so_far, Some(json!({ "count": 1000 })));
+    // The first call finds no dead letter among n0..n999, the second purges n1000..n1999.
+    let so_far = run("n2000", "bulk", json!({ "action": "purge", "ids": ids })).await;
+    assert_eq!(so_far, Some(json!({ "matched": 2500, "done": 1000, "scanned": 0 })));
+    // The message says the same; a step that did nothing counts as a step.
+    proxy.drop_next_request_with(b"n2000");
+    let (st, v) = call(&s, "POST", "/v1/queues/app:stop/dead/purge", Some(json!({ "ids": ids }))).await;
+    harness::reconnected(&s.client).await;
+    assert_eq!((st, &v["error"]["so_far"]), (503, &json!({ "count": 0 })), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains(&said("purged 0")), "{v}");
+    // A run that fails before any step ended says nothing more than any error: nothing was done.
+    let so_far = run("n0", "dead/purge", json!({ "ids": ids })).await;
+    assert_eq!(so_far, None);
+    let stats = qu.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.dead), (1000, 500));
+    harness::assert_verified(&qu).await;
 }
