@@ -172,10 +172,12 @@ pub fn helpers(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 }
 
 /// The core's error as the exception class of its kind (`redelay._errors.from_core`), its
-/// fields named as Python names them (`at`, not `at_ms`; `start` for `from`).
+/// fields named as Python names them (`at`, not `at_ms`; `start` for `from`), with the totals
+/// of a long run it stopped part way (`redelay::Error::so_far`, their wire names).
 pub fn to_py_err(py: Python<'_>, e: redelay::Error) -> PyErr {
     let e = e.spelled(redelay::Spelling::Python);
-    let err = helpers(py).and_then(|h| h.call_method1("from_core", (e.kind().name(), e.message())));
+    let args = (e.kind().name(), e.message(), e.so_far().map(<[_]>::to_vec));
+    let err = helpers(py).and_then(|h| h.call_method1("from_core", args));
     err.map_or_else(|err| err, PyErr::from_value)
 }
 

@@ -7,8 +7,9 @@ import asyncio
 import os
 import socket
 import sys
+import threading
 import uuid
-from typing import Any, Awaitable, Callable, Iterator, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, Optional, TypeVar
 from urllib.parse import urlparse
 
 import pytest
@@ -127,3 +128,61 @@ def resp(url: str) -> Iterator[Resp]:
 
 
 PYTHON = sys.executable
+
+
+class FaultProxy:
+    """A TCP proxy in front of the Redis at ``url`` (core/tests/common's FaultProxy, for the
+    binding's tests): :meth:`drop_next_request_with` makes the next request holding a pattern
+    never reach Redis, its connection dropped, so that a long run fails in the middle."""
+
+    def __init__(self, url: str) -> None:
+        u = urlparse(url)
+        self.upstream = (u.hostname or "127.0.0.1", u.port or 6379)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        port = self.listener.getsockname()[1]
+        self.url = u._replace(netloc=f"127.0.0.1:{port}").geturl()
+        self.cut: Optional[bytes] = None
+        self.dropped = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def drop_next_request_with(self, pattern: bytes) -> None:
+        with self.lock:
+            self.cut = pattern
+
+    def close(self) -> None:
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            up = socket.create_connection(self.upstream)
+            threading.Thread(target=self._pump, args=(conn, up, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(up, conn, False), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, requests: bool) -> None:
+        tail = b""
+        try:
+            while chunk := src.recv(65536):
+                if requests:
+                    with self.lock:
+                        # A pattern split between two reads is found too; the part of the
+                        # request already sent is never a whole command, so Redis runs none.
+                        hit = self.cut is not None and self.cut in tail + chunk
+                        if hit:
+                            self.cut, self.dropped = None, self.dropped + 1
+                    if hit:
+                        break
+                    tail = chunk[-64:]
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()

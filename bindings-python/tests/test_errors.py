@@ -13,7 +13,7 @@ import pytest
 
 import redelay
 
-from conftest import Resp, run
+from conftest import FaultProxy, Resp, run
 
 KINDS = {
     redelay.InvalidArgumentError: ("InvalidArgument", ValueError),
@@ -313,3 +313,51 @@ def test_wait_for_replicas_async(url: str, prefix: str) -> None:
             await c.queue("durable-async").publish(b"x")
 
     run(body)
+
+
+def test_a_run_that_fails_in_the_middle_says_how_far_it_got(url: str, prefix: str) -> None:
+    proxy = FaultProxy(url)
+    c = redelay.Client(proxy.url, prefix=prefix)
+    try:
+        q = c.queue("q")
+        ids = [f"n{i}" for i in range(2500)]
+        q.publish_batch([{"body": b"x", "id": i, "max_attempts": 1} for i in ids])
+        while got := q.fetch(1000):
+            for m in got:
+                m.nack(reason="boom")
+        assert q.stats().dead == 2500
+
+        def stopped(cut: bytes, run: Callable[[], object]) -> redelay.RedelayError:
+            """The error of `run`, whose call holding `cut` never reaches Redis."""
+            proxy.drop_next_request_with(cut)
+            with pytest.raises(redelay.ConnectionError) as e:
+                run()
+            deadline = time.monotonic() + 10
+            while True:  # the client reconnects
+                try:
+                    c.ping()
+                    break
+                except redelay.ConnectionError:
+                    assert time.monotonic() < deadline, "the client did not reconnect"
+                    time.sleep(0.05)
+            return e.value
+
+        # n0..n999 respawned, then the second call is cut.
+        e = stopped(b"n1500", lambda: q.respawn(ids))
+        assert e.so_far == {"count": 1000}
+        assert "; stopped: respawned 1000 so far, and that stays done" in e.message
+        # The first call finds no dead letter among n0..n999, the second purges n1000..n1999.
+        e = stopped(b"n2000", lambda: q.bulk("purge", ids))
+        assert e.so_far == {"matched": 2500, "done": 1000, "scanned": 0}
+        # Failed before any step ended: nothing was done, nothing to say.
+        e = stopped(b"n0", lambda: q.purge_dead(ids))
+        assert e.so_far is None
+        assert proxy.dropped == 3
+        with pytest.raises(redelay.InvalidArgumentError) as bad:
+            q.respawn()
+        assert bad.value.so_far is None
+        stats = q.stats()
+        assert (stats.ready, stats.dead) == (1000, 500)
+    finally:
+        c.close()
+        proxy.close()

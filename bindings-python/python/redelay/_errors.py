@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import builtins
 from datetime import timedelta
-from typing import ClassVar, Dict, Optional, Type, Union
+from typing import ClassVar, Dict, List, Optional, Tuple, Type, Union
 
 from . import _native
 
@@ -19,16 +19,21 @@ class RedelayError(Exception):
 
     ``kind`` names the core's error kind (``"InvalidArgument"``, ``"Connection"``, ...), ``code``
     is its stable code (``"ERR_REDELAY_INVALID_ARGUMENT"`` ...), and ``message`` carries the
-    core's message (also ``str(error)``).
+    core's message (also ``str(error)``). ``so_far``: when the error stopped a long run part way
+    (a bulk action, a respawn or purge of dead letters), what it had done, which stays done, by
+    the core's wire names (``{"count": 1000}``, or ``{"matched": …, "done": …, "scanned": …}``);
+    None for every other error.
     """
 
     kind: ClassVar[str] = ""
     code: ClassVar[str] = ""
     message: str
+    so_far: Optional[Dict[str, int]]
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, so_far: Optional[Dict[str, int]] = None) -> None:
         super().__init__(message)
         self.message = message
+        self.so_far = so_far
 
 
 class InvalidArgumentError(RedelayError, ValueError):
@@ -90,9 +95,11 @@ class _WrongType(InvalidArgumentError, TypeError):
 _WrongType.__name__ = _WrongType.__qualname__ = "InvalidArgumentError"
 
 
-def from_core(kind: str, message: str) -> RedelayError:
-    """The exception for the core's error ``kind`` (its name, e.g. ``"LeaseLost"``)."""
-    return (_WrongType if "invalid type: " in message else _BY_KIND[kind])(message)
+def from_core(kind: str, message: str, so_far: Optional[List[Tuple[str, int]]] = None) -> RedelayError:
+    """The exception for the core's error ``kind`` (its name, e.g. ``"LeaseLost"``), with the
+    totals of the long run it stopped (``so_far``: the core's, by wire name), if any."""
+    cls = _WrongType if "invalid type: " in message else _BY_KIND[kind]
+    return cls(message, None if so_far is None else dict(so_far))
 
 
 class RetryLater(Exception):
