@@ -261,12 +261,25 @@ export type ErrorCode =
 
 export type ErrorKind = 'InvalidArgument' | 'Connection' | 'Timeout' | 'LeaseLost' | 'NotFound' | 'Redis' | 'Handler'
 
+/**
+ * How far a long run got before an error stopped it (`RedelayError.soFar`), by the core's wire
+ * names: `count` for a respawn or purge of dead letters, `matched`, `done` and `scanned` (a
+ * `BulkReport`'s) for a bulk action. What it counts stays done.
+ */
+export type SoFar =
+  { readonly count: number } | { readonly matched: number; readonly done: number; readonly scanned: number }
+
 /** Every error redelay raises. */
 export declare class RedelayError extends Error {
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown })
   readonly name: 'RedelayError'
   readonly code: ErrorCode
   readonly kind: ErrorKind
+  /**
+   * Set when the error stopped a long run part way (`queue.bulk`, `respawn`, `purgeDead`): what
+   * it had done so far (the message says it too); undefined for every other error.
+   */
+  readonly soFar?: SoFar
 }
 
 /**

@@ -10,12 +10,21 @@ use std::future::Future;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-/// A core error as a JS error object with `code` and `kind` (on the JS thread).
+/// A core error as a JS error object with `code` and `kind` (on the JS thread), and `soFar` when
+/// it stopped a long run part way: the core's totals by their wire names (`redelay::Error::so_far`:
+/// `count`, or `matched`, `done` and `scanned`, one word each, the same in JavaScript).
 pub(crate) fn error_object(env: &Env, e: redelay::Error) -> Result<Object<'_>> {
     let e = e.spelled(SPELLING);
     let mut o = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
     o.set("code", e.kind().code())?;
     o.set("kind", e.kind().name())?;
+    if let Some(so_far) = e.so_far() {
+        let mut counts = Object::new(env)?;
+        for &(name, n) in so_far {
+            counts.set(name, n as f64)?;
+        }
+        o.set("soFar", counts)?;
+    }
     Ok(o)
 }
 

@@ -2,7 +2,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { Client, RedelayError, ErrorCodes } = require('..')
-const { REDIS_URL, connect, redisCli, privateRedis, closedPort, until } = require('./helpers')
+const { REDIS_URL, connect, redisCli, privateRedis, closedPort, until, faultProxy, uniquePrefix } = require('./helpers')
 
 function isRedelay(code, pattern) {
   return (e) => {
@@ -261,4 +261,56 @@ test('many unref subscriptions share one beforeExit listener', async (t) => {
   assert.equal(process.listenerCount('beforeExit'), before + 1)
   for (const s of subs) await s.close()
   assert.equal(process.listenerCount('beforeExit'), before)
+})
+
+test('a run that fails in the middle says how far it got in soFar', async () => {
+  const proxy = await faultProxy()
+  const c = await Client.connect(proxy.url, { prefix: uniquePrefix('stopped') })
+  try {
+    const q = c.queue('q')
+    const ids = Array.from({ length: 2500 }, (_, i) => `n${i}`)
+    await q.publishBatch(ids.map((id) => ({ body: 'x', id, maxAttempts: 1 })))
+    for (let got; (got = await q.fetch(1000)).length > 0;) for (const m of got) await m.nack({ reason: 'boom' })
+    assert.equal((await q.stats()).dead, 2500)
+    // The error of `run`, whose call holding `cut` never reaches Redis.
+    const stopped = async (cut, run) => {
+      proxy.dropNextRequestWith(cut)
+      const e = await run().then(
+        () => assert.fail('the run succeeded'),
+        (e) => e,
+      )
+      isRedelay('ERR_REDELAY_CONNECTION')(e)
+      await until(
+        () =>
+          c.ping().then(
+            () => true,
+            () => false,
+          ),
+        10000,
+        'the client to reconnect',
+      )
+      return e
+    }
+    // n0..n999 respawned, then the second call is cut.
+    let e = await stopped('n1500', () => q.respawn(ids))
+    assert.deepEqual(e.soFar, { count: 1000 })
+    assert.match(e.message, /; stopped: respawned 1000 so far, and that stays done/)
+    // The first call finds no dead letter among n0..n999, the second purges n1000..n1999.
+    e = await stopped('n2000', () => q.bulk({ action: 'purge', ids }))
+    assert.deepEqual(e.soFar, { matched: 2500, done: 1000, scanned: 0 })
+    // Failed before any step ended: nothing was done, nothing to say.
+    e = await stopped('n0', () => q.purgeDead(ids))
+    assert.equal(e.soFar, undefined)
+    assert.ok(!('soFar' in e))
+    assert.equal(proxy.dropped, 3)
+    await assert.rejects(
+      q.publish('x', { maxAttempts: 0 }),
+      (e) => isRedelay('ERR_REDELAY_INVALID_ARGUMENT')(e) && !('soFar' in e),
+    )
+    const stats = await q.stats()
+    assert.deepEqual([stats.ready, stats.dead], [1000, 500])
+  } finally {
+    await c.close()
+    proxy.close()
+  }
 })

@@ -81,4 +81,67 @@ async function closedPort() {
 /** An assert.rejects/throws check: an InvalidArgument RedelayError whose message matches `words`. */
 const isInvalid = (words) => (e) => e instanceof RedelayError && e.kind === 'InvalidArgument' && words.test(e.message)
 
-module.exports = { REDIS_URL, uniquePrefix, connect, sleep, until, redisCli, privateRedis, closedPort, isInvalid }
+/**
+ * A TCP proxy in front of the test Redis (core/tests/common's FaultProxy, for the binding's
+ * tests): `dropNextRequestWith(pattern)` makes the next request holding `pattern` never reach
+ * Redis, its connection dropped, so that a long run fails in the middle. `close()` stops it.
+ */
+async function faultProxy() {
+  const upstream = new URL(REDIS_URL)
+  const p = { cut: null, dropped: 0, sockets: new Set() }
+  const server = net.createServer((conn) => {
+    const up = net.connect(Number(upstream.port) || 6379, upstream.hostname)
+    p.sockets.add(conn).add(up)
+    let tail = Buffer.alloc(0)
+    conn.on('data', (chunk) => {
+      // A pattern split between two reads is found too; the part of the request already sent
+      // is never a whole command, so Redis runs none.
+      if (p.cut !== null && Buffer.concat([tail, chunk]).includes(p.cut)) {
+        p.cut = null
+        p.dropped += 1
+        conn.destroy()
+        up.destroy()
+        return
+      }
+      tail = chunk.subarray(-64)
+      up.write(chunk)
+    })
+    up.on('data', (chunk) => conn.write(chunk))
+    for (const [a, b] of [
+      [conn, up],
+      [up, conn],
+    ]) {
+      a.on('error', () => b.destroy())
+      a.on('close', () => {
+        b.destroy()
+        p.sockets.delete(a)
+      })
+    }
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = new URL(REDIS_URL)
+  url.hostname = '127.0.0.1'
+  url.port = String(server.address().port)
+  p.url = url.toString()
+  p.dropNextRequestWith = (pattern) => {
+    p.cut = Buffer.from(pattern)
+  }
+  p.close = () => {
+    server.close()
+    for (const s of p.sockets) s.destroy()
+  }
+  return p
+}
+
+module.exports = {
+  REDIS_URL,
+  uniquePrefix,
+  connect,
+  sleep,
+  until,
+  redisCli,
+  privateRedis,
+  closedPort,
+  isInvalid,
+  faultProxy,
+}
