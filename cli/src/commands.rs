@@ -579,7 +579,8 @@ pub async fn dead(client: &Conn, cmd: DeadCmd) -> Result<ExitCode> {
 /// or as text (`said`). An error goes on to `main` (stderr, its exit status); one that stopped
 /// the run after it had done something says how far it got (`Error::so_far`), and with
 /// `--json` those totals go to stdout first, as the result's JSON would give them, with the
-/// error as the gateway's `/v1` gives one: `{"count": 1000, "error": {"code", "message"}}`.
+/// error as the gateway's `/v1` gives one: `{"count": 1000, "error": {"code", "message",
+/// "so_far": {"count": 1000}}}`.
 fn finish<T>(
     run: Result<std::result::Result<T, ExitCode>>,
     as_json: bool,
@@ -593,7 +594,9 @@ fn finish<T>(
         Err(e) => {
             if let (true, Some(so_far)) = (as_json, e.so_far()) {
                 let mut out: serde_json::Map<_, _> = so_far.iter().map(|(k, n)| (k.to_string(), (*n).into())).collect();
-                out.insert("error".into(), serde_json::json!({ "code": e.kind().code(), "message": e.message() }));
+                let error =
+                    serde_json::json!({ "code": e.kind().code(), "message": e.message(), "so_far": out.clone() });
+                out.insert("error".into(), error);
                 json(&out.into());
             }
             return Err(e);

@@ -525,6 +525,7 @@ fn a_run_that_fails_in_the_middle_says_how_far_it_got() {
         let error = v.as_object_mut().unwrap().remove("error").unwrap();
         assert_eq!(error["code"], "ERR_REDELAY_CONNECTION", "{error}");
         assert!(stderr(o).contains(error["message"].as_str().unwrap()), "{error}");
+        assert_eq!(error["so_far"], v, "the error as the gateway's /v1 gives one");
         v
     };
 
