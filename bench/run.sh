@@ -129,7 +129,7 @@ bullmq_ok=1
   echo "ioredis: $(node -p 'require(process.argv[1]).version' "$bench/bullmq/node_modules/ioredis/package.json" 2>/dev/null || echo '?')"
   echo "rustc: $(rustc --version 2>/dev/null || echo '?')"
   echo "redelay commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
-  if [ "$redelay_ok" = 1 ]; then echo "redelay binary: $bin, built $(date -u -r "$bin" +%Y-%m-%dT%H:%M:%SZ)"; fi
+  if [ "$redelay_ok" = 1 ]; then echo "redelay binary: ${bin#"$root"/}, built $(date -u -r "$bin" +%Y-%m-%dT%H:%M:%SZ)"; fi
   echo "rounds: $rounds${quick:+ (quick)}"
   echo "order: odd rounds redelay then BullMQ, even rounds BullMQ then redelay"
 } >"$out/meta.txt"

@@ -57,7 +57,7 @@ for r in $(seq 1 "$rounds"); do
   fi
 done
 python3 - "$out" "$rounds" <<'PY' | tee "$out/summary.md"
-import json, statistics, sys
+import json, os, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 def load(name):
     return [json.load(open(f"{out}/{name}-r{r}.json")) for r in range(1, rounds + 1)]
@@ -68,7 +68,7 @@ rows = [
      [d["redis_cpu_us_per_msg"]["publish_single"] for d in aq]),
 ]
 ping = load("ping")
-print(f"Single awaited publishes, medians of {rounds} rounds ({out}):\n")
+print(f"Single awaited publishes, medians of {rounds} rounds (bench/results/{os.path.basename(out)}):\n")
 print("| | redelay | asynq 0.26 | redelay/asynq |\n|---|---:|---:|---:|")
 for name, a, b in rows:
     ma, mb = statistics.median(a), statistics.median(b)
