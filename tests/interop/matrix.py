@@ -46,7 +46,7 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 ORDER = ["rust", "python", "node", "kotlin"]
 DELAY_MS = 300
@@ -247,6 +247,27 @@ class Run:
             result[lang] = (None if code == 0 else f"{lang} consume exited {code}: {err}", records)
         return result
 
+    def consume_for(
+        self, tag: str, q: Dict[Any, str], consumer: Dict[Any, str], n: int, settle: Optional[List[str]] = None
+    ) -> None:
+        """`consume` with one consumer per language c, of the queues q[k] whose consumer[k] is c
+        (in the order of q); `delivered` waits for them."""
+        self.consume({c: ([q[k] for k in q if consumer[k] == c], n, settle or []) for c in self.langs}, tag)
+
+    def delivered(
+        self, tag: str, q: Dict[Any, str], consumer: Dict[Any, str], group: Dict[Any, str]
+    ) -> Iterator[Tuple[Any, str, List[Dict[str, Any]]]]:
+        """Waits for the consumers `consume_for(tag, q, consumer, ...)` started; books each
+        consumer's error on the group of every queue it concerns, and yields (k, the consumer,
+        the records it got from q[k]) for every k, consumer by consumer."""
+        for c, (err, records) in self.collect(tag).items():
+            keys = [k for k in q if consumer[k] == c]
+            for k in keys:
+                e = error_for(err, q[k], [q[x] for x in keys])
+                if e:
+                    self.checks.check(group[k], False, e)
+                yield k, c, [r for r in records if r.get("queue") == q[k]]
+
     # -- checks of one delivery -----------------------------------------------------------
 
     def check_delivery(
@@ -282,6 +303,23 @@ class Run:
                 f"{mid!r}: due_at - published_at = {due - pub} ms, want {want['delay_ms']}",
             )
             c(group, late < 1000, f"{mid!r}: lateness {late} ms")
+
+    def the_one(
+        self, group: str, c: str, mine: List[Dict[str, Any]], want: Dict[str, Any], queue: str, attempt: int
+    ) -> Optional[Dict[str, Any]]:
+        """Checks that consumer c got `want` and nothing else from `queue`, intact, as attempt
+        `attempt`; returns that delivery (None when c did not get exactly it)."""
+        ids = [r.get("id") for r in mine]
+        if not self.checks.check(group, ids == [want["id"]], f"{c} got {ids}"):
+            return None
+        self.check_delivery(group, want, mine[0], queue, attempt=attempt, timing=False)
+        return mine[0]
+
+    def next_and_third(self) -> Tuple[Dict[str, str], Dict[str, str]]:
+        """For each language, the next one (in ORDER, wrapping around) and the one after that."""
+        langs = self.langs
+        nxt = {lang: langs[(i + 1) % len(langs)] for i, lang in enumerate(langs)}
+        return nxt, {lang: nxt[nxt[lang]] for lang in langs}
 
     # -- 1. the matrix ----------------------------------------------------------------------
 
@@ -321,32 +359,25 @@ class Run:
         files = {p: self.write_spec(f"spec-{p}.json", specs[p]) for p in langs}
         n = len(specs[langs[0]])
 
-        self.consume({c: ([q[(p, c)] for p in langs], n, []) for c in langs}, "matrix")
+        consumer = {k: k[1] for k in q}
+        self.consume_for("matrix", q, consumer, n)
         ready = self.wait_ready(self._pending)
         for c, err in ready.items():
             if err:
                 for p in langs:
                     self.checks.check(group_of[q[(p, c)]], False, f"{c} consumer: {err}")
         self.publish_all({p: ([q[(p, c)] for c in langs], files[p], specs[p]) for p in langs}, group_of)
-        results = self.collect("matrix")
-
-        for c in langs:
-            err, records = results[c]
-            for p in langs:
-                group = group_of[q[(p, c)]]
-                e = error_for(err, q[(p, c)], [q[(x, c)] for x in langs])
-                if e:
-                    self.checks.check(group, False, e)
-                mine = [r for r in records if r.get("queue") == q[(p, c)]]
-                by_id: Dict[str, List[Dict[str, Any]]] = {}
-                for r in mine:
-                    by_id.setdefault(r.get("id"), []).append(r)
-                for m in specs[p]:
-                    got = by_id.pop(m["id"], [])
-                    if not self.checks.check(group, len(got) == 1, f"{m['id']!r} delivered {len(got)} times"):
-                        continue
-                    self.check_delivery(group, m, got[0], q[(p, c)], attempt=1, timing=True)
-                self.checks.check(group, not by_id, f"unexpected ids {sorted(by_id)}")
+        for (p, c), _, mine in self.delivered("matrix", q, consumer, {k: group_of[q[k]] for k in q}):
+            group = group_of[q[(p, c)]]
+            by_id: Dict[str, List[Dict[str, Any]]] = {}
+            for r in mine:
+                by_id.setdefault(r.get("id"), []).append(r)
+            for m in specs[p]:
+                got = by_id.pop(m["id"], [])
+                if not self.checks.check(group, len(got) == 1, f"{m['id']!r} delivered {len(got)} times"):
+                    continue
+                self.check_delivery(group, m, got[0], q[(p, c)], attempt=1, timing=True)
+            self.checks.check(group, not by_id, f"unexpected ids {sorted(by_id)}")
         for p in langs:
             for c in langs:
                 self.checks.report(group_of[q[(p, c)]], group_of[q[(p, c)]])
@@ -365,8 +396,7 @@ class Run:
 
     def nack_and_dead(self) -> None:
         langs = self.langs
-        nxt = {lang: langs[(i + 1) % len(langs)] for i, lang in enumerate(langs)}
-        third = {lang: nxt[nxt[lang]] for lang in langs}
+        nxt, third = self.next_and_third()
         q = {lang: self.queue("x", lang) for lang in langs}
         g_nack = {lang: f"{lang} nack -> {nxt[lang]} (attempt 2)" for lang in langs}
         g_dead = {lang: f"{lang} dead letter -> cli respawn -> {third[lang]}" for lang in langs}
@@ -434,23 +464,12 @@ class Run:
             )
 
         # The next language gets the nacked message again: attempt 2, with the reason.
-        self.consume({c: ([q[lang] for lang in langs if nxt[lang] == c], 1, []) for c in langs}, "redeliver")
-        for c, (err, records) in self.collect("redeliver").items():
-            mine_q = [q[lang] for lang in langs if nxt[lang] == c]
-            for lang in [lang for lang in langs if nxt[lang] == c]:
-                e = error_for(err, q[lang], mine_q)
-                if e:
-                    self.checks.check(g_nack[lang], False, e)
-                mine = [r for r in records if r.get("queue") == q[lang]]
-                want = specs[lang][0]
-                if not self.checks.check(
-                    g_nack[lang], [r.get("id") for r in mine] == [want["id"]], f"{c} got {[r.get('id') for r in mine]}"
-                ):
-                    continue
-                self.check_delivery(g_nack[lang], want, mine[0], q[lang], attempt=2, timing=False)
-                self.checks.check(
-                    g_nack[lang], mine[0].get("last_error") == reason[lang], f"last_error {mine[0].get('last_error')!r}"
-                )
+        self.consume_for("redeliver", q, nxt, 1)
+        for lang, c, mine in self.delivered("redeliver", q, nxt, g_nack):
+            got = self.the_one(g_nack[lang], c, mine, specs[lang][0], q[lang], attempt=2)
+            if got is not None:
+                last = got.get("last_error")
+                self.checks.check(g_nack[lang], last == reason[lang], f"last_error {last!r}")
 
         # The dead letter, respawned with the CLI, goes to a third language.
         for lang in langs:
@@ -461,20 +480,9 @@ class Run:
                 code == 0 and out.strip() == "respawned 1",
                 f"redelay dead respawn: {code} {short(out, 200)}",
             )
-        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 1, []) for c in langs}, "respawned")
-        for c, (err, records) in self.collect("respawned").items():
-            mine_q = [q[lang] for lang in langs if third[lang] == c]
-            for lang in [lang for lang in langs if third[lang] == c]:
-                e = error_for(err, q[lang], mine_q)
-                if e:
-                    self.checks.check(g_dead[lang], False, e)
-                mine = [r for r in records if r.get("queue") == q[lang]]
-                want = specs[lang][1]
-                if not self.checks.check(
-                    g_dead[lang], [r.get("id") for r in mine] == [want["id"]], f"{c} got {[r.get('id') for r in mine]}"
-                ):
-                    continue
-                self.check_delivery(g_dead[lang], want, mine[0], q[lang], attempt=1, timing=False)
+        self.consume_for("respawned", q, third, 1)
+        for lang, c, mine in self.delivered("respawned", q, third, g_dead):
+            self.the_one(g_dead[lang], c, mine, specs[lang][1], q[lang], attempt=1)
 
         for lang in langs:
             self.checks.report(g_nack[lang], g_nack[lang])
@@ -510,8 +518,7 @@ class Run:
         deliver_now sends the delayed ones to N; the expired ones are never handed to N (a dead
         letter "expired", or gone with drop_on_expiry), and the kept expiry reads back right."""
         langs = self.langs
-        nxt = {lang: langs[(i + 1) % len(langs)] for i, lang in enumerate(langs)}
-        third = {lang: nxt[nxt[lang]] for lang in langs}
+        nxt, third = self.next_and_third()
         q = {lang: self.queue("f", lang) for lang in langs}
         g = {lang: f"{lang} expiry + bulk, {nxt[lang]} pause + search + resume -> {third[lang]}" for lang in langs}
         tenant = {lang: f"ténant ☂ {lang}" for lang in langs}
@@ -548,7 +555,7 @@ class Run:
             {q[lang]: g[lang] for lang in langs},
         )
         # Each consumer runs while its queue is paused: the expiries (200 ms) pass meanwhile.
-        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 3, []) for c in langs}, "features")
+        self.consume_for("features", q, third, 3)
         for c, err in self.wait_ready(self._pending).items():
             for lang in [lang for lang in langs if third[lang] == c]:
                 self.checks.check(g[lang], err is None, f"{c} consumer: {err}")
@@ -570,19 +577,14 @@ class Run:
             )
             self.checks.check(g[lang], r == {"matched": 2, "done": 2}, f"{lang} bulk deliver_now printed {r}")
 
-        for c, (err, records) in self.collect("features").items():
-            mine_q = [q[lang] for lang in langs if third[lang] == c]
-            for lang in [lang for lang in langs if third[lang] == c]:
-                e = error_for(err, q[lang], mine_q)
-                if e:
-                    self.checks.check(g[lang], False, e)
-                mine = sorted(r.get("id") for r in records if r.get("queue") == q[lang])
-                want = sorted(m["id"] for m in specs[lang][2:])
-                self.checks.check(g[lang], mine == want, f"{c} got {mine}, want {want}")
-                for r in records:
-                    m = next((m for m in specs[lang] if m["id"] == r.get("id")), None)
-                    if m is not None:
-                        self.check_delivery(g[lang], m, r, q[lang], attempt=1, timing=False)
+        for lang, c, mine in self.delivered("features", q, third, g):
+            got = sorted(r.get("id") for r in mine)
+            want = sorted(m["id"] for m in specs[lang][2:])
+            self.checks.check(g[lang], got == want, f"{c} got {got}, want {want}")
+            for r in mine:
+                m = next((m for m in specs[lang] if m["id"] == r.get("id")), None)
+                if m is not None:
+                    self.check_delivery(g[lang], m, r, q[lang], attempt=1, timing=False)
 
         for lang in langs:
             f = self.peek(g[lang], q[lang], f"expire-{lang}")
@@ -604,8 +606,7 @@ class Run:
         leased and lapsed (the same numbers everywhere); a third language then takes it back:
         attempt 2, with the core's "lease expired" reason as last error."""
         langs = self.langs
-        nxt = {lang: langs[(i + 1) % len(langs)] for i, lang in enumerate(langs)}
-        third = {lang: nxt[nxt[lang]] for lang in langs}
+        nxt, third = self.next_and_third()
         q = {lang: self.queue("l", lang) for lang in langs}
         g = {
             lang: f"{lang} ttr 300 ms, {nxt[lang]} leaves it leased, lapsed everywhere -> {third[lang]}"
@@ -628,16 +629,9 @@ class Run:
             {lang: ([q[lang]], self.write_spec(f"spec-l-{lang}.json", specs[lang]), specs[lang]) for lang in langs},
             {q[lang]: g[lang] for lang in langs},
         )
-        self.consume({c: ([q[lang] for lang in langs if nxt[lang] == c], 1, ["--leave"]) for c in langs}, "leave")
-        for c, (err, records) in self.collect("leave").items():
-            mine_q = [q[lang] for lang in langs if nxt[lang] == c]
-            for lang in [lang for lang in langs if nxt[lang] == c]:
-                e = error_for(err, q[lang], mine_q)
-                if e:
-                    self.checks.check(g[lang], False, e)
-                mine = [r for r in records if r.get("queue") == q[lang]]
-                if self.checks.check(g[lang], len(mine) == 1, f"{c} fetched {[r.get('id') for r in mine]}"):
-                    self.check_delivery(g[lang], specs[lang][0], mine[0], q[lang], attempt=1, timing=False)
+        self.consume_for("leave", q, nxt, 1, ["--leave"])
+        for lang, c, mine in self.delivered("leave", q, nxt, g):
+            self.the_one(g[lang], c, mine, specs[lang][0], q[lang], attempt=1)
 
         # The leases end 300 ms after the fetches (Redis clock): wait until the CLI sees all
         # four lapsed (at most 20 s on a busy machine), then ask every language.
@@ -656,18 +650,11 @@ class Run:
                 got = seen.get(q[lang])
                 self.checks.check(g[lang], got == want, f"{asker} stats: {got}, want {want}")
 
-        self.consume({c: ([q[lang] for lang in langs if third[lang] == c], 1, []) for c in langs}, "lapsed")
-        for c, (err, records) in self.collect("lapsed").items():
-            mine_q = [q[lang] for lang in langs if third[lang] == c]
-            for lang in [lang for lang in langs if third[lang] == c]:
-                e = error_for(err, q[lang], mine_q)
-                if e:
-                    self.checks.check(g[lang], False, e)
-                mine = [r for r in records if r.get("queue") == q[lang]]
-                if not self.checks.check(g[lang], len(mine) == 1, f"{c} got {[r.get('id') for r in mine]}"):
-                    continue
-                self.check_delivery(g[lang], specs[lang][0], mine[0], q[lang], attempt=2, timing=False)
-                last = mine[0].get("last_error") or ""
+        self.consume_for("lapsed", q, third, 1)
+        for lang, c, mine in self.delivered("lapsed", q, third, g):
+            got = self.the_one(g[lang], c, mine, specs[lang][0], q[lang], attempt=2)
+            if got is not None:
+                last = got.get("last_error") or ""
                 self.checks.check(g[lang], last.startswith("lease expired"), f"{c} last_error {last!r}")
         for lang in langs:
             self.checks.report(g[lang], g[lang])
