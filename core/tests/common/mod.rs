@@ -281,7 +281,7 @@ where
 /// the next request containing some bytes (forwarding the request, then closing the client's
 /// connection without a reply), drop the next request containing some bytes (closing the
 /// connection instead of forwarding it), and hold back requests containing some bytes for a
-/// while.
+/// while (all of them, or those after the first few).
 pub struct FaultProxy {
     pub port: u16,
     lose_reply_of: Pattern,
@@ -293,8 +293,9 @@ pub struct FaultProxy {
 
 /// The bytes a fault waits for.
 type Pattern = std::sync::Arc<std::sync::Mutex<Option<Vec<u8>>>>;
-/// The bytes whose requests are held back, and for how long.
-type Delay = std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration)>>>;
+/// The bytes whose requests are held back, for how long, and how many such requests still go
+/// on at once before that.
+type Delay = std::sync::Arc<std::sync::Mutex<Option<(Vec<u8>, Duration, u32)>>>;
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
@@ -329,7 +330,14 @@ impl FaultProxy {
                             Ok(n) => n,
                         };
                         let chunk = &buf[..n];
-                        let hold = delay.lock().unwrap().as_ref().filter(|(p, _)| contains(chunk, p)).map(|(_, d)| *d);
+                        let hold = match delay.lock().unwrap().as_mut() {
+                            Some((p, _, pass)) if *pass > 0 && contains(chunk, p) => {
+                                *pass -= 1;
+                                None
+                            }
+                            Some((p, d, _)) if contains(chunk, p) => Some(*d),
+                            _ => None,
+                        };
                         if let Some(d) = hold {
                             tokio::time::sleep(d).await;
                         }
@@ -394,7 +402,13 @@ impl FaultProxy {
 
     /// Requests containing `pattern` are held back for `d` before they go on.
     pub fn delay_requests_with(&self, pattern: &[u8], d: Duration) {
-        *self.delay.lock().unwrap() = Some((pattern.to_vec(), d));
+        self.delay_requests_with_after(pattern, 0, d);
+    }
+
+    /// The next `pass` requests containing `pattern` go on at once; those after them are held
+    /// back for `d` before they go on.
+    pub fn delay_requests_with_after(&self, pattern: &[u8], pass: u32, d: Duration) {
+        *self.delay.lock().unwrap() = Some((pattern.to_vec(), d, pass));
     }
 
     pub fn url(&self) -> String {
