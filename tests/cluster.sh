@@ -3,6 +3,8 @@
 #
 #   tests/cluster.sh start DIR   prints the URL redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
 #   tests/cluster.sh stop DIR    stops every node and removes DIR
+#   tests/cluster.sh restart DIR PORT   starts the node on PORT again (after a kill), with its
+#                                       cluster config and no data
 #
 # Each node lives in DIR/PORT (config, pid file, log). cluster-node-timeout is 1000 ms, so a
 # replica takes over a killed master within a few seconds.
@@ -10,6 +12,14 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cmd="${1:?usage: cluster.sh start|stop DIR}"
 dir="${2:?usage: cluster.sh start|stop DIR}"
+
+# Starts the node of port $1 in DIR/$1, daemonized.
+node() {
+  redis-server --bind 127.0.0.1 --port "$1" --dir "$dir/$1" --cluster-enabled yes \
+    --cluster-config-file nodes.conf --cluster-node-timeout 1000 --save "" --appendonly no \
+    --repl-diskless-sync-delay 0 \
+    --daemonize yes --pidfile "$dir/$1/redis.pid" --logfile "$dir/$1/redis.log"
+}
 
 case "$cmd" in
   start)
@@ -36,10 +46,7 @@ PY
 )
     for p in "${ports[@]}"; do
       mkdir -p "$dir/$p"
-      redis-server --bind 127.0.0.1 --port "$p" --dir "$dir/$p" --cluster-enabled yes \
-        --cluster-config-file nodes.conf --cluster-node-timeout 1000 --save "" --appendonly no \
-        --repl-diskless-sync-delay 0 \
-        --daemonize yes --pidfile "$dir/$p/redis.pid" --logfile "$dir/$p/redis.log"
+      node "$p"
     done
     for p in "${ports[@]}"; do
       for _ in $(seq 1 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.05; done
@@ -67,6 +74,11 @@ PY
     printf '%s\n' "${ports[@]}" >"$dir/ports"
     echo "redis+cluster://127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
     ;;
+  restart)
+    p="${3:?usage: cluster.sh restart DIR PORT}"
+    node "$p"
+    for _ in $(seq 1 100); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    ;;
   stop)
     if [ -f "$dir/ports" ]; then
       while read -r p; do
@@ -76,7 +88,7 @@ PY
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: cluster.sh start|stop DIR" >&2
+    echo "usage: cluster.sh start|stop DIR, or restart DIR PORT" >&2
     exit 64
     ;;
 esac

@@ -239,7 +239,8 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// refused) is no row: it is listed in `unreachable`, so that it neither fails every page
 /// (it did: a 400) nor goes unseen. A queue whose stats or history fail (a sharded queue with
 /// a shard out of reach, its node down) is a row `{"queue", "error"}` ([`wire::queue_error`])
-/// and the page answers with every other queue as usual.
+/// and the page answers with every other queue as usual; its warning is logged once when it
+/// becomes unreadable and an info line when it is read again, not at every poll.
 async fn overview(a: Auth) -> ApiResult<Response> {
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
     let limit = a.num::<usize>("limit")?.unwrap_or(100);
@@ -256,21 +257,31 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
     let a = &a;
     let rows = futures_util::future::join_all(page.into_iter().map(|n| async move {
-        overview_row(a, n).await.unwrap_or_else(|e| {
-            let kind = redelay::ErrorKind::from_name(e.code).unwrap_or(redelay::ErrorKind::Redis);
-            wire::queue_error(n, &redelay::Error::new(kind, e.message))
-        })
+        match overview_row(a, n).await {
+            Ok(row) => {
+                a.st.overview_read(n);
+                row
+            }
+            Err(e) => {
+                // Logged once per outage of the queue (`AppState::overview_failed`), not
+                // per poll as a failed request is.
+                let e = e.spelled(redelay::Spelling::SnakeMs);
+                a.st.overview_failed(n, &e);
+                wire::queue_error(n, &e)
+            }
+        }
     }))
     .await;
     ok(json!({ "total": total, "queues": rows, "unreachable": unreachable }))
 }
 
-/// A row of the overview: a queue's stats and its last hour.
-async fn overview_row(a: &Auth, n: &str) -> ApiResult<Value> {
-    let q = a.open(n, false).await?;
-    let (stats, hour) = tokio::try_join!(async { q.stats().await.api(S) }, async {
-        let now = q.redis_now().await.api(S)?;
-        q.history(now - Duration::from_secs(3600), now, Step::Minute).await.api(S)
+/// A row of the overview: a queue's stats and its last hour (the token may read every queue
+/// [`visible`] lists).
+async fn overview_row(a: &Auth, n: &str) -> redelay::Result<Value> {
+    let q = a.st.queue_handle(n).await?;
+    let (stats, hour) = tokio::try_join!(q.stats(), async {
+        let now = q.redis_now().await?;
+        q.history(now - Duration::from_secs(3600), now, Step::Minute).await
     })?;
     let last_minute = hour.last().map_or(0, |p| p.delivered);
     let sum = hour.iter().skip(1).fold(hour.first().cloned(), |acc, p| {

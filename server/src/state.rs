@@ -1,6 +1,6 @@
 //! What every handler shares: the client, its queue handles, the token store, counters.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -37,6 +37,9 @@ pub struct Inner {
     /// class 0..5 = 1xx..5xx.
     pub answers: [[AtomicU64; 5]; 4],
     pub webhooks: Webhooks,
+    /// The queues whose overview row is an error now (`Inner::overview_failed`): the warning
+    /// is logged when a queue joins, the recovery when it leaves, nothing on the polls between.
+    unreadable: Mutex<HashSet<String>>,
 }
 
 /// The webhook workers of this server (`webhook.rs`), by queue: each one's URL, its stop
@@ -69,26 +72,64 @@ impl AppState {
             known: Mutex::new(HashMap::new()),
             answers: Default::default(),
             webhooks: Default::default(),
+            unreadable: Mutex::new(HashSet::new()),
         }))
     }
 
     /// The handle of queue `name` (kept, so that each queue has one settler and its fetch
     /// replay keys are cleaned up by its next fetch).
     pub async fn queue(&self, name: &str, style: Style) -> Result<Queue, ApiError> {
+        self.queue_handle(name).await.api(style)
+    }
+
+    /// [`queue`](Self::queue) with the core's error, for a caller that answers it its own way
+    /// (the overview's rows).
+    pub async fn queue_handle(&self, name: &str) -> redelay::Result<Queue> {
         let cached = self.queues.lock().unwrap().get(name).cloned();
         if let Some(q) = cached {
             return Ok(q);
         }
         // A sharded queue is opened with the shard count stored in Redis. A name no URL can
         // carry (`.`, `..`: a legacy queue `queue_stored` would open) is refused as before.
-        redelay::limits::check_queue_name(name).api(style)?;
-        let q = self.client.queue_stored(name).await.api(style)?;
+        redelay::limits::check_queue_name(name)?;
+        let q = self.client.queue_stored(name).await?;
         let mut m = self.queues.lock().unwrap();
         if m.len() >= MAX_CACHED_QUEUES {
             m.clear();
         }
         m.insert(name.to_string(), q.clone());
         Ok(q)
+    }
+
+    /// The overview could not read `queue` (`e`, its row's error). A warning says so when the
+    /// queue was readable before (or not seen yet), and nothing while it stays unreadable: the
+    /// dashboard polls every 2 s, and an outage would otherwise log a line per failing queue,
+    /// per poll, per open dashboard. The set holds only the queues failing now (at most
+    /// [`MAX_CACHED_QUEUES`]; past that it starts over, so each still failing is said again once).
+    pub fn overview_failed(&self, queue: &str, e: &redelay::Error) {
+        let mut failing = self.unreadable.lock().unwrap();
+        if failing.contains(queue) {
+            return;
+        }
+        if failing.len() >= MAX_CACHED_QUEUES {
+            failing.clear();
+        }
+        failing.insert(queue.to_string());
+        drop(failing);
+        tracing::warn!(
+            target: "redelay::server",
+            "overview: queue {queue:?} unavailable (logged once until it is read again): {}: {}",
+            e.kind().name(),
+            e.message()
+        );
+    }
+
+    /// The overview read `queue`: if it was unreadable, an info line says it is available again
+    /// (good news that needs no action, as the core's "fetching again after errors").
+    pub fn overview_read(&self, queue: &str) {
+        if self.unreadable.lock().unwrap().remove(queue) {
+            tracing::info!(target: "redelay::server", "overview: queue {queue:?} available again");
+        }
     }
 
     /// Drops the handle of queue `name` (after a destroy: the next request opens it again with

@@ -178,6 +178,15 @@ impl Cluster {
         assert!(ok, "kill -9 {pid}");
     }
 
+    /// Starts the node on `port` again after a [`kill`](Self::kill): with its cluster config
+    /// (a master gets its slots back, a replica its master), without its data.
+    pub fn restart(&self, port: u16) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/cluster.sh");
+        let out = Command::new("bash").arg(script).arg("restart").arg(&self.dir).arg(port.to_string()).output();
+        let out = out.expect("cluster.sh");
+        assert!(out.status.success(), "cluster.sh restart failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
     /// Every node serves the slots it has while others have no node
     /// (`cluster-require-full-coverage no`).
     pub fn serve_partial(&self) {
