@@ -119,15 +119,7 @@ async fn bad_bulk_requests_are_refused_before_anything_changes() {
 async fn dead_letters(q: &redelay::Queue, prefix: &str, n: usize) {
     let many = (0..n).map(|i| Message::new(b"x".to_vec()).id(format!("{prefix}{i}")).max_attempts(1)).collect();
     q.publish_batch(many).await.unwrap();
-    loop {
-        let got = q.fetch(1000, Duration::ZERO).await.unwrap();
-        if got.is_empty() {
-            break;
-        }
-        for d in got {
-            d.nack(None, "boom").await.unwrap();
-        }
-    }
+    common::nack_all(q).await;
     assert_eq!(q.stats().await.unwrap().dead, n as u64);
 }
 

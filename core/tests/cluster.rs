@@ -3,14 +3,17 @@
 //! killed under its subscriptions; batches published while their queue's slot migrates to
 //! another master; a sharded queue with a shard down fails its reads naming that shard; a
 //! publish that times out is not sent again, and one sent again after its
-//! connection dropped is stored once.
+//! connection dropped is stored once; long runs (bulk actions, respawns, purges) over a sharded
+//! queue with a shard down finish the other shards and say how far they got.
 mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use redelay::{Client, Delivery, Due, Failure, Message, QueueOptions, Select, State, SubscribeOptions};
+use redelay::{
+    BulkAction, BulkOptions, Client, Delivery, Due, Failure, Message, QueueOptions, Select, State, SubscribeOptions,
+};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -325,6 +328,114 @@ async fn reads_of_a_sharded_queue_with_a_shard_down_name_the_shard() {
             Err(e) => named("redis_now", e),
         }
     }
+}
+
+/// Records (`HLEN msg`) and dead letters (`ZCARD died`) of shard `i` of queue `name`, read on
+/// its own master.
+fn shard_counts(cluster: &common::Cluster, name: &str, i: u32) -> (u64, u64) {
+    let tag = format!("redelay:{{{name}/{i}}}");
+    let port = cluster.master_of(&tag);
+    let mut con = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap().get_connection().unwrap();
+    let records: u64 = redis::cmd("HLEN").arg(format!("{tag}:msg")).query(&mut con).unwrap();
+    let dead: u64 = redis::cmd("ZCARD").arg(format!("{tag}:died")).query(&mut con).unwrap();
+    (records, dead)
+}
+
+/// Long runs over a sharded queue with one shard's master and replica gone: a bulk purge and
+/// cancel by ids, a respawn and a purge of every dead letter. Each ends with the failure's kind
+/// (`Connection`), naming the lost shard, after doing everything on the other shards (each
+/// shard's calls are its own: one shard out of reach does not stop the others), and its
+/// `so_far` counts exactly that, as Redis shows on each live shard. A purge of "the oldest n"
+/// must read every shard first: it fails before doing anything, and says no totals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_runs_over_a_sharded_queue_with_a_shard_down_finish_the_others_and_say_so() {
+    let cluster = common::Cluster::start();
+    cluster.serve_partial();
+    // An answer of a live shard must not time out (it might have been done, uncounted), even
+    // beside the other tests' clusters: the lost shard's calls fail at once (refused), or in
+    // this long.
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(10)).connect().await.unwrap();
+    let shards = 4;
+    let owner = |name: &str, i: u32| cluster.master_of(&format!("redelay:{{{name}/{i}}}:msg"));
+    // A queue whose shards are on two masters at least, one of them not the count's.
+    let (name, victim) = (0..)
+        .map(|k| format!("long{k}"))
+        .find_map(|name| {
+            let meta = cluster.master_of(&format!("redelay:{{{name}}}:meta"));
+            let owners: Vec<u16> = (0..shards).map(|i| owner(&name, i)).collect();
+            let victim = *owners.iter().find(|&&p| p != meta)?;
+            owners.iter().any(|&p| p != victim).then_some((name, victim))
+        })
+        .unwrap();
+    let q = client.queue_with(&name, QueueOptions::shards(shards)).unwrap();
+    let dead: Vec<String> = (0..400).map(|i| format!("d{i}")).collect();
+    q.publish_batch(dead.iter().map(|id| Message::new(b"x".to_vec()).id(id.clone()).max_attempts(1)).collect())
+        .await
+        .unwrap();
+    common::nack_all(&q).await;
+    let waiting: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+    let hour = Duration::from_secs(3600);
+    q.publish_batch(waiting.iter().map(|id| Message::new(b"x".to_vec()).id(id.clone()).delay(hour)).collect())
+        .await
+        .unwrap();
+    assert_eq!((q.stats().await.unwrap().dead, q.stats().await.unwrap().total), (400, 800));
+    let lost: Vec<u32> = (0..shards).filter(|&i| owner(&name, i) == victim).collect();
+    let live: Vec<u32> = (0..shards).filter(|i| !lost.contains(i)).collect();
+    let on_live =
+        |ids: &[String]| ids.iter().filter(|id| !lost.contains(&redelay::shard_of(id, shards))).count() as u64;
+    let before: Vec<(u64, u64)> = live.iter().map(|&i| shard_counts(&cluster, &name, i)).collect();
+    let live_counts = || live.iter().map(|&i| shard_counts(&cluster, &name, i)).collect::<Vec<_>>();
+    cluster.lose_master(victim);
+    let named = |what: &str, e: &redelay::Error| {
+        assert_eq!(e.kind(), redelay::ErrorKind::Connection, "{what}: {e}");
+        let first = lost[0];
+        let want = format!("shard {first} of queue \"{name}\" (hash tag {{{name}/{first}}}) could not be reached");
+        assert!(e.message().contains(&want), "{what}: {e} (lost shards {lost:?})");
+    };
+
+    // A bulk purge of half the dead letters, by id: the live shards' share is gone.
+    let half: Vec<String> = dead.iter().step_by(2).cloned().collect();
+    let e = q.bulk(&BulkOptions::ids(BulkAction::Purge, half.clone())).await.unwrap_err();
+    named("bulk purge", &e);
+    let purged = on_live(&half);
+    assert_eq!(e.so_far(), Some(&[("matched", 200), ("done", purged), ("scanned", 0)][..]), "{e}");
+    let after: Vec<(u64, u64)> = live_counts();
+    let gone: u64 = before.iter().zip(&after).map(|(b, a)| b.1 - a.1).sum();
+    assert_eq!(gone, purged, "dead letters purged on the live shards: {before:?} -> {after:?}");
+
+    // A purge of the oldest must merge every shard's list first: nothing done, no totals.
+    let e = q.purge_dead(Select::Oldest(10)).await.unwrap_err();
+    named("purge oldest", &e);
+    assert_eq!(e.so_far(), None, "{e}");
+    assert_eq!(live_counts(), after);
+
+    // A respawn of every dead letter: each live shard's are respawned (due now).
+    let mut totals = Vec::new();
+    let e = q.respawn_with_progress(Select::All, redelay::RespawnExpiry::Keep, |n| totals.push(n)).await.unwrap_err();
+    named("respawn", &e);
+    let respawned = on_live(&dead) - purged;
+    assert_eq!(e.so_far(), Some(&[("count", respawned)][..]), "{e}");
+    assert_eq!(totals.last(), Some(&respawned), "{totals:?}");
+    let after_respawn = live_counts();
+    assert!(after_respawn.iter().zip(&after).all(|(n, a)| n.1 == 0 && n.0 == a.0), "{after:?} -> {after_respawn:?}");
+
+    // Dead again (pulls leave the lost shards out), then purged all: the live shards' only.
+    common::nack_all(&q).await;
+    let e = q.purge_dead_with_progress(Select::All, |_| {}).await.unwrap_err();
+    named("purge all", &e);
+    assert_eq!(e.so_far(), Some(&[("count", respawned)][..]), "{e}");
+    let after_purge = live_counts();
+    let gone: u64 = after_respawn.iter().zip(&after_purge).map(|(b, a)| b.0 - a.0).sum();
+    assert_eq!((gone, after_purge.iter().map(|c| c.1).sum::<u64>()), (respawned, 0), "{after_purge:?}");
+
+    // A bulk cancel by id (one call per message): every waiting message of a live shard is
+    // cancelled, and counted.
+    let e = q.bulk(&BulkOptions::ids(BulkAction::Cancel, waiting.clone())).await.unwrap_err();
+    named("bulk cancel", &e);
+    let cancelled = on_live(&waiting);
+    assert_eq!(e.so_far(), Some(&[("matched", 400), ("done", cancelled), ("scanned", 0)][..]), "{e}");
+    let left: u64 = live_counts().iter().map(|c| c.0).sum();
+    assert_eq!(left, 0, "records left on the live shards");
 }
 
 /// Once the cluster answers again: no dead letter and the invariant holds. An ack lost in the

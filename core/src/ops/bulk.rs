@@ -5,6 +5,7 @@
 //! over a million messages never stalls Redis — and is not atomic: messages published or
 //! changed meanwhile may or may not be included.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use futures_util::stream::{self, StreamExt};
@@ -17,6 +18,7 @@ use crate::base::options::RespawnExpiry;
 use crate::base::wire;
 use crate::ops::info::{Search, Select};
 use crate::ops::queue::Queue;
+use crate::ops::sharded::shard_of;
 
 /// Most ids one bulk call takes by list (a search has no such bound).
 pub const MAX_BULK_IDS: usize = 10_000;
@@ -168,7 +170,10 @@ impl Queue {
     /// did before it failed or was dropped stays done: the last report `progress` got says how
     /// much, and the error of a run that failed after a step ended or after acting on a
     /// message says how far it got (its message, and [`Error::so_far`]: `matched`, `done`,
-    /// `scanned`, the messages acted on in the failed step included).
+    /// `scanned`, the messages acted on in the failed step included). On a sharded queue a
+    /// list of ids goes on with the other shards when one fails (the error names the first
+    /// failed shard, the totals count what the others did); a search stops at the shard it
+    /// cannot read.
     pub async fn bulk_with_progress(
         &self,
         opts: &BulkOptions,
@@ -217,7 +222,7 @@ impl Queue {
     }
 
     /// The action on `ids`: how many it was done to, and the error that stopped it (those done
-    /// before it are counted).
+    /// before it are counted). On a sharded queue a failed shard stops only its own ids.
     async fn apply(&self, opts: &BulkOptions, due: Option<Due>, ids: Vec<String>) -> (u64, Option<Error>) {
         let respawn = match opts.action {
             BulkAction::Respawn => match RespawnExpiry::from_parts(opts.expires_in, opts.clear_expiry) {
@@ -233,28 +238,55 @@ impl Queue {
                 Err((e, n)) => (n.unwrap_or(0), Some(e)),
             };
         }
-        let mut done = 0;
-        let mut each = stream::iter(ids)
-            .map(|id| async move {
-                let done = match due {
-                    None => self.cancel(&id).await,
-                    Some(due) => match self.reschedule(&id, due).await {
-                        Ok(_) => Ok(true),
-                        // gone, leased or dead meanwhile: skipped
-                        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidArgument) => Ok(false),
-                        Err(e) => Err(e),
-                    },
-                };
-                done.map(u64::from)
-            })
-            .buffer_unordered(IN_FLIGHT);
-        while let Some(one) = each.next().await {
-            match one {
-                Ok(d) => done += d,
-                // The ones in flight are dropped: they may have been done too.
-                Err(e) => return (done, Some(e)),
+        if self.is_sharded() {
+            if let Err(e) = self.check_shards().await {
+                return (0, Some(e));
             }
         }
-        (done, None)
+        // Each shard's messages are its own: a call that fails stops only its shard's (a plain
+        // queue's: all), the other shards go on, and every call sent is waited for, so `done`
+        // counts what Redis did (none dropped under way, its answer unread). The error is the
+        // first failed shard's (by index), naming it. Each shard's first message goes first (all
+        // shards' at once), the rest only to the shards that answered: a shard out of reach
+        // costs one failed call, not as many as are in flight to it.
+        let (parts, n) = (self.parts(), self.shards());
+        let stopped: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+        let mut failed: Vec<Option<Error>> = vec![None; n as usize];
+        let mut done = 0;
+        let mut seen = vec![false; n as usize];
+        let (first, rest): (Vec<String>, Vec<String>) =
+            ids.into_iter().partition(|id| !std::mem::replace(&mut seen[shard_of(id, n) as usize], true));
+        for ids in [first, rest] {
+            let mut each = stream::iter(ids)
+                .filter(|id| std::future::ready(!stopped[shard_of(id, n) as usize].load(Ordering::Relaxed)))
+                .map(|id| async move {
+                    let s = shard_of(&id, n) as usize;
+                    let done = match due {
+                        None => parts[s].cancel_here(&id).await,
+                        Some(due) => match parts[s].reschedule_here(&id, due).await {
+                            Ok(_) => Ok(true),
+                            // gone, leased or dead meanwhile: skipped
+                            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidArgument) => Ok(false),
+                            Err(e) => Err(e),
+                        },
+                    };
+                    (s, done.map(u64::from))
+                })
+                .buffer_unordered(IN_FLIGHT);
+            while let Some((s, one)) = each.next().await {
+                match one {
+                    Ok(d) => done += d,
+                    Err(e) => {
+                        stopped[s].store(true, Ordering::Relaxed);
+                        failed[s].get_or_insert(e);
+                    }
+                }
+            }
+        }
+        let failed = failed.into_iter().enumerate().find_map(|(s, e)| match e {
+            Some(e) if self.is_sharded() => Some(self.in_shard(s, e)),
+            e => e,
+        });
+        (done, failed)
     }
 }

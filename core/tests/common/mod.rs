@@ -464,6 +464,19 @@ pub async fn raw() -> redis::aio::MultiplexedConnection {
     redis::Client::open(url()).unwrap().get_multiplexed_async_connection().await.unwrap()
 }
 
+/// Fetches and nacks until nothing is due (messages with one attempt become dead letters).
+pub async fn nack_all(q: &Queue) {
+    loop {
+        let got = q.fetch(1000, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        for d in got {
+            d.nack(None, "boom").await.unwrap();
+        }
+    }
+}
+
 /// Waits (up to 60 s) until `got` holds `n` entries.
 pub async fn wait_for_len<T>(got: &std::sync::Arc<std::sync::Mutex<Vec<T>>>, n: usize) {
     let t = Instant::now();
