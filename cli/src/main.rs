@@ -7,6 +7,7 @@ mod progress;
 mod bench;
 mod commands;
 mod demo;
+mod logs;
 mod serve;
 mod units;
 
@@ -27,6 +28,9 @@ struct Cli {
     /// commands use the count stored in Redis when it is not given
     #[arg(long, global = true, env = "REDELAY_SHARDS")]
     shards: Option<u32>,
+    /// The core's and the gateway's log records on stderr, up to this level
+    #[arg(long, global = true, env = "REDELAY_LOG", value_name = "LEVEL", default_value = "warn", value_parser = logs::LEVELS)]
+    log: String,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -135,6 +139,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 64 } else { 0 });
         }
     };
+    logs::to_stderr(&cli.log);
     let result = match cli.cmd {
         Cmd::Demo(a) => demo::run(&cli.url, &cli.prefix, a).await,
         Cmd::Bench(a) => bench::run(&cli.url, cli.shards.unwrap_or(1), a).await,

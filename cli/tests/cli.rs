@@ -1000,14 +1000,25 @@ fn history_takes_compound_durations_as_its_help_says() {
 struct Gateway {
     child: std::process::Child,
     port: u16,
+    /// Reads what it writes to stderr after its first line (as it comes: a closed pipe would
+    /// fail the server's next line), and returns it at the end of the pipe.
+    reader: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Gateway {
     /// Starts it for `prefix`, with `admin_token` as its admin token (which may read every queue).
     fn start(prefix: &str, admin_token: Option<&str>) -> Gateway {
-        use std::io::BufRead;
+        Self::start_with(prefix, admin_token, &[])
+    }
+
+    /// As [`start`](Self::start), with `args` before `serve` (`--log info`).
+    fn start_with(prefix: &str, admin_token: Option<&str>, args: &[&str]) -> Gateway {
+        use std::io::{BufRead, Read};
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_redelay"));
-        cmd.args(["--url", &redis_url(), "--prefix", prefix, "serve", "--no-admin", "--listen", "127.0.0.1:0"])
+        cmd.args(["--url", &redis_url(), "--prefix", prefix])
+            .args(args)
+            .args(["serve", "--no-admin", "--listen", "127.0.0.1:0"])
+            .env_remove("REDELAY_LOG")
             .env_remove("REDELAY_ADMIN_TOKEN")
             .stderr(std::process::Stdio::piped());
         if let Some(t) = admin_token {
@@ -1017,15 +1028,25 @@ impl Gateway {
         let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
         let mut first = String::new();
         stderr.read_line(&mut first).unwrap();
-        // The rest of stderr is drained: a closed pipe would fail the server's next line.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let reader = std::thread::spawn(move || {
+            let mut logged = Vec::new();
+            let _ = stderr.read_to_end(&mut logged);
+            String::from_utf8_lossy(&logged).into_owned()
+        });
         let port = first
             .split("http://127.0.0.1:")
             .nth(1)
             .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {first:?}"));
-        Gateway { child, port }
+        Gateway { child, port, reader: Some(reader) }
+    }
+
+    /// Stops it; what it wrote to stderr after its first line.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.reader.take().unwrap().join().unwrap()
     }
 
     /// `GET path` with `token`: the status and the body as JSON.
@@ -1048,6 +1069,47 @@ fn serve_on_port_zero_prints_the_port_it_got() {
     let gw = Gateway::start(&format!("cliport{}", std::process::id()), None);
     assert_ne!(gw.port, 0);
     assert_eq!(http(gw.port, "GET", "/healthz", "", "").map(|(st, _)| st), Some(200));
+}
+
+/// `redelay serve` logs the gateway's warnings on stderr (a request that failed in Redis), one
+/// line each with the time, level and target; `--log off` keeps them back, and a level that is
+/// none is refused naming the flag and the levels.
+#[test]
+fn serve_logs_a_failed_request_on_stderr_unless_told_not_to() {
+    let prefix = format!("clilog{}", std::process::id());
+    assert!(redelay(&prefix, &["publish", "q", "x"]).status.success());
+    // The queue's schedule is no sorted set any more: its stats fail in Redis (a 500).
+    let mut c = redis::Client::open(redis_url().as_str()).unwrap().get_connection().unwrap();
+    let _: () = redis::cmd("SET").arg(format!("{prefix}:{{q}}:sched")).arg("x").query(&mut c).unwrap();
+    for (args, logs) in [(&[][..], true), (&["--log", "off"][..], false)] {
+        let gw = Gateway::start_with(&prefix, Some("adm"), args);
+        let (status, body) = gw.get_json("/v1/queues/q/stats", "adm");
+        assert_eq!(status, 500, "{body}");
+        let logged = gw.stop();
+        let line = logged.lines().find(|l| l.contains("WRONGTYPE"));
+        if logs {
+            let line = line.unwrap_or_else(|| panic!("no warning in {logged:?}"));
+            let (time, rest) = line.split_once(' ').unwrap();
+            assert!(units_iso(time), "{line}");
+            assert!(rest.starts_with("WARN redelay::server: Redis: "), "{line}");
+        } else {
+            assert_eq!(line, None, "{args:?}: {logged:?}");
+        }
+    }
+    let o = redelay(&prefix, &["--log", "loud", "stats"]);
+    assert_eq!(o.status.code(), Some(64));
+    let err = stderr(&o);
+    assert!(
+        err.contains("'loud' for '--log <LEVEL>'") && err.contains("off, error, warn, info, debug, trace"),
+        "{err}"
+    );
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
+/// `2026-11-26T22:48:31.506Z`: an ISO 8601 UTC time to the millisecond.
+fn units_iso(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 24 && b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && b[23] == b'Z'
 }
 
 /// Sets every field named `names`, at any depth, to null: values that differ between two reads
