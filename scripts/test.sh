@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite against one private redis-server (tests/with-redis.sh), then prints one
-# summary line: "N passed, M failed". Suites: the linters, the Rust core and CLI, then each binding's
-# ci.sh, the no-Rust install test of the release artifacts, the interop matrix when present, and
+# summary line: "N passed, M failed". Suites: the linters, the Rust core and CLI, the README's Rust
+# quick start as a project of its own, then each binding's ci.sh, the no-Rust install test of the release artifacts, the interop matrix when present, and
 # the dashboard's browser tests. Each suite's full output is kept in target/test-logs/.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,6 +42,8 @@ suite() {
 # Linters and format checks (scripts/lint.sh): one count per check, a finding fails CI.
 suite lint scripts/lint.sh
 suite rust cargo test -p redelay -p redelay-cli -p redelay-server
+# The README's Rust quick start, built as a new project of its own and run (Ctrl-C ends it).
+suite readme-rust scripts/readme-rust.sh
 for b in python node kotlin; do
   if [ -x "bindings-$b/ci.sh" ]; then
     suite "$b" "bindings-$b/ci.sh"
