@@ -331,13 +331,13 @@ export declare class Client {
    */
   subscribe(queues: string[] | Record<string, number>, handler: Handler, opts?: SubscribeOptions): Promise<Subscription>
   /**
-   * A pull from several queues of this client: leases up to `max` (1 to 1000) due messages of the
+   * A pull from several queues of this client: leases up to `max` (1 to 1000, default 1) due messages of the
    * first of `queues` (names in priority order, 1 to 100 of them; a sharded queue is read with the
    * shard count stored in Redis) that has any, waiting up to `opts.waitMs` (default 0) for one.
    * All messages of one call come from one queue; `message.queue` names it. Settle each with
    * ack/nack before its lease (`opts.ttrMs`, default each message's own ttr) runs out.
    */
-  fetch(queues: string[], max: number, opts?: FetchOptions): Promise<Message[]>
+  fetch(queues: string[], max?: number, opts?: FetchOptions): Promise<Message[]>
   /** Closes every subscription of this client gracefully; later calls reject with ERR_REDELAY_CONNECTION. */
   close(): Promise<void>
   /** `close()`, for `await using client = await Client.connect(url)` (Node 18.18+ and 20.4+ have the symbol). */
@@ -355,8 +355,11 @@ export declare class Queue {
    * rejecting nacks it with the error's message (throw a RetryLater to choose the delay).
    */
   subscribe(handler: Handler, opts?: SubscribeOptions): Promise<Subscription>
-  /** Leases up to `max` (1 to 1000) due messages; settle each with ack/nack before its lease runs out. */
-  fetch(max: number, opts?: FetchOptions): Promise<Message[]>
+  /**
+   * Leases up to `max` (1 to 1000, default 1) due messages, waiting up to `opts.waitMs` (default 0)
+   * for the first; settle each with ack/nack before its lease runs out.
+   */
+  fetch(max?: number, opts?: FetchOptions): Promise<Message[]>
   ack(id: string, token: string): Promise<void>
   /** Resolves to true when the message went to the dead letters. */
   nack(id: string, token: string, opts?: NackOptions): Promise<boolean>

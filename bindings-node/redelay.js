@@ -290,8 +290,8 @@ class Client extends Handle {
   }
 
   /**
-   * Leases up to `max` due messages of the first of `queues` (names in priority order) that has
-   * any, waiting up to `waitMs` (default 0) for one; `message.queue` says which.
+   * Leases up to `max` (default: the core's, 1) due messages of the first of `queues` (names in
+   * priority order) that has any, waiting up to `waitMs` (default 0) for one; `message.queue` says which.
    */
   fetch(queues, max, opts) {
     return fetched(() => this[N].fetch(names(queues), { ...optsBeside(opts, 'max'), ...toWire({ max }) }))
@@ -462,7 +462,7 @@ class Queue extends Handle {
     return subscribe(this[CLIENT][N], [this.name], this[N].shards, handler, opts)
   }
 
-  /** Leases up to `max` due messages, waiting up to `waitMs` (default 0) for the first. */
+  /** Leases up to `max` (default: the core's, 1) due messages, waiting up to `waitMs` (default 0) for the first. */
   fetch(max, opts) {
     return fetched(() => this[N].fetch({ ...optsBeside(opts, 'max'), ...toWire({ max }) }))
   }

@@ -158,3 +158,31 @@ test('expiry options map onto the core: expiresInMs, expiresAt (a Date), dropOnE
   const { id } = await q.publish('x', { expiresAt: new Date(Date.now() + 60000), dropOnExpiry: true })
   assert.equal((await q.peek(id)).state, 'ready')
 })
+
+test("fetch's max is optional: without it a fetch leases the core's default, one", async (t) => {
+  const c = await connect('fetch-default')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  await q.publishBatch([
+    { body: 'a', id: 'a' },
+    { body: 'b', id: 'b' },
+    { body: 'c', id: 'c' },
+    { body: 'd', id: 'd' },
+  ])
+  assert.deepEqual(
+    (await q.fetch()).map((m) => m.id),
+    ['a'],
+  )
+  assert.deepEqual(
+    (await q.fetch(undefined, { waitMs: 0 })).map((m) => m.id),
+    ['b'],
+  )
+  assert.deepEqual(
+    (await c.fetch(['q'])).map((m) => m.id),
+    ['c'],
+  )
+  assert.deepEqual(
+    (await q.fetch(10, { waitMs: 100 })).map((m) => m.id),
+    ['d'],
+  )
+})

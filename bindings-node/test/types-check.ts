@@ -36,6 +36,8 @@ export async function everything(url: string): Promise<void> {
   const k: Counters = sub.counters()
   await sub.close()
   const got: Message[] = await q.fetch(10, { waitMs: 100 })
+  const one: Message[] = await q.fetch()
+  const first: Message[] = await c.fetch(['a', 'b'])
   for (const m of got) {
     const dead: boolean = await m.nack({ retryInMs: 10, reason: 'later' })
     void dead
@@ -83,7 +85,7 @@ export async function everything(url: string): Promise<void> {
     }
   }
   const r = new RetryLater('busy', 100)
-  void [s1, batch, k, ok, due, info, st, dl, n, v, r]
+  void [s1, batch, k, ok, due, info, st, dl, n, v, r, one, first]
 }
 
 // `await using` closes them at the end of the block (their `[Symbol.asyncDispose]` is `close`).

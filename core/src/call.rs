@@ -126,9 +126,10 @@ fn only_fields(fields: Option<&[&str]>, v: &Value) -> Result<()> {
     }
 }
 
-/// The arguments of `fetch`: up to `max` deliveries, waiting up to `wait_ms` (default 0) for
-/// the first, leased for `ttr_ms` (default: each message's own).
-#[derive(Deserialize, Default)]
+/// The arguments of `fetch`: up to `max` deliveries (default [`limits::DEFAULT_FETCH_MAX`]),
+/// waiting up to `wait_ms` (default 0) for the first, leased for `ttr_ms` (default: each
+/// message's own).
+#[derive(Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct FetchArgs {
     max: usize,
@@ -136,6 +137,12 @@ struct FetchArgs {
     wait_ms: Duration,
     #[serde(with = "wire::opt_ms")]
     ttr_ms: Option<Duration>,
+}
+
+impl Default for FetchArgs {
+    fn default() -> Self {
+        FetchArgs { max: limits::DEFAULT_FETCH_MAX, wait_ms: Duration::ZERO, ttr_ms: None }
+    }
 }
 
 /// The messages of a batch from their bodies and their options in wire form: message `i` is
@@ -241,8 +248,7 @@ impl Queue {
             }
             "list" => {
                 let state = a.state.ok_or_else(|| Error::invalid("state: missing"))?;
-                let p =
-                    DeadLetterQuery { offset: a.offset, limit: a.limit.unwrap_or(DeadLetterQuery::default().limit) };
+                let p = DeadLetterQuery { offset: a.offset, limit: a.limit.unwrap_or(limits::DEFAULT_PAGE_LIMIT) };
                 p.validate()?;
                 Reply::List(self.list(state, p.offset, p.limit).await?)
             }

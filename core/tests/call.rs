@@ -201,3 +201,18 @@ async fn a_pull_from_several_queues_by_name_takes_the_first_with_due_messages() 
         assert!(e.message().contains(words), "{e}");
     }
 }
+
+#[tokio::test]
+async fn a_fetch_without_max_leases_the_cores_default_of_one() {
+    let (c, q) = common::queue("call-fetch-default").await;
+    for id in ["a", "b", "c"] {
+        q.publish(Message::new(b"x".to_vec()).id(id)).await.unwrap();
+    }
+    assert_eq!(redelay::limits::DEFAULT_FETCH_MAX, 1);
+    let got = q.fetch_wire(json!({})).await.unwrap();
+    assert_eq!(got.iter().map(|d| d.id()).collect::<Vec<_>>(), ["a"]);
+    let got = q.fetch_wire(Value::Null).await.unwrap();
+    assert_eq!(got.iter().map(|d| d.id()).collect::<Vec<_>>(), ["b"]);
+    let got = c.fetch_first_wire(&[q.name().to_string()], json!({"wait_ms": 0})).await.unwrap();
+    assert_eq!(got.iter().map(|d| d.id()).collect::<Vec<_>>(), ["c"]);
+}

@@ -52,8 +52,12 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 10;
 pub const DEFAULT_TTR: Duration = Duration::from_secs(30);
 /// Default first retry backoff: 1 s (doubling at each attempt, with jitter).
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
-/// Default page size of a dead-letter listing: 100.
-pub const DEFAULT_DEAD_LETTER_LIMIT: usize = 100;
+/// Default most messages of one fetch, when the call does not say: 1.
+pub const DEFAULT_FETCH_MAX: usize = 1;
+/// Default page size of a listing (`list`, dead letters), when the call does not say: 100.
+pub const DEFAULT_PAGE_LIMIT: usize = 100;
+/// Default page size of a dead-letter listing: [`DEFAULT_PAGE_LIMIT`].
+pub const DEFAULT_DEAD_LETTER_LIMIT: usize = DEFAULT_PAGE_LIMIT;
 /// Default largest retry backoff: 1 hour.
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
