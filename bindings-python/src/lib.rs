@@ -51,6 +51,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::ms, m)?)?;
     m.add_function(wrap_pyfunction!(convert::retry_delay, m)?)?;
     m.add("UNITS", redelay::Spelling::Python.units())?;
+    // The core's defaults of the calls whose Python signatures show them.
+    m.add("DEFAULT_FETCH_MAX", redelay::limits::DEFAULT_FETCH_MAX)?;
+    m.add("DEFAULT_PAGE_LIMIT", redelay::limits::DEFAULT_PAGE_LIMIT)?;
     let codes: Vec<(&str, &str)> = redelay::ErrorKind::ALL.iter().map(|k| (k.name(), k.code())).collect();
     m.add("ERROR_CODES", codes)?;
     Ok(())

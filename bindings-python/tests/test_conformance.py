@@ -84,9 +84,11 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
         items: Any = [{"body": m["body"], **publish_kwargs(m)} for m in a["messages"]]
         return [p.status for p in q.publish_batch(items)]
     if op == "fetch":
-        return len(q.fetch(a.get("max", 1), wait=ms(a, "wait_ms") or 0))
+        more = [a["max"]] if "max" in a else []  # else the default
+        return len(q.fetch(*more, wait=ms(a, "wait_ms") or 0))
     if op == "fetch_first":
-        return len(client.fetch(a["queues"], a.get("max", 1), wait=ms(a, "wait_ms") or 0, ttr=ms(a, "ttr_ms")))
+        more = [a["max"]] if "max" in a else []  # else the default
+        return len(client.fetch(a["queues"], *more, wait=ms(a, "wait_ms") or 0, ttr=ms(a, "ttr_ms")))
     if op == "ack":
         return q.ack(a["id"], a["token"])
     if op == "nack":
@@ -146,7 +148,7 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
     if op == "upcoming":
         return len(q.upcoming(ms(a, "width_ms") or 0, a["buckets"], start=time(a, "from_ms")))
     if op == "list":
-        page = q.list(a["state"], offset=a.get("offset", 0), limit=a["limit"])
+        page = q.list(a["state"], **{k: a[k] for k in ("offset", "limit") if k in a})  # else the defaults
         return {"total": page.total, "items": len(page.items)}
     if op == "search":
         found = q.search(cursor=a.get("cursor"), **search(a["search"]))

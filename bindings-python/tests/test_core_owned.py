@@ -4,6 +4,7 @@ destroy, error codes."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -139,3 +140,13 @@ def test_async_wait_returns_when_the_client_closes_the_subscription(url: str, pr
         assert sub.closed
 
     run(body)
+
+
+def test_the_defaults_python_shows_are_the_cores() -> None:
+    # fetch's max and list's limit default to the core's numbers (redelay::limits), not Python's own.
+    assert (_native.DEFAULT_FETCH_MAX, _native.DEFAULT_PAGE_LIMIT) == (1, 100)
+    for cls in (redelay.Queue, redelay.AsyncQueue):
+        assert inspect.signature(cls.fetch).parameters["max"].default == _native.DEFAULT_FETCH_MAX
+        assert inspect.signature(cls.list.fn).parameters["limit"].default == _native.DEFAULT_PAGE_LIMIT
+    for c in (redelay.Client, redelay.AsyncClient):
+        assert inspect.signature(c.fetch).parameters["max"].default == _native.DEFAULT_FETCH_MAX

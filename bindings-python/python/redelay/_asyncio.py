@@ -7,7 +7,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Union
 
 from . import _runtime
-from ._native import Message, NativeClient, NativeSubscription, SyncMessage
+from ._native import DEFAULT_FETCH_MAX, Message, NativeClient, NativeSubscription, SyncMessage
 from ._ops import Async, ClientOps, QueueOps, Sources, SubscriptionBase, connect_args, queue_args, sources, start
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
@@ -62,7 +62,12 @@ class AsyncClient(ClientOps, Async):
         return SubscribeCall(lambda: _subscribe(self._native, sources(queues), handler, options))
 
     async def fetch(
-        self, queues: Union[str, Iterable[str]], max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+        self,
+        queues: Union[str, Iterable[str]],
+        max: int = DEFAULT_FETCH_MAX,
+        *,
+        wait: Seconds = 0,
+        ttr: Optional[Seconds] = None,
     ) -> List[Message]:
         """Pulls up to ``max`` due messages from the first of ``queues`` that has any: names in
         priority order (a single ``str`` is one queue), each opened with the shard count stored
@@ -91,7 +96,9 @@ class AsyncQueue(QueueOps, Async):
 
     __slots__ = ()
 
-    async def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[Message]:
+    async def fetch(
+        self, max: int = DEFAULT_FETCH_MAX, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+    ) -> List[Message]:
         """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one. Each is
         leased for its ttr (or ``ttr``): ``ack``, ``nack`` or ``extend`` it before then, or it
         is delivered again. Cancelling the call (a timeout, ``asyncio.wait_for``) leaves nothing

@@ -26,7 +26,15 @@ __all__ = [
     "retry_delay",
     "UNITS",
     "ERROR_CODES",
+    "DEFAULT_FETCH_MAX",
+    "DEFAULT_PAGE_LIMIT",
 ]
+
+DEFAULT_FETCH_MAX: Final[int]
+"""The core's default of ``fetch``'s ``max`` (``redelay::limits::DEFAULT_FETCH_MAX``): 1."""
+
+DEFAULT_PAGE_LIMIT: Final[int]
+"""The core's default page size of ``list`` and ``dead_letters`` (``redelay::limits::DEFAULT_PAGE_LIMIT``): 100."""
 
 ERROR_CODES: List[Tuple[str, str]]
 """(kind name, code) of every error kind of the core, e.g. ``("LeaseLost", "ERR_REDELAY_LEASE_LOST")``."""

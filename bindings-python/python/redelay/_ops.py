@@ -34,7 +34,7 @@ from typing import (
 
 from . import _native, _runtime, _types
 from ._errors import RedelayError
-from ._native import NativeClient, NativeQueue, NativeSubscription
+from ._native import DEFAULT_PAGE_LIMIT, NativeClient, NativeQueue, NativeSubscription
 from ._results import (
     BulkReport,
     Counters,
@@ -367,9 +367,9 @@ class QueueOps:
         return self._call("upcoming", args, lambda v: [(time(b["at_ms"]), b["count"]) for b in v])
 
     @op
-    def list(self, state: Union[State, str], *, offset: int = 0, limit: int = 100) -> ListPage:
+    def list(self, state: Union[State, str], *, offset: int = 0, limit: int = DEFAULT_PAGE_LIMIT) -> ListPage:
         """A page of the messages in ``state``, in its order (due time, lease deadline or time
-        of death): ``limit`` (1 to 1000) from ``offset``."""
+        of death): ``limit`` (1 to 1000, default 100) from ``offset`` (default 0)."""
         args = checked({"state": str(state), "offset": offset, "limit": limit})
         return self._call("list", args, partial(of, ListPage))
 

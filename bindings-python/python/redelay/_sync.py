@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Union
 
 from . import _runtime
-from ._native import NativeClient, NativeSubscription, SyncMessage
+from ._native import DEFAULT_FETCH_MAX, NativeClient, NativeSubscription, SyncMessage
 from ._ops import ClientOps, QueueOps, Sources, SubscriptionBase, Sync, connect_args, queue_args, sources, start
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
@@ -48,7 +48,12 @@ class Client(ClientOps, Sync):
         return _subscribe(self._native, sources(queues), handler, options)
 
     def fetch(
-        self, queues: Union[str, Iterable[str]], max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+        self,
+        queues: Union[str, Iterable[str]],
+        max: int = DEFAULT_FETCH_MAX,
+        *,
+        wait: Seconds = 0,
+        ttr: Optional[Seconds] = None,
     ) -> List[SyncMessage]:
         """Pulls up to ``max`` due messages from the first of ``queues`` (names in priority
         order; a single ``str`` is one queue) that has any, waiting up to ``wait`` for the first
@@ -74,7 +79,9 @@ class Queue(QueueOps, Sync):
 
     __slots__ = ()
 
-    def fetch(self, max: int = 1, *, wait: Seconds = 0, ttr: Optional[Seconds] = None) -> List[SyncMessage]:
+    def fetch(
+        self, max: int = DEFAULT_FETCH_MAX, *, wait: Seconds = 0, ttr: Optional[Seconds] = None
+    ) -> List[SyncMessage]:
         """Pulls up to ``max`` due messages, waiting up to ``wait`` for the first one."""
         result: List[SyncMessage] = self._fetch(max, wait, ttr)
         return result
