@@ -142,6 +142,11 @@ fn opt_count<T: TryFrom<i64>>(field: &str, n: Option<impl Into<i64>>) -> Res<Opt
     n.map(|v| count(field, v)).transpose()
 }
 
+/// A fetch's `max`; null is the core's default (`redelay::limits::DEFAULT_FETCH_MAX`).
+fn fetch_max(max: Option<i32>) -> Res<usize> {
+    Ok(opt_count("max", max)?.unwrap_or(redelay::limits::DEFAULT_FETCH_MAX))
+}
+
 // Conversions out: the core's records mirrored with signed counts and `Ms` durations.
 
 trait To<T> {
@@ -442,9 +447,15 @@ impl NativeClient {
     /// The deliveries behind Kotlin's `Client.fetch`: up to `max` due messages of the first of
     /// `queues` (names in priority order, each opened with the shard count stored in Redis) that
     /// has any, waiting up to `wait` (the core's `Client::fetch_first`), handed over in a
-    /// `NativeFetched` as by `NativeQueue.fetch_raw`.
-    pub async fn fetch_raw(&self, queues: Vec<String>, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
-        let (max, wait, ttr) = (count("max", max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
+    /// `NativeFetched` as by `NativeQueue.fetch_raw`. `max` null: the core's default (1).
+    pub async fn fetch_raw(
+        &self,
+        queues: Vec<String>,
+        max: Option<i32>,
+        wait: Ms,
+        ttr: Option<Ms>,
+    ) -> Res<Arc<NativeFetched>> {
+        let (max, wait, ttr) = (fetch_max(max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
         call!(self, |c| NativeFetched::new(c.fetch_first(&queues, max, wait, ttr).await?))
     }
 }
@@ -761,9 +772,10 @@ impl NativeQueue {
     }
 
     /// The deliveries behind Kotlin's `fetch`: up to `max` due messages, waiting up to `wait`,
-    /// handed over in a `NativeFetched` that Kotlin takes them from at once.
-    pub async fn fetch_raw(&self, max: i32, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
-        let (max, wait, ttr) = (count("max", max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
+    /// handed over in a `NativeFetched` that Kotlin takes them from at once. `max` null: the
+    /// core's default (1).
+    pub async fn fetch_raw(&self, max: Option<i32>, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
+        let (max, wait, ttr) = (fetch_max(max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
         call!(self, |q| NativeFetched::new(q.fetch_leasing(max, wait, ttr).await?))
     }
 
@@ -872,9 +884,15 @@ impl NativeQueue {
     }
 
     /// A page of the messages in `state`, in its order (due time, lease deadline or time of
-    /// death): `limit` (1 to 1000) from `offset`.
-    pub async fn list(&self, state: State, offset: i64, limit: i32) -> Res<ListPage> {
-        call!(self, |q| q.list(state, count("offset", offset)?, count("limit", limit)?).await?.into())
+    /// death): `limit` (1 to 1000, default 100) from `offset` (default 0); null is the core's
+    /// default.
+    #[uniffi::method(default(offset = None, limit = None))]
+    pub async fn list(&self, state: State, offset: Option<i64>, limit: Option<i32>) -> Res<ListPage> {
+        let (offset, limit) = (
+            opt_count("offset", offset)?.unwrap_or(0),
+            opt_count("limit", limit)?.unwrap_or(redelay::limits::DEFAULT_PAGE_LIMIT),
+        );
+        call!(self, |q| q.list(state, offset, limit).await?.into())
     }
 
     /// One bounded step (about 500 records) of a search over every message of the queue, from

@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use redelay::wire::from_json;
 use redelay::{
-    BulkOptions, Client, ClientOptions, DeadLetterQuery, Delivery, Due, Error, ErrorKind, Failure, Message,
+    limits, BulkOptions, Client, ClientOptions, DeadLetterQuery, Delivery, Due, Error, ErrorKind, Failure, Message,
     PublishOptions, Queue, Queues, RespawnOptions, Search, Select, State, Step, SubscribeOptions,
 };
 use serde_json::{json, Value};
@@ -65,10 +65,16 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             )?;
             json!(q.publish_batch(msgs).await?.into_iter().map(|p| p.status.as_str()).collect::<Vec<_>>())
         }
-        "fetch" => json!(q.fetch(a["max"].as_u64().unwrap_or(1) as usize, ms(a, "wait_ms")).await?.len()),
+        "fetch" => json!(q
+            .fetch(a["max"].as_u64().map_or(limits::DEFAULT_FETCH_MAX, |n| n as usize), ms(a, "wait_ms"))
+            .await?
+            .len()),
         "fetch_first" => {
             let names: Vec<String> = from_json(a["queues"].clone())?;
-            let args = json!({"max": a["max"], "wait_ms": a["wait_ms"].as_u64().unwrap_or(0)});
+            let mut args = json!({"wait_ms": a["wait_ms"].as_u64().unwrap_or(0)});
+            if !a["max"].is_null() {
+                args["max"] = a["max"].clone(); // else the core's default
+            }
             json!(client.fetch_first_wire(&names, args).await?.len())
         }
         "ack" => {
@@ -137,7 +143,11 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
         "list" => {
             let state: State = from_json(a["state"].clone())?;
             let page = q
-                .list(state, a["offset"].as_u64().unwrap_or(0) as usize, a["limit"].as_u64().unwrap() as usize)
+                .list(
+                    state,
+                    a["offset"].as_u64().unwrap_or(0) as usize,
+                    a["limit"].as_u64().map_or(limits::DEFAULT_PAGE_LIMIT, |n| n as usize),
+                )
                 .await?;
             json!({"total": page.total, "items": page.items.len()})
         }

@@ -53,19 +53,19 @@ class Client private constructor(private val native: NativeClient) : AutoCloseab
     suspend fun ping() = native.ping()
 
     /**
-     * Pulls from several queues at once: up to [max] (1 to 1000) due messages of the first of
-     * [queues] that has any. [queues] are queue names (1 to 100, no name twice) in priority
-     * order, each opened with the shard count stored in Redis (a queue not yet stored opens as a
-     * plain one). Waits up to [wait] for the first message, woken by a publish to any of the
-     * queues. All the deliveries of one call come from one queue, which [Delivery.queue] names.
-     * Each is leased for its ttr (or [ttr]): ack, nack or extend it before then, or it is
-     * delivered again. As with [Queue.fetch], cancelling the coroutine releases what the call
-     * leased (due now, no attempt counted). A bad argument is a
+     * Pulls from several queues at once: up to [max] (1 to 1000; null, the default: the core's
+     * default, 1) due messages of the first of [queues] that has any. [queues] are queue names
+     * (1 to 100, no name twice) in priority order, each opened with the shard count stored in
+     * Redis (a queue not yet stored opens as a plain one). Waits up to [wait] for the first
+     * message, woken by a publish to any of the queues. All the deliveries of one call come from
+     * one queue, which [Delivery.queue] names. Each is leased for its ttr (or [ttr]): ack, nack or
+     * extend it before then, or it is delivered again. As with [Queue.fetch], cancelling the
+     * coroutine releases what the call leased (due now, no attempt counted). A bad argument is a
      * [RedelayException.InvalidArgument] naming it (`queues`, `max`, `wait`, `ttr`, `queue name`).
      */
     suspend fun fetch(
         queues: List<String>,
-        max: Int = 1,
+        max: Int? = null,
         wait: Duration = Duration.ZERO,
         ttr: Duration? = null,
     ): List<Delivery> =

@@ -153,18 +153,20 @@ class Queue internal constructor(
         consume(SubscribeOptions(concurrency = concurrency), Dispatchers.Default, handler)
 
 /**
-     * Pulls up to [max] (1 to 1000) due messages, waiting up to [wait] for the first. Each is
-     * leased for its ttr (or [ttr]): ack, nack or extend it before then, or it is delivered again.
+     * Pulls up to [max] (1 to 1000; null, the default: the core's default, 1) due messages,
+     * waiting up to [wait] for the first. Each is leased for its ttr (or [ttr]): ack, nack or
+     * extend it before then, or it is delivered again.
      */
-    suspend fun fetch(max: Int = 1, wait: Duration = Duration.ZERO, ttr: Duration? = null): List<Delivery> =
+    suspend fun fetch(max: Int? = null, wait: Duration = Duration.ZERO, ttr: Duration? = null): List<Delivery> =
         fetchRaw(max, wait, ttr).use { it.take() }.map { Delivery(it, null) }
 
 /**
-     * The queue's messages as a cold [Flow], pulled [batch] at a time with [fetch]. Settle every
+     * The queue's messages as a cold [Flow], pulled [batch] (null: the core's default, 1) at a
+     * time with [fetch]. Settle every
      * message you collect ([Delivery.ack] / [Delivery.nack]). When collection stops early, the
      * fetched messages not yet emitted are released: due now, no attempt counted.
      */
-    fun messages(batch: Int = 1, wait: Duration = 1.seconds, ttr: Duration? = null): Flow<Delivery> = flow {
+    fun messages(batch: Int? = null, wait: Duration = 1.seconds, ttr: Duration? = null): Flow<Delivery> = flow {
         while (true) {
             val got = fetch(batch, wait, ttr)
             var i = 0

@@ -120,11 +120,11 @@ class ConformanceTest {
                 },
             ).map { it.status.name.lowercase() }
 
-        "fetch" -> q.fetch(a.long("max")?.toInt() ?: 1, a.ms("wait_ms") ?: 0.milliseconds).size
+        "fetch" -> q.fetch(a.long("max")?.toInt(), a.ms("wait_ms") ?: 0.milliseconds).size
 
         "fetch_first" -> client.fetch(
             a.getAsJsonArray("queues").map { it.asString },
-            a.long("max")?.toInt() ?: 1,
+            a.long("max")?.toInt(),
             a.ms("wait_ms") ?: 0.milliseconds,
             a.ms("ttr_ms"),
         ).size
@@ -186,8 +186,8 @@ class ConformanceTest {
 
         "list" -> q.list(
             MessageState.valueOf(a.str("state")!!.uppercase()),
-            a.long("offset") ?: 0,
-            a.long("limit")!!.toInt(),
+            a.long("offset"),
+            a.long("limit")?.toInt(),
         )
             .let { mapOf("total" to it.total, "items" to it.items.size) }
 

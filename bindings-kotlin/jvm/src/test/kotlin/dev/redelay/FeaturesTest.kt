@@ -111,6 +111,17 @@ class FeaturesTest {
     }
 
     @Test
+    fun `fetch without max leases the core's default, one`() = runBlocking<Unit> {
+        testClient("fetchdef").use { client ->
+            val q = client.queue(uniqueName("fetchdef"))
+            for (id in listOf("a", "b", "c")) q.publish("x".encodeToByteArray(), id = id)
+            assertEquals(listOf("a"), q.fetch().map { it.id })
+            assertEquals(listOf("b"), client.fetch(listOf(q.name)).map { it.id })
+            assertEquals(listOf("c"), q.fetch(10, 100.milliseconds).map { it.id })
+        }
+    }
+
+    @Test
     fun `history per minute, totals, and switching it off`() = runBlocking<Unit> {
         testClient("hist").use { client ->
             val q = client.queue(uniqueName("hist"))
@@ -152,6 +163,10 @@ class FeaturesTest {
             assertEquals(3, page.total)
             assertEquals(listOf("ord-1", "ord-2"), page.items.map { it.id })
             assertEquals(listOf("now"), q.list(MessageState.READY, 0, 10).items.map { it.id })
+            // offset and limit default to the core's (0 and 100), as in Python and Node.
+            assertEquals(listOf("now"), q.list(MessageState.READY).items.map { it.id })
+            assertEquals(listOf("ord-1", "ord-2", "x-3"), q.list(MessageState.SCHEDULED).items.map { it.id })
+            assertEquals(listOf("x-3"), q.list(MessageState.SCHEDULED, offset = 2).items.map { it.id })
             bad("limit") { q.list(MessageState.DEAD, 0, 0) }
 
             suspend fun all(what: Search): List<String> {
