@@ -110,10 +110,9 @@ pub fn error_code(kind: String) -> String {
 pub struct Ms(pub i64);
 uniffi::custom_newtype!(Ms, i64);
 
+/// A duration by the core's rule of every duration in ms (`redelay::limits::non_negative_ms`).
 fn dur(field: &str, ms: Ms) -> Res<Duration> {
-    u64::try_from(ms.0)
-        .map(Duration::from_millis)
-        .map_err(|_| redelay::Error::invalid(format!("{field}: must not be negative, got {} ms", ms.0)).into())
+    redelay::limits::non_negative_ms(ms.0).map_err(|e| redelay::Error::invalid(format!("{field}: {e}")).into())
 }
 
 fn opt_dur(field: &str, ms: Option<Ms>) -> Res<Option<Duration>> {

@@ -186,3 +186,12 @@ test("fetch's max is optional: without it a fetch leases the core's default, one
     ['d'],
   )
 })
+
+test('a negative duration is refused in the core words, the field spelled as Node spells it', async (t) => {
+  const c = await connect('negative-ms')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  await assert.rejects(q.publish('x', { delayMs: -5 }), isInvalid(/^delayMs: must not be negative, got -5 ms$/))
+  await assert.rejects(q.publish('x', { ttrMs: -0.5 }), isInvalid(/^ttrMs: must not be negative, got -0.5 ms$/))
+  await assert.rejects(q.fetch(1, { waitMs: -1 }), isInvalid(/^waitMs: must not be negative, got -1 ms$/))
+})

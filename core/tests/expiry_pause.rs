@@ -250,7 +250,7 @@ async fn a_bad_respawn_expiry_is_refused_naming_the_field_and_the_limit() {
     }
     for (a, words) in [
         (json!({"all": true, "expires_in_ms": 0}), &["expires_in", "after the due time"][..]),
-        (json!({"all": true, "expires_in_ms": -1}), &["expires_in_ms", ">= 0"]),
+        (json!({"all": true, "expires_in_ms": -1}), &["expires_in_ms", "must not be negative, got -1 ms"]),
         (json!({"all": true, "expires_in_ms": over.as_millis() as u64}), &["expires_in", "limit of 3650 days"]),
         (json!({"all": true, "expires_in_ms": 5, "clear_expiry": true}), &["expires_in/clear_expiry", "not both"]),
         (json!({"oldest": 1, "all": true}), &["ids/oldest/all"]),

@@ -332,13 +332,15 @@ struct FetchRequest {
     #[serde(default)]
     queues: Vec<String>,
     max: Option<usize>,
-    wait_ms: Option<u64>,
-    ttr_ms: Option<u64>,
+    #[serde(default, with = "redelay::wire::opt_ms")]
+    wait_ms: Option<Duration>,
+    #[serde(default, with = "redelay::wire::opt_ms")]
+    ttr_ms: Option<Duration>,
 }
 
 async fn fetch_from(st: &AppState, qs: Vec<Queue>, f: &FetchRequest) -> ApiResult<Response> {
-    let wait = Duration::from_millis(f.wait_ms.unwrap_or(0));
-    let got = st.fetch(qs, f.max.unwrap_or(1), wait, f.ttr_ms.map(Duration::from_millis), S).await?;
+    let (max, wait) = (f.max.unwrap_or(redelay::limits::DEFAULT_FETCH_MAX), f.wait_ms.unwrap_or_default());
+    let got = st.fetch(qs, max, wait, f.ttr_ms, S).await?;
     ok(json!({ "messages": got.iter().map(wire::delivery).collect::<Vec<_>>() }))
 }
 
@@ -402,7 +404,8 @@ struct ReleaseBody {
 #[serde(deny_unknown_fields)]
 struct ExtendBody {
     token: Option<String>,
-    ttr_ms: Option<u64>,
+    #[serde(default, with = "redelay::wire::opt_ms")]
+    ttr_ms: Option<Duration>,
 }
 
 /// `POST .../messages/{id}/ack` `{token}`.
@@ -442,7 +445,7 @@ async fn release(r: Write, body: Bytes) -> ApiResult<Response> {
 async fn extend(r: Write, body: Bytes) -> ApiResult<Response> {
     let s: ExtendBody = parse(&body)?;
     let ttr = s.ttr_ms.ok_or_else(|| ApiError::invalid("ttr_ms: required", S))?;
-    r.queue.extend(&r.id, lease_token(&s.token)?, Duration::from_millis(ttr)).await.api(S)?;
+    r.queue.extend(&r.id, lease_token(&s.token)?, ttr).await.api(S)?;
     ok(json!({ "extended": true }))
 }
 
@@ -479,14 +482,17 @@ async fn destroy(r: Write, body: Bytes) -> ApiResult<Response> {
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct When {
-    delay_ms: Option<u64>,
+    /// Milliseconds as every `*_ms` duration of the core's wire forms (a negative one is
+    /// refused in the core's words).
+    #[serde(default, with = "redelay::wire::opt_ms")]
+    delay_ms: Option<Duration>,
     at_ms: Option<i64>,
 }
 
 /// `POST .../messages/{id}/reschedule` `{delay_ms | at_ms}`: `{"due_at_ms"}`.
 async fn reschedule(r: Write, body: Bytes) -> ApiResult<Response> {
     let w: When = parse(&body)?;
-    let due = Due::required(w.delay_ms.map(Duration::from_millis), w.at_ms.map(wire::time)).api(S)?;
+    let due = Due::required(w.delay_ms, w.at_ms.map(wire::time)).api(S)?;
     let at = r.queue.reschedule(&r.id, due).await.api(S)?;
     ok(wire::rescheduled(at))
 }

@@ -340,6 +340,11 @@ async fn dead_letters_several_queues_and_bad_input() {
     // Bad input: the field and the limit, with the core's code.
     for (path, body, starts) in [
         (format!("{q}/messages"), json!({"body": "x", "delay_ms": 1u64 << 50}), "delay_ms: "),
+        // A negative duration in the core's words, as every language words it.
+        (format!("{q}/messages"), json!({"body": "x", "delay_ms": -5}), "delay_ms: must not be negative, got -5 ms"),
+        (format!("{q}/fetch"), json!({"wait_ms": -1}), "wait_ms: must not be negative, got -1 ms"),
+        (format!("{q}/messages/x/extend"), json!({"ttr_ms": -1}), "ttr_ms: must not be negative, got -1 ms"),
+        (format!("{q}/messages/x/reschedule"), json!({"delay_ms": -5}), "delay_ms: must not be negative, got -5 ms"),
         (format!("{q}/messages"), json!({"body": "x", "bogus": 1}), "bogus: unknown field `bogus`"),
         (format!("{q}/messages"), json!({"body": "x", "body_base64": "eA=="}), "body/body_base64"),
         (format!("{q}/messages"), json!({"id": "123"}), "id:"),

@@ -61,6 +61,18 @@ pub const DEFAULT_DEAD_LETTER_LIMIT: usize = DEFAULT_PAGE_LIMIT;
 /// Default largest retry backoff: 1 hour.
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(3600);
 
+/// The rule of every duration given as a number of milliseconds (the wire's `*_ms` fields,
+/// Kotlin's `Duration`s): not negative. The refusal's words leave out the field, which the
+/// caller names in front: `delay_ms: must not be negative, got -5 ms`.
+pub fn non_negative_ms(ms: i64) -> std::result::Result<Duration, String> {
+    u64::try_from(ms).map(Duration::from_millis).map_err(|_| negative_ms(ms))
+}
+
+/// The words of [`non_negative_ms`]'s refusal, for a whole or fractional number of ms.
+pub(crate) fn negative_ms(ms: impl std::fmt::Display) -> String {
+    format!("must not be negative, got {ms} ms")
+}
+
 fn name_chars_ok(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
 }

@@ -2,7 +2,8 @@
 //! gateway: snake_case field names, durations as `*_ms` numbers of milliseconds, times as `*_ms`
 //! milliseconds since the Unix epoch, bodies as bytes. Options refuse unknown fields, and
 //! [`decode`] turns any serde error into an `InvalidArgument` naming the field, e.g.
-//! `delay_ms: invalid value: integer -5, expected milliseconds, a number >= 0`. Decoding only
+//! `delay_ms: invalid type: string "soon", expected milliseconds, a number >= 0` (a negative
+//! duration: `delay_ms: must not be negative, got -5 ms`, the core's rule). Decoding only
 //! checks types; each option struct's `validate()` then checks ranges and rules.
 //!
 //! The field names are those of `tests/conformance/cases.json`.
@@ -14,6 +15,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::ser::Serializer;
 
 use crate::base::error::{Error, Result};
+use crate::base::limits;
 use crate::base::time::{ms_to_time, time_to_ms};
 
 /// Decodes a `T` from any serde deserializer (a JSON value, a Python dict, a JS object). An
@@ -63,8 +65,12 @@ pub fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
 }
 
 /// Milliseconds from a JSON-ish number: integers or finite floats >= 0 (fractions are rounded
-/// down to whole microseconds).
-struct MsVisitor;
+/// down to whole microseconds). A negative duration is refused by the core's rule
+/// ([`limits::non_negative_ms`], in its words); a negative time (`time`: before the epoch) in
+/// serde's.
+struct MsVisitor {
+    time: bool,
+}
 
 impl<'de> Visitor<'de> for MsVisitor {
     type Value = Duration;
@@ -78,7 +84,11 @@ impl<'de> Visitor<'de> for MsVisitor {
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Duration, E> {
-        u64::try_from(v).map(Duration::from_millis).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+        if self.time {
+            u64::try_from(v).map(Duration::from_millis).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+        } else {
+            limits::non_negative_ms(v).map_err(E::custom)
+        }
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Duration, E> {
@@ -87,6 +97,8 @@ impl<'de> Visitor<'de> for MsVisitor {
         } else if v.is_finite() && v > 0.0 {
             // Above every limit; said as such rather than as "not >= 0".
             Err(E::invalid_value(de::Unexpected::Float(v), &"milliseconds, a number >= 0 and below 10^15"))
+        } else if v < 0.0 && !self.time {
+            Err(E::custom(limits::negative_ms(v)))
         } else {
             Err(E::invalid_value(de::Unexpected::Float(v), &self))
         }
@@ -102,7 +114,7 @@ pub mod ms {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
-        d.deserialize_any(MsVisitor)
+        d.deserialize_any(MsVisitor { time: false })
     }
 }
 
@@ -144,7 +156,7 @@ pub mod time_ms {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<SystemTime, D::Error> {
-        let ms = d.deserialize_any(MsVisitor)?;
+        let ms = d.deserialize_any(MsVisitor { time: true })?;
         Ok(ms_to_time(ms.as_millis() as i64))
     }
 }
@@ -189,7 +201,11 @@ mod tests {
         );
         let e = from_json::<PublishOptions>(json!({"delay_ms": -5})).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
-        assert!(e.message().starts_with("delay_ms: "), "{}", e.message());
+        assert_eq!(e.message(), "delay_ms: must not be negative, got -5 ms");
+        let e = from_json::<PublishOptions>(json!({"ttr_ms": -0.5})).unwrap_err();
+        assert_eq!(e.message(), "ttr_ms: must not be negative, got -0.5 ms");
+        let e = from_json::<PublishOptions>(json!({"at_ms": -5})).unwrap_err();
+        assert!(e.message().starts_with("at_ms: invalid value: integer `-5`"), "{}", e.message());
         let e = from_json::<PublishOptions>(json!({"dealy_ms": 5})).unwrap_err();
         assert!(e.message().contains("unknown field `dealy_ms`"), "{}", e.message());
         let e = from_json::<SubscribeOptions>(json!({"concurrency": "ten"})).unwrap_err();
