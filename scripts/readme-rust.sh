@@ -4,7 +4,8 @@
 # checkout) and whose main.rs is the README's ```rust block, built and run against a real Redis
 # (database 5, the quick start's 30-minute delay made 300 ms). It must print its delivery, then
 # exit 0 on Ctrl-C (SIGINT), as the block says. The install test runs the other languages' quick
-# starts; this one needs Rust, so it runs here. Ends with "readme-rust: N passed, M failed".
+# starts; this one needs Rust, so it runs here. Ends with "quickstart: N passed, M failed" (a
+# name scripts/count_tests.py counts: letters, digits and _ only).
 #
 #   tests/with-redis.sh scripts/readme-rust.sh
 set -uo pipefail
@@ -14,7 +15,7 @@ d="$root/target/readme-rust"
 rm -rf "$d" && mkdir -p "$d/src"
 done_with() { # passed, failed, message
   [ -n "$3" ] && echo "readme-rust: $3"
-  echo "readme-rust: $1 passed, $2 failed"
+  echo "quickstart: $1 passed, $2 failed"
   exit "$2"
 }
 
