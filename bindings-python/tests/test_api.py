@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import pydoc
 import threading
 import time
 
@@ -33,6 +34,29 @@ def test_every_public_name_has_a_docstring() -> None:
                 if not (getattr(member, "__doc__", None) or "").strip():
                     missing.append(f"{name}.{mname}")
     assert missing == []
+
+
+def test_help_shows_every_public_method_with_its_parameters() -> None:
+    # help() and inspect.signature read each method's parameters, on both APIs' classes (the
+    # calls written once for both are op descriptors, which must read as the functions they wrap).
+    for cls in (redelay.Client, redelay.AsyncClient, redelay.Queue, redelay.AsyncQueue):
+        page = pydoc.plain(pydoc.render_doc(cls))
+        methods = [(n, m) for n, m in public_members(cls) if inspect.isroutine(m) or inspect.ismethoddescriptor(m)]
+        assert len(methods) >= 3, cls
+        for name, member in methods:
+            inspect.signature(member)  # raises when it has none
+            assert f"{name}(" in page, f"help({cls.__name__}) shows no signature of {name}"
+    page = pydoc.plain(pydoc.render_doc(redelay.AsyncQueue))
+    assert "ack(self, id: 'str', token: 'str') -> 'None'" in page
+    assert list(inspect.signature(redelay.Queue.reschedule).parameters)[:2] == ["self", "id"]
+
+
+def test_a_method_called_through_its_class_is_the_same_call(client: redelay.Client) -> None:
+    q = client.queue("through-class")
+    published = redelay.Queue.publish(q, b"x", delay=60)
+    peeked = redelay.Queue.peek(q, published.id)
+    assert peeked is not None and peeked.id == published.id
+    assert redelay.Client.queues(client) == client.queues()
 
 
 def test_typed_package() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import types
 from datetime import datetime
-from functools import partial
+from functools import partial, update_wrapper
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -142,10 +142,16 @@ class Sync:
 
 class op(Generic[P, T]):
     """A method of both APIs: ``Callable[P, Awaitable[T]]`` on :class:`Async` classes,
-    ``Callable[P, T]`` on :class:`Sync` ones."""
+    ``Callable[P, T]`` on :class:`Sync` ones. It reads as the function it wraps (name, doc,
+    ``__wrapped__``), so ``help()`` and ``inspect.signature`` show its parameters, and
+    ``Queue.ack(q, id, token)`` calls it as a plain method would."""
 
     def __init__(self, fn: Callable[Concatenate[Any, P], T]) -> None:
-        self.fn, self.__doc__ = fn, fn.__doc__
+        self.fn = fn
+        update_wrapper(self, fn)
+
+    def __call__(self, obj: Any, *args: P.args, **kwargs: P.kwargs) -> Any:
+        return self.__get__(obj, type(obj))(*args, **kwargs)
 
     @overload
     def __get__(self, obj: None, owner: Any) -> op[P, T]: ...
