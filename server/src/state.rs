@@ -10,6 +10,7 @@ use redelay::{Client, Queue};
 use crate::auth::{self, Access, TokenStore};
 use crate::config::ServerConfig;
 use crate::error::{ApiError, CoreExt, Style};
+use crate::webhook_registry::Webhooks;
 
 /// How long a token looked up in Redis is trusted without asking again: a revocation holds
 /// on every server within this time.
@@ -36,21 +37,11 @@ pub struct Inner {
     /// 3 = the dashboard's files;
     /// class 0..5 = 1xx..5xx.
     pub answers: [[AtomicU64; 5]; 4],
+    /// The webhook workers this server runs (`webhook.rs`).
     pub webhooks: Webhooks,
     /// The queues whose overview row is an error now (`Inner::overview_failed`): the warning
     /// is logged when a queue joins, the recovery when it leaves, nothing on the polls between.
     unreadable: Mutex<HashSet<String>>,
-}
-
-/// The webhook workers of this server (`webhook.rs`), by queue: each one's URL, its stop
-/// signal and its end (a worker stays here until it has ended, stopped or not); one `sync` at a
-/// time (its lock); and the HTTP client of every worker (one connection pool), made when the
-/// webhooks start.
-#[derive(Default)]
-pub struct Webhooks {
-    pub running: Mutex<HashMap<String, crate::webhook::Worker>>,
-    pub sync: tokio::sync::Mutex<()>,
-    pub http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl std::ops::Deref for AppState {
