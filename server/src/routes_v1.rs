@@ -218,8 +218,12 @@ async fn whoami(a: Auth) -> Response {
 
 /// The queues published to that the token may see, by name.
 async fn visible(a: &Auth) -> ApiResult<Vec<String>> {
-    let all = a.st.client.queues().await.api(S)?;
-    Ok(all.into_iter().filter(|n| a.access.check(namespace_of(n), false, S).is_ok()).collect())
+    Ok(seen_by(a, a.st.client.queues().await.api(S)?))
+}
+
+/// Of the queues `names`, those the token may see.
+fn seen_by(a: &Auth, names: Vec<String>) -> Vec<String> {
+    names.into_iter().filter(|n| a.access.check(namespace_of(n), false, S).is_ok()).collect()
 }
 
 /// `GET /v1/queues`: the queues published to that the token may see.
@@ -253,7 +257,10 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     if limit == 0 || limit > MAX_OVERVIEW_PAGE {
         return Err(ApiError::invalid(format!("limit: must be 1 to {MAX_OVERVIEW_PAGE}, got {limit}"), S));
     }
-    let mut names = visible(&a).await?;
+    let registered = a.st.client.queues().await.api(S)?;
+    // A queue no longer registered (destroyed) is no longer one that cannot be read.
+    a.st.overview_registered(&registered);
+    let mut names = seen_by(&a, registered);
     if let Some(text) = a.q.get("contains").map(|t| t.to_ascii_lowercase()) {
         names.retain(|n| n.to_ascii_lowercase().contains(&text));
     }

@@ -40,7 +40,8 @@ pub struct Inner {
     /// The webhook workers this server runs (`webhook.rs`).
     pub webhooks: Webhooks,
     /// The queues whose overview row is an error now (`Inner::overview_failed`): the warning
-    /// is logged when a queue joins, the recovery when it leaves, nothing on the polls between.
+    /// is logged when a queue joins, the recovery when it leaves, nothing on the polls between;
+    /// a queue destroyed leaves silently (`forget_queue`, `overview_registered`).
     unreadable: Mutex<HashSet<String>>,
 }
 
@@ -123,10 +124,22 @@ impl AppState {
         }
     }
 
-    /// Drops the handle of queue `name` (after a destroy: the next request opens it again with
-    /// the shard count then stored in Redis, none for a destroyed sharded queue).
+    /// The overview read the registry whole: `registered`, sorted (as `Client::queues` gives
+    /// it). A queue unreadable here that it no longer lists (destroyed, through this server or
+    /// another) leaves the set, so that a queue made later under its name is said again when it
+    /// fails. One binary search per queue failing now: nothing while every queue reads.
+    pub fn overview_registered(&self, registered: &[String]) {
+        debug_assert!(registered.is_sorted());
+        self.unreadable.lock().unwrap().retain(|q| registered.binary_search(q).is_ok());
+    }
+
+    /// Drops what this server keeps of queue `name`, after a destroy: its handle (the next
+    /// request opens it again with the shard count then stored in Redis, none for a destroyed
+    /// sharded queue), and its place among the overview's unreadable queues (a queue made later
+    /// under its name is said again when it fails).
     pub fn forget_queue(&self, name: &str) {
         self.queues.lock().unwrap().remove(name);
+        self.unreadable.lock().unwrap().remove(name);
     }
 
     /// What the request's token allows: 401 without a token or with an unknown one.
