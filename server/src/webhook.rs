@@ -118,8 +118,10 @@ pub async fn sync(st: &AppState) {
     }
 }
 
-/// Starts the worker of queue `q`; at its end it leaves [`Webhooks::running`](crate::webhook_registry::Webhooks) (before it is
-/// seen ended, so that a [`sync`] waiting for it finds the queue free).
+/// Starts the worker of queue `q`; at its end it leaves [`Webhooks::running`] (before it is seen
+/// ended, so that a [`sync`] waiting for it finds the queue free).
+///
+/// [`Webhooks::running`]: crate::webhook_registry::Webhooks
 fn spawn(st: &AppState, http: reqwest::Client, q: String, queue: Queue, url: String) -> Worker {
     let (handle, stop, end) = Worker::new(url.clone());
     let refused = literal_refusal(&url, &st.config.webhook_allow);
