@@ -17,6 +17,7 @@ pub mod routes_lmstfy;
 pub mod routes_v1;
 pub mod state;
 pub mod webhook;
+pub mod webhook_registry;
 pub mod wire;
 
 use std::fmt::Write as _;

@@ -434,9 +434,9 @@ async fn dead_size(r: Read) -> ApiResult<Response> {
 /// ones), as lmstfy does: 204.
 async fn destroy(r: Write) -> ApiResult<Response> {
     let qu = r.queue().await?;
-    // Bounded: at most 1000 pages of 1000 per call.
+    // Bounded: at most 1000 pages per call, each the largest the core lists.
     for _ in 0..1000 {
-        let page = qu.list(MsgState::Ready, 0, 1000).await.api(S)?;
+        let page = qu.list(MsgState::Ready, 0, redelay::limits::MAX_FETCH).await.api(S)?;
         if page.items.is_empty() {
             break;
         }

@@ -218,8 +218,12 @@ async fn whoami(a: Auth) -> Response {
 
 /// The queues published to that the token may see, by name.
 async fn visible(a: &Auth) -> ApiResult<Vec<String>> {
-    let all = a.st.client.queues().await.api(S)?;
-    Ok(all.into_iter().filter(|n| a.access.check(namespace_of(n), false, S).is_ok()).collect())
+    Ok(seen_by(a, a.st.client.queues().await.api(S)?))
+}
+
+/// Of the queues `names`, those the token may see.
+fn seen_by(a: &Auth, names: Vec<String>) -> Vec<String> {
+    names.into_iter().filter(|n| a.access.check(namespace_of(n), false, S).is_ok()).collect()
 }
 
 /// `GET /v1/queues`: the queues published to that the token may see.
@@ -227,6 +231,11 @@ async fn queues(a: Auth) -> ApiResult<Response> {
     let names = visible(&a).await?;
     ok(json!({ "queues": names }))
 }
+
+/// Queues on one overview page at most. Each costs a stats and a history call, all sent at
+/// once: this is the gateway's bound on what one request asks of Redis, not a core limit (the
+/// core's [`MAX_FETCH`](redelay::limits::MAX_FETCH) bounds a page of messages, another thing).
+const MAX_OVERVIEW_PAGE: usize = 1000;
 
 /// `GET /v1/overview?offset=&limit=&contains=`: a page (default 100, at most 1000) of the
 /// queues the token may see — with `contains`, of those whose name contains that text (ASCII
@@ -243,11 +252,15 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// becomes unreadable and an info line when it is read again, not at every poll.
 async fn overview(a: Auth) -> ApiResult<Response> {
     let offset = a.num::<usize>("offset")?.unwrap_or(0);
-    let limit = a.num::<usize>("limit")?.unwrap_or(100);
-    if limit == 0 || limit > 1000 {
-        return Err(ApiError::invalid(format!("limit: must be 1 to 1000, got {limit}"), S));
+    // A page of queues is as long as a page of any listing unless asked otherwise.
+    let limit = a.num::<usize>("limit")?.unwrap_or(redelay::limits::DEFAULT_PAGE_LIMIT);
+    if limit == 0 || limit > MAX_OVERVIEW_PAGE {
+        return Err(ApiError::invalid(format!("limit: must be 1 to {MAX_OVERVIEW_PAGE}, got {limit}"), S));
     }
-    let mut names = visible(&a).await?;
+    let registered = a.st.client.queues().await.api(S)?;
+    // A queue no longer registered (destroyed) is no longer one that cannot be read.
+    a.st.overview_registered(&registered);
+    let mut names = seen_by(&a, registered);
     if let Some(text) = a.q.get("contains").map(|t| t.to_ascii_lowercase()) {
         names.retain(|n| n.to_ascii_lowercase().contains(&text));
     }
@@ -529,7 +542,8 @@ fn state_of(s: &str) -> ApiResult<MsgState> {
 /// `GET /v1/queues/{queue}/messages?state=&offset=&limit=`: a page of one state, in order.
 async fn list(r: Read) -> ApiResult<Response> {
     let state = state_of(r.a.q.get("state").map_or("ready", String::as_str))?;
-    let page = r.queue.list(state, r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
+    let limit = r.a.num("limit")?.unwrap_or(redelay::limits::DEFAULT_PAGE_LIMIT);
+    let page = r.queue.list(state, r.a.num("offset")?.unwrap_or(0), limit).await.api(S)?;
     ok(wire::list_page(&page))
 }
 
@@ -652,7 +666,8 @@ async fn search(r: Read) -> ApiResult<Response> {
 
 /// `GET .../dead?offset=&limit=`: dead letters, the first to die first.
 async fn dead(r: Read) -> ApiResult<Response> {
-    let items = r.queue.dead_letters(r.a.num("offset")?.unwrap_or(0), r.a.num("limit")?.unwrap_or(100)).await.api(S)?;
+    let limit = r.a.num("limit")?.unwrap_or(redelay::limits::DEFAULT_DEAD_LETTER_LIMIT);
+    let items = r.queue.dead_letters(r.a.num("offset")?.unwrap_or(0), limit).await.api(S)?;
     ok(wire::dead_letters(&items))
 }
 

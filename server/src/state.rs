@@ -10,6 +10,7 @@ use redelay::{Client, Queue};
 use crate::auth::{self, Access, TokenStore};
 use crate::config::ServerConfig;
 use crate::error::{ApiError, CoreExt, Style};
+use crate::webhook_registry::Webhooks;
 
 /// How long a token looked up in Redis is trusted without asking again: a revocation holds
 /// on every server within this time.
@@ -36,21 +37,12 @@ pub struct Inner {
     /// 3 = the dashboard's files;
     /// class 0..5 = 1xx..5xx.
     pub answers: [[AtomicU64; 5]; 4],
+    /// The webhook workers this server runs (`webhook.rs`).
     pub webhooks: Webhooks,
     /// The queues whose overview row is an error now (`Inner::overview_failed`): the warning
-    /// is logged when a queue joins, the recovery when it leaves, nothing on the polls between.
+    /// is logged when a queue joins, the recovery when it leaves, nothing on the polls between;
+    /// a queue destroyed leaves silently (`forget_queue`, `overview_registered`).
     unreadable: Mutex<HashSet<String>>,
-}
-
-/// The webhook workers of this server (`webhook.rs`), by queue: each one's URL, its stop
-/// signal and its end (a worker stays here until it has ended, stopped or not); one `sync` at a
-/// time (its lock); and the HTTP client of every worker (one connection pool), made when the
-/// webhooks start.
-#[derive(Default)]
-pub struct Webhooks {
-    pub running: Mutex<HashMap<String, crate::webhook::Worker>>,
-    pub sync: tokio::sync::Mutex<()>,
-    pub http: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl std::ops::Deref for AppState {
@@ -132,10 +124,22 @@ impl AppState {
         }
     }
 
-    /// Drops the handle of queue `name` (after a destroy: the next request opens it again with
-    /// the shard count then stored in Redis, none for a destroyed sharded queue).
+    /// The overview read the registry whole: `registered`, sorted (as `Client::queues` gives
+    /// it). A queue unreadable here that it no longer lists (destroyed, through this server or
+    /// another) leaves the set, so that a queue made later under its name is said again when it
+    /// fails. One binary search per queue failing now: nothing while every queue reads.
+    pub fn overview_registered(&self, registered: &[String]) {
+        debug_assert!(registered.is_sorted());
+        self.unreadable.lock().unwrap().retain(|q| registered.binary_search(q).is_ok());
+    }
+
+    /// Drops what this server keeps of queue `name`, after a destroy: its handle (the next
+    /// request opens it again with the shard count then stored in Redis, none for a destroyed
+    /// sharded queue), and its place among the overview's unreadable queues (a queue made later
+    /// under its name is said again when it fails).
     pub fn forget_queue(&self, name: &str) {
         self.queues.lock().unwrap().remove(name);
+        self.unreadable.lock().unwrap().remove(name);
     }
 
     /// What the request's token allows: 401 without a token or with an unknown one.

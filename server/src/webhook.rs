@@ -29,7 +29,6 @@
 //! proxies from the environment are not used (a proxy would resolve and reach the host itself).
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +40,7 @@ use tokio::sync::watch;
 use crate::config::{Cidr, ServerConfig, WebhookAllow};
 use crate::error::{ApiError, CoreExt, Style};
 use crate::state::AppState;
+use crate::webhook_registry::Worker;
 use crate::wire;
 
 const S: Style = Style::V1;
@@ -65,41 +65,6 @@ pub fn stored(st: &AppState) -> Result<redelay::Settings, ApiError> {
 pub async fn load(st: &AppState) -> Result<HashMap<String, Hook>, ApiError> {
     let all = stored(st)?.all().await.api(S)?;
     Ok(all.into_iter().filter_map(|(q, v)| serde_json::from_str(&v).ok().map(|h| (q, h))).collect())
-}
-
-/// A webhook worker of this server, in [`Webhooks::running`](crate::state::Webhooks) from its
-/// start until it has ended.
-pub struct Worker {
-    /// The URL it POSTs to.
-    pub url: String,
-    /// `true`: stop (at its next turn, see the module's note).
-    stop: watch::Sender<bool>,
-    /// Closed when the worker has ended (its sender dropped).
-    ended: watch::Receiver<()>,
-}
-
-impl Worker {
-    /// Asks the worker to stop; [`ended`](Self::ended) tells when it has.
-    pub fn stop(&self) {
-        self.stop.send_replace(true);
-    }
-
-    fn stopping(&self) -> bool {
-        *self.stop.borrow()
-    }
-
-    fn has_ended(&self) -> bool {
-        self.ended.has_changed().is_err()
-    }
-
-    /// Resolves once the worker has ended (its POSTs settled, what it did not push released).
-    pub fn ended(&self) -> impl Future<Output = ()> + Send + 'static {
-        let mut ended = self.ended.clone();
-        async move {
-            // Nothing is ever sent: this returns when the sender is dropped, at the worker's end.
-            while ended.changed().await.is_ok() {}
-        }
-    }
 }
 
 /// Starts and stops workers so that they match the webhooks stored in Redis, and returns once
@@ -153,29 +118,23 @@ pub async fn sync(st: &AppState) {
     }
 }
 
-/// Starts the worker of queue `q`; at its end it leaves [`Webhooks::running`] (before it is
-/// seen ended, so that a [`sync`] waiting for it finds the queue free).
+/// Starts the worker of queue `q`; at its end it leaves [`Webhooks::running`] (before it is seen
+/// ended, so that a [`sync`] waiting for it finds the queue free).
 ///
-/// [`Webhooks::running`]: crate::state::Webhooks
+/// [`Webhooks::running`]: crate::webhook_registry::Webhooks
 fn spawn(st: &AppState, http: reqwest::Client, q: String, queue: Queue, url: String) -> Worker {
-    let (stop, stop_rx) = watch::channel(false);
-    let (ended_tx, ended) = watch::channel(());
+    let (handle, stop, end) = Worker::new(url.clone());
     let refused = literal_refusal(&url, &st.config.webhook_allow);
     if let Some(why) = &refused {
         tracing::warn!(target: "redelay::server", "webhook of {q}: {url}: {why}");
     }
-    let (st, endpoint) = (st.clone(), Endpoint { url: url.clone(), refused });
+    let (st, endpoint) = (st.clone(), Endpoint { url, refused });
     tokio::spawn(async move {
-        worker(http, queue, endpoint, stop_rx).await;
-        let me = ended_tx.subscribe();
-        let mut run = st.webhooks.running.lock().unwrap();
-        if run.get(&q).is_some_and(|w| w.ended.same_channel(&me)) {
-            run.remove(&q);
-        }
-        drop(run);
-        drop(ended_tx);
+        worker(http, queue, endpoint, stop).await;
+        st.webhooks.remove_ended(&q, &end);
+        drop(end);
     });
-    Worker { url, stop, ended }
+    handle
 }
 
 /// The webhooks' HTTP client: the WebPKI roots, and the certificates of `webhook_ca_pem`; host

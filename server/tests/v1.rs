@@ -275,6 +275,57 @@ async fn the_overview_lists_apart_the_names_no_client_can_open() {
     assert_eq!((v["total"].as_u64(), &v["unreachable"]), (Some(1), &json!([])), "{v}");
 }
 
+/// The overview says once that a queue cannot be read, until it is read again; a queue
+/// destroyed meanwhile is forgotten, so a new queue of its name that cannot be read is said
+/// again: destroyed through this server (its route forgets it at once) or elsewhere (the next
+/// overview no longer finds it registered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_says_again_that_a_queue_made_anew_cannot_be_read() {
+    let (here, elsewhere) = ("app:unread-destroyed-here", "app:unread-destroyed-elsewhere");
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    // The gateway's warnings of this test's queues only: other tests run beside it.
+    assert!(redelay::forward_logs(2, move |_, target, msg| {
+        if target == "redelay::server" && [here, elsewhere].iter().any(|q| msg.contains(&format!("{q:?}"))) {
+            sink.lock().unwrap().push(msg);
+        }
+    }));
+    let warned = |q: &str| {
+        let said = format!("overview: queue {q:?} unavailable");
+        lines.lock().unwrap().iter().filter(|l| l.starts_with(&said)).count()
+    };
+    let s = common::start().await;
+    let mut c = redis::Client::open(common::url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    for q in [here, elsewhere] {
+        for round in 1..=2 {
+            // (Through a new handle, which registers the name: the server's handle of a queue
+            // destroyed elsewhere takes it for registered still.)
+            s.client.queue(q).unwrap().publish(redelay::Message::new(b"x".to_vec())).await.unwrap();
+            // Its schedule no sorted set any more: its stats fail in Redis (WRONGTYPE).
+            let key = format!("{}:{{{q}}}:sched", s.client.prefix());
+            let _: () = redis::cmd("SET").arg(key).arg("x").query_async(&mut c).await.unwrap();
+            for _ in 0..2 {
+                let (st, v) = call(&s, "GET", "/v1/overview", None).await;
+                let row = v["queues"].as_array().unwrap().iter().find(|r| r["queue"] == q).cloned();
+                assert_eq!(
+                    (st, row.map(|r| r["error"]["kind"].clone())),
+                    (200, Some(json!("Redis"))),
+                    "{q} {round}: {v}"
+                );
+            }
+            assert_eq!(warned(q), round, "{q}: once per queue that cannot be read: {:#?}", lines.lock().unwrap());
+            if q == here {
+                let (st, v) = call(&s, "DELETE", &format!("/v1/queues/{q}"), None).await;
+                assert_eq!((st, v), (200, json!({"destroyed": true})));
+            } else {
+                s.client.queue(q).unwrap().destroy().await.unwrap();
+                let (_, v) = call(&s, "GET", "/v1/overview", None).await;
+                assert!(v["queues"].as_array().unwrap().iter().all(|r| r["queue"] != q), "{v}");
+            }
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_letters_several_queues_and_bad_input() {
     let s = common::start().await;
