@@ -69,7 +69,8 @@ local function is_leased(r) return r.tok ~= ZERO_TOKEN end
 local HISTORY = true
 local PRUNED = {}
 
--- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish).
+-- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish), and
+-- then returns true when it did (the queue had no data: new, or destroyed since).
 local function check_layout(create)
   local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards')
   local v = m[1]
@@ -89,6 +90,7 @@ local function check_layout(create)
   if create then
     redis.call('HSET', META, 'v', LAYOUT)
     redis.call('SET', LEGACY, 'redelay layout ' .. LAYOUT .. ': use redelay >= 0.2')
+    return true
   end
 end
 

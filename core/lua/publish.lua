@@ -16,15 +16,17 @@
 --   messages ARGV[3n+2] the batch id, ARGV[3n+3] the call's index in the batch (0-based),
 --   ARGV[3n+4] the count of calls, then fields of earlier calls whose replies arrived (deleted
 --   here). A call with an empty batch id only deletes.
--- Reply: { now_ms, seq0, statuses }: statuses holds one byte per message, '1' stored, '0'
+-- Reply: { now_ms, seq0, statuses[, 1] }: statuses holds one byte per message, '1' stored, '0'
 -- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
+-- The 1 at the end: this call made the queue (it had no data, as after a destroy), so the client
+-- adds its name to the registry again, however long its handle has been registered.
 -- A call whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }; a call
 -- that ran already changes nothing and gets its first reply again.
 -- One message that replaces nothing, in a call without KEYS[9] (the common single publish),
 -- takes a shorter path to the same writes and reply: about 2.5 µs of Redis CPU less
 -- (bench/publish_cost.py).
 local now = clock()
-check_layout(true)
+local created = check_layout(true) and 1 or nil
 local n = tonumber(ARGV[1])
 
 -- A batch's calls run in their order, once each: one that arrives before the call ahead of it
@@ -77,7 +79,7 @@ if n == 1 and not CALLS then
     redis.call('ZADD', SCHED, fmt_int(due), struct.pack('>I6c0', seq, id))
     wake_if_earlier(before, due)
     hist({ p = 1 }, now)
-    return { now, seq - 1, '1' }
+    return { now, seq - 1, '1', created }
   end
 end
 
@@ -206,4 +208,4 @@ if call then
   redis.call('HSET', unpack(set))
   if refresh then redis.call('PEXPIRE', CALLS, 300000) end
 end
-return { now, seq0, statuses }
+return { now, seq0, statuses, created }

@@ -265,6 +265,25 @@ async fn destroy_deletes_every_state() {
     common::assert_verified(&q).await;
 }
 
+/// A handle registers its queue's name once; a destroy by another client takes the name out.
+/// The handle's next publish makes the queue anew and must put the name back, or the queue
+/// holds messages that `queues()` (and so the dashboard's overview) never lists.
+#[tokio::test]
+async fn a_publish_after_another_clients_destroy_registers_the_queue_again() {
+    let (c, q) = common::queue("re-registered").await;
+    let other = redelay::Client::builder(&common::url()).prefix(c.prefix()).connect().await.unwrap();
+    let name = q.name().to_string();
+    q.publish(Message::new(b"before".to_vec())).await.unwrap();
+    other.queue(&name).unwrap().destroy().await.unwrap();
+    assert!(!other.queues().await.unwrap().contains(&name));
+    q.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
+    assert!(other.queues().await.unwrap().contains(&name), "a queue with data is not registered");
+    assert_eq!(other.queue(&name).unwrap().stats().await.unwrap().total, 1);
+    // A publish to a queue that holds data registers nothing again: the name stays once.
+    q.publish(Message::new(b"more".to_vec())).await.unwrap();
+    assert_eq!(other.queues().await.unwrap().iter().filter(|n| **n == name).count(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handler_outcomes_ack_nack_panic_and_manual() {
     let (_c, q) = common::queue("outcomes").await;

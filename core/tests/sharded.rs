@@ -467,6 +467,7 @@ async fn a_handle_notices_a_destroy_or_a_new_shard_count_by_another_client() {
     tokio::time::sleep(Duration::from_millis(5_200)).await;
 
     a.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
+    assert!(other.queues().await.unwrap().contains(&kept), "the queue made anew is not registered");
     let plain = other.queue(&kept).unwrap().stats().await.unwrap_err();
     assert!(plain.message().contains("has 4 shards in Redis and this handle was opened with 1"), "{plain}");
     assert_eq!(sharded(&other, &kept, 4).peek("after").await.unwrap().map(|m| m.id), Some("after".into()));

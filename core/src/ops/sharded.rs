@@ -533,8 +533,10 @@ impl Queue {
     }
 
     /// Deletes the whole queue: every message in every state, and its name from the registry.
-    /// Uses UNLINK, so Redis frees the memory in the background without blocking. A sharded
-    /// queue's shards go first, then its shard count (the queue is then no longer sharded). A
+    /// Uses UNLINK, so Redis frees the memory in the background without blocking. The name goes
+    /// first; a sharded queue's shards next, then its shard count (the queue is then no longer
+    /// sharded). A publish by any handle after the destroy makes the queue anew and registers
+    /// its name again (one that lands on data not yet deleted is deleted with it). A
     /// handle whose shard count is not the one stored in Redis (a plain handle of a sharded
     /// queue included) is refused with InvalidArgument and deletes nothing. Other handles of
     /// the queue (other clients) notice within 5 s: see `check_shards`.
@@ -546,6 +548,7 @@ impl Queue {
         } else {
             self.check_not_sharded().await?;
         }
+        self.unregister().await?;
         for q in &self.inner.shards {
             q.destroy_here().await?;
         }
