@@ -3,8 +3,9 @@
 //! killed under its subscriptions; batches published while their queue's slot migrates to
 //! another master; a sharded queue with a shard down fails its reads naming that shard; a
 //! publish that times out is not sent again, and one sent again after its
-//! connection dropped is stored once; long runs (bulk actions, respawns, purges) over a sharded
-//! queue with a shard down finish the other shards and say how far they got.
+//! connection dropped is stored once; long runs (bulk actions by ids or by search, respawns,
+//! purges) over a sharded queue with a shard down finish the other shards and say how far they
+//! got.
 mod common;
 
 use std::collections::{HashMap, HashSet};
@@ -341,6 +342,78 @@ fn shard_counts(cluster: &common::Cluster, name: &str, i: u32) -> (u64, u64) {
     (records, dead)
 }
 
+/// A 4-shard queue with one shard's master and replica gone (`Cluster::lose_master`), for the
+/// long runs below: 400 dead letters (`d0`..) and 400 messages due in an hour (`w0`..).
+struct ShardDown {
+    q: redelay::Queue,
+    name: String,
+    shards: u32,
+    lost: Vec<u32>,
+    live: Vec<u32>,
+    dead: Vec<String>,
+    waiting: Vec<String>,
+    /// `live_counts` before the master was lost.
+    before: Vec<(u64, u64)>,
+}
+
+impl ShardDown {
+    /// The first queue `{stem}0`, `{stem}1`… whose lost master holds neither its shard count
+    /// (the queue opens) nor its last shard (a live shard comes after the first lost one: a run
+    /// that stopped there would leave that one undone). An answer of a live shard must not time
+    /// out (it might have been done, uncounted), even beside the other tests' clusters: the
+    /// lost shard's calls fail at once (refused), or within the 10 s of `client`.
+    async fn start(cluster: &common::Cluster, client: &Client, stem: &str) -> ShardDown {
+        let shards = 4;
+        let owner = |name: &str, i: u32| cluster.master_of(&format!("redelay:{{{name}/{i}}}:msg"));
+        let (name, victim) = (0..)
+            .map(|k| format!("{stem}{k}"))
+            .find_map(|name| {
+                let meta = cluster.master_of(&format!("redelay:{{{name}}}:meta"));
+                let owners: Vec<u16> = (0..shards).map(|i| owner(&name, i)).collect();
+                let first = owners.iter().position(|&p| p != meta)?;
+                let victim = owners[first];
+                owners[first..].iter().any(|&p| p != victim).then_some((name, victim))
+            })
+            .unwrap();
+        let q = client.queue_with(&name, QueueOptions::shards(shards)).unwrap();
+        let dead: Vec<String> = (0..400).map(|i| format!("d{i}")).collect();
+        q.publish_batch(dead.iter().map(|id| Message::new(b"x".to_vec()).id(id.clone()).max_attempts(1)).collect())
+            .await
+            .unwrap();
+        common::nack_all(&q).await;
+        let waiting: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
+        let hour = Duration::from_secs(3600);
+        q.publish_batch(waiting.iter().map(|id| Message::new(b"x".to_vec()).id(id.clone()).delay(hour)).collect())
+            .await
+            .unwrap();
+        assert_eq!((q.stats().await.unwrap().dead, q.stats().await.unwrap().total), (400, 800));
+        let lost: Vec<u32> = (0..shards).filter(|&i| owner(&name, i) == victim).collect();
+        let live: Vec<u32> = (0..shards).filter(|i| !lost.contains(i)).collect();
+        let mut down = ShardDown { q, name, shards, lost, live, dead, waiting, before: Vec::new() };
+        down.before = down.live_counts(cluster);
+        cluster.lose_master(victim);
+        down
+    }
+
+    /// How many of `ids` are on a live shard.
+    fn on_live(&self, ids: &[String]) -> u64 {
+        ids.iter().filter(|id| !self.lost.contains(&redelay::shard_of(id, self.shards))).count() as u64
+    }
+
+    /// `shard_counts` of each live shard.
+    fn live_counts(&self, cluster: &common::Cluster) -> Vec<(u64, u64)> {
+        self.live.iter().map(|&i| shard_counts(cluster, &self.name, i)).collect()
+    }
+
+    /// Asserts that `e` (of the run `what`) is a `Connection` error naming the first lost shard.
+    fn named(&self, what: &str, e: &redelay::Error) {
+        assert_eq!(e.kind(), redelay::ErrorKind::Connection, "{what}: {e}");
+        let (name, first) = (&self.name, self.lost[0]);
+        let want = format!("shard {first} of queue \"{name}\" (hash tag {{{name}/{first}}}) could not be reached");
+        assert!(e.message().contains(&want), "{what}: {e} (lost shards {:?})", self.lost);
+    }
+}
+
 /// Long runs over a sharded queue with one shard's master and replica gone: a bulk purge and
 /// cancel by ids, a respawn and a purge of every dead letter. Each ends with the failure's kind
 /// (`Connection`), naming the lost shard, after doing everything on the other shards (each
@@ -351,53 +424,16 @@ fn shard_counts(cluster: &common::Cluster, name: &str, i: u32) -> (u64, u64) {
 async fn long_runs_over_a_sharded_queue_with_a_shard_down_finish_the_others_and_say_so() {
     let cluster = common::Cluster::start();
     cluster.serve_partial();
-    // An answer of a live shard must not time out (it might have been done, uncounted), even
-    // beside the other tests' clusters: the lost shard's calls fail at once (refused), or in
-    // this long.
     let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(10)).connect().await.unwrap();
-    let shards = 4;
-    let owner = |name: &str, i: u32| cluster.master_of(&format!("redelay:{{{name}/{i}}}:msg"));
-    // A queue whose shards are on two masters at least, one of them not the count's.
-    let (name, victim) = (0..)
-        .map(|k| format!("long{k}"))
-        .find_map(|name| {
-            let meta = cluster.master_of(&format!("redelay:{{{name}}}:meta"));
-            let owners: Vec<u16> = (0..shards).map(|i| owner(&name, i)).collect();
-            let victim = *owners.iter().find(|&&p| p != meta)?;
-            owners.iter().any(|&p| p != victim).then_some((name, victim))
-        })
-        .unwrap();
-    let q = client.queue_with(&name, QueueOptions::shards(shards)).unwrap();
-    let dead: Vec<String> = (0..400).map(|i| format!("d{i}")).collect();
-    q.publish_batch(dead.iter().map(|id| Message::new(b"x".to_vec()).id(id.clone()).max_attempts(1)).collect())
-        .await
-        .unwrap();
-    common::nack_all(&q).await;
-    let waiting: Vec<String> = (0..400).map(|i| format!("w{i}")).collect();
-    let hour = Duration::from_secs(3600);
-    q.publish_batch(waiting.iter().map(|id| Message::new(b"x".to_vec()).id(id.clone()).delay(hour)).collect())
-        .await
-        .unwrap();
-    assert_eq!((q.stats().await.unwrap().dead, q.stats().await.unwrap().total), (400, 800));
-    let lost: Vec<u32> = (0..shards).filter(|&i| owner(&name, i) == victim).collect();
-    let live: Vec<u32> = (0..shards).filter(|i| !lost.contains(i)).collect();
-    let on_live =
-        |ids: &[String]| ids.iter().filter(|id| !lost.contains(&redelay::shard_of(id, shards))).count() as u64;
-    let before: Vec<(u64, u64)> = live.iter().map(|&i| shard_counts(&cluster, &name, i)).collect();
-    let live_counts = || live.iter().map(|&i| shard_counts(&cluster, &name, i)).collect::<Vec<_>>();
-    cluster.lose_master(victim);
-    let named = |what: &str, e: &redelay::Error| {
-        assert_eq!(e.kind(), redelay::ErrorKind::Connection, "{what}: {e}");
-        let first = lost[0];
-        let want = format!("shard {first} of queue \"{name}\" (hash tag {{{name}/{first}}}) could not be reached");
-        assert!(e.message().contains(&want), "{what}: {e} (lost shards {lost:?})");
-    };
+    let down = ShardDown::start(&cluster, &client, "long").await;
+    let (q, dead, waiting, before) = (&down.q, &down.dead, &down.waiting, &down.before);
+    let live_counts = || down.live_counts(&cluster);
 
     // A bulk purge of half the dead letters, by id: the live shards' share is gone.
     let half: Vec<String> = dead.iter().step_by(2).cloned().collect();
     let e = q.bulk(&BulkOptions::ids(BulkAction::Purge, half.clone())).await.unwrap_err();
-    named("bulk purge", &e);
-    let purged = on_live(&half);
+    down.named("bulk purge", &e);
+    let purged = down.on_live(&half);
     assert_eq!(e.so_far(), Some(&[("matched", 200), ("done", purged), ("scanned", 0)][..]), "{e}");
     let after: Vec<(u64, u64)> = live_counts();
     let gone: u64 = before.iter().zip(&after).map(|(b, a)| b.1 - a.1).sum();
@@ -405,24 +441,24 @@ async fn long_runs_over_a_sharded_queue_with_a_shard_down_finish_the_others_and_
 
     // A purge of the oldest must merge every shard's list first: nothing done, no totals.
     let e = q.purge_dead(Select::Oldest(10)).await.unwrap_err();
-    named("purge oldest", &e);
+    down.named("purge oldest", &e);
     assert_eq!(e.so_far(), None, "{e}");
     assert_eq!(live_counts(), after);
 
     // A respawn of every dead letter: each live shard's are respawned (due now).
     let mut totals = Vec::new();
     let e = q.respawn_with_progress(Select::All, redelay::RespawnExpiry::Keep, |n| totals.push(n)).await.unwrap_err();
-    named("respawn", &e);
-    let respawned = on_live(&dead) - purged;
+    down.named("respawn", &e);
+    let respawned = down.on_live(dead) - purged;
     assert_eq!(e.so_far(), Some(&[("count", respawned)][..]), "{e}");
     assert_eq!(totals.last(), Some(&respawned), "{totals:?}");
     let after_respawn = live_counts();
     assert!(after_respawn.iter().zip(&after).all(|(n, a)| n.1 == 0 && n.0 == a.0), "{after:?} -> {after_respawn:?}");
 
     // Dead again (pulls leave the lost shards out), then purged all: the live shards' only.
-    common::nack_all(&q).await;
+    common::nack_all(q).await;
     let e = q.purge_dead_with_progress(Select::All, |_| {}).await.unwrap_err();
-    named("purge all", &e);
+    down.named("purge all", &e);
     assert_eq!(e.so_far(), Some(&[("count", respawned)][..]), "{e}");
     let after_purge = live_counts();
     let gone: u64 = after_respawn.iter().zip(&after_purge).map(|(b, a)| b.0 - a.0).sum();
@@ -431,10 +467,52 @@ async fn long_runs_over_a_sharded_queue_with_a_shard_down_finish_the_others_and_
     // A bulk cancel by id (one call per message): every waiting message of a live shard is
     // cancelled, and counted.
     let e = q.bulk(&BulkOptions::ids(BulkAction::Cancel, waiting.clone())).await.unwrap_err();
-    named("bulk cancel", &e);
-    let cancelled = on_live(&waiting);
+    down.named("bulk cancel", &e);
+    let cancelled = down.on_live(waiting);
     assert_eq!(e.so_far(), Some(&[("matched", 400), ("done", cancelled), ("scanned", 0)][..]), "{e}");
     let left: u64 = live_counts().iter().map(|c| c.0).sum();
+    assert_eq!(left, 0, "records left on the live shards");
+}
+
+/// Bulk actions by search over a sharded queue with one shard's master and replica gone (a
+/// purge of dead letters, then a cancel): the search goes through the shards one after another,
+/// and the lost shard stops only its own part — the shards after it are still searched and
+/// acted on to their end. Each ends with a `Connection` error naming the first lost shard, its
+/// `so_far` counts exactly what the live shards held and had done, as Redis shows on each, and
+/// the last progress report says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_by_search_over_a_sharded_queue_with_a_shard_down_searches_the_others_and_says_so() {
+    let cluster = common::Cluster::start();
+    cluster.serve_partial();
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(10)).connect().await.unwrap();
+    let down = ShardDown::start(&cluster, &client, "found").await;
+    let (q, before) = (&down.q, &down.before);
+    let totals = |r: &redelay::BulkReport| vec![("matched", r.matched), ("done", r.done), ("scanned", r.scanned)];
+
+    // A purge of the dead letters found by id: every live shard's are gone, its records all
+    // looked at.
+    let mut reports = Vec::new();
+    let found = BulkOptions::search(BulkAction::Purge, redelay::Search::IdPrefix("d".into()));
+    let e = q.bulk_with_progress(&found, |r| reports.push(r)).await.unwrap_err();
+    down.named("purge by search", &e);
+    let purged = down.on_live(&down.dead);
+    let want = redelay::BulkReport { matched: purged, done: purged, scanned: purged + down.on_live(&down.waiting) };
+    assert_eq!(e.so_far(), Some(&totals(&want)[..]), "{e}");
+    assert_eq!(reports.last(), Some(&want), "{reports:?}");
+    let after = down.live_counts(&cluster);
+    let gone: u64 = before.iter().zip(&after).map(|(b, a)| b.0 - a.0).sum();
+    assert_eq!((gone, after.iter().map(|c| c.1).sum::<u64>()), (purged, 0), "{before:?} -> {after:?}");
+
+    // A cancel of the waiting messages found by id: none is left on a live shard.
+    let mut reports = Vec::new();
+    let found = BulkOptions::search(BulkAction::Cancel, redelay::Search::IdPrefix("w".into()));
+    let e = q.bulk_with_progress(&found, |r| reports.push(r)).await.unwrap_err();
+    down.named("cancel by search", &e);
+    let cancelled = down.on_live(&down.waiting);
+    let want = redelay::BulkReport { matched: cancelled, done: cancelled, scanned: cancelled };
+    assert_eq!(e.so_far(), Some(&totals(&want)[..]), "{e}");
+    assert_eq!(reports.last(), Some(&want), "{reports:?}");
+    let left: u64 = down.live_counts(&cluster).iter().map(|c| c.0).sum();
     assert_eq!(left, 0, "records left on the live shards");
 }
 

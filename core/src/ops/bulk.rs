@@ -171,9 +171,10 @@ impl Queue {
     /// much, and the error of a run that failed after a step ended or after acting on a
     /// message says how far it got (its message, and [`Error::so_far`]: `matched`, `done`,
     /// `scanned`, the messages acted on in the failed step included). On a sharded queue a
-    /// list of ids goes on with the other shards when one fails (the error names the first
-    /// failed shard, the totals count what the others did); a search stops at the shard it
-    /// cannot read.
+    /// failed shard stops only its own part and the run goes on with the other shards to their
+    /// end — a list of ids, and a search (which goes through the shards one after another: a
+    /// shard whose search or action fails is left there, the next one is searched) — and the
+    /// error names the first failed shard (by index), its totals counting everything done.
     pub async fn bulk_with_progress(
         &self,
         opts: &BulkOptions,
@@ -200,24 +201,46 @@ impl Queue {
             return Ok(report);
         }
         let search = opts.search.as_ref().expect("validated: ids or search");
-        let mut cursor: Option<String> = None;
+        // A sharded queue's shards one after another, each searched to its end: a shard whose
+        // search or action fails stops there and the next one goes on, as a list of ids does;
+        // the error is the first failed shard's (by index, naming it), with the totals of all.
+        // One call at a time: a shard out of reach costs one failed call, not a burst of them.
+        let mut failed: Option<Error> = None;
         let mut steps = 0;
-        loop {
-            let page = self.search(search, cursor.as_deref()).await.map_err(|e| report.stopped(e, steps))?;
-            report.scanned += page.scanned;
-            report.matched += page.items.len() as u64;
-            let ids = page.items.into_iter().map(|m| m.id).collect();
-            let (done, failed) = self.apply(opts, due, ids).await;
-            report.done += done;
-            if let Some(e) = failed {
-                return Err(report.stopped(e, steps));
+        for (s, part) in self.parts().iter().enumerate() {
+            let mut cursor: Option<String> = None;
+            loop {
+                // The shard count is the queue's, not a shard's: a check that fails stops the run.
+                if let Err(e) = self.check_shards().await {
+                    return Err(report.stopped(failed.unwrap_or(e), steps));
+                }
+                let page = match part.search_here(search, cursor.as_deref()).await {
+                    Ok(page) => page,
+                    Err(e) => {
+                        failed.get_or_insert(self.part_error(s, e));
+                        break;
+                    }
+                };
+                report.scanned += page.scanned;
+                report.matched += page.items.len() as u64;
+                let ids = page.items.into_iter().map(|m| m.id).collect();
+                let (done, e) = self.apply(opts, due, ids).await;
+                report.done += done;
+                if let Some(e) = e {
+                    failed.get_or_insert(e); // named by `apply`
+                    break;
+                }
+                progress(report);
+                steps += 1;
+                match page.cursor {
+                    Some(c) => cursor = Some(c),
+                    None => break,
+                }
             }
-            progress(report);
-            steps += 1;
-            match page.cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(report),
-            }
+        }
+        match failed {
+            Some(e) => Err(report.stopped(e, steps)),
+            None => Ok(report),
         }
     }
 
@@ -283,10 +306,16 @@ impl Queue {
                 }
             }
         }
-        let failed = failed.into_iter().enumerate().find_map(|(s, e)| match e {
-            Some(e) if self.is_sharded() => Some(self.in_shard(s, e)),
-            e => e,
-        });
+        let failed = failed.into_iter().enumerate().find_map(|(s, e)| Some(self.part_error(s, e?)));
         (done, failed)
+    }
+
+    /// The error of a call to part `s`: on a sharded queue naming the shard ([`Queue::in_shard`]).
+    fn part_error(&self, s: usize, e: Error) -> Error {
+        if self.is_sharded() {
+            self.in_shard(s, e)
+        } else {
+            e
+        }
     }
 }
