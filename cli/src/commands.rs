@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{ArgGroup, Args, Subcommand};
+use redelay::limits;
 use redelay::wire::to_json;
 use redelay::{
     BulkAction, BulkOptions, BulkReport, Client, Due, Message, MessageInfo, Queue, QueueOptions, RespawnExpiry, Result,
@@ -415,13 +416,17 @@ pub async fn reschedule(client: &Conn, a: RescheduleArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The help of a `--limit` of a page: the core's range, and its default next to the CLI's.
+fn page_help(what: &str, library_default: usize) -> String {
+    format!("{what} per page, 1 to {} (the CLI's default is 20; the library's is {library_default})", limits::MAX_FETCH)
+}
+
 #[derive(Subcommand)]
 pub enum DeadCmd {
     /// List dead letters, oldest death first
     List {
         queue: String,
-        /// Dead letters per page, 1 to 1000 (the CLI's default is 20; the library's is 100)
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, help = page_help("Dead letters", limits::DEFAULT_DEAD_LETTER_LIMIT))]
         limit: usize,
         #[arg(long, default_value_t = 0)]
         offset: usize,
@@ -700,8 +705,10 @@ pub struct BulkArgs {
     /// purge (dead letters)
     #[arg(value_parser = bulk_action())]
     pub action: BulkAction,
-    /// These ids (at most 10000); or one search flag: --id-prefix, --header, --body, --error
-    #[arg(conflicts_with_all = SEARCH_FLAGS)]
+    #[arg(conflicts_with_all = SEARCH_FLAGS, help = format!(
+        "These ids (at most {}); or one search flag: --id-prefix, --header, --body, --error",
+        limits::MAX_BULK_IDS
+    ))]
     pub ids: Vec<String>,
     #[command(flatten)]
     pub what: SearchWhat,
@@ -810,9 +817,11 @@ fn typed(s: &str) -> std::result::Result<Typed, String> {
 #[derive(Args)]
 pub struct UpcomingArgs {
     pub queue: String,
-    /// How far ahead to look, from now by the Redis clock: 1h, 2d, 1h30m ... (the whole of it
-    /// in buckets of --every: at most 1000 of them)
-    #[arg(long, default_value = "1h", value_parser = typed)]
+    #[arg(long, default_value = "1h", value_parser = typed, help = format!(
+        "How far ahead to look, from now by the Redis clock: 1h, 2d, 1h30m ... (the whole of it \
+         in buckets of --every: at most {} of them)",
+        limits::MAX_UPCOMING_BUCKETS
+    ))]
     pub next: Typed,
     /// Bucket width: 1m, 1h ... (whole ms, at least 1ms; one longer than --next is cut to it)
     #[arg(long, default_value = "1m", value_parser = typed)]
@@ -823,7 +832,8 @@ pub struct UpcomingArgs {
 }
 
 /// The width (whole ms) and number of the buckets of `upcoming`: enough to cover all of
-/// `next` (the last one may reach past it), at most 1000; a width longer than `next` is cut
+/// `next` (the last one may reach past it), at most the core's
+/// [`MAX_UPCOMING_BUCKETS`](limits::MAX_UPCOMING_BUCKETS); a width longer than `next` is cut
 /// to it (one bucket).
 fn buckets(next: &Typed, every: &Typed) -> Result<(Duration, usize)> {
     let invalid = redelay::Error::invalid;
@@ -835,10 +845,12 @@ fn buckets(next: &Typed, every: &Typed) -> Result<(Duration, usize)> {
     }
     let width_ms = every.d.min(next.d).as_millis();
     let n = next.d.as_micros().div_ceil(width_ms * 1000);
-    if n > 1000 {
+    if n > limits::MAX_UPCOMING_BUCKETS as u128 {
         return Err(invalid(format!(
-            "--next / --every: {} in buckets of {} is {n} buckets, more than 1000: widen --every or shorten --next",
-            next.text, every.text
+            "--next / --every: {} in buckets of {} is {n} buckets, more than {}: widen --every or shorten --next",
+            next.text,
+            every.text,
+            limits::MAX_UPCOMING_BUCKETS
         )));
     }
     Ok((Duration::from_millis(width_ms as u64), n as usize))
@@ -869,8 +881,7 @@ pub struct ListArgs {
     pub state: String,
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
-    /// Messages per page, 1 to 1000 (the CLI's default is 20; the library's is 100)
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, help = page_help("Messages", limits::DEFAULT_PAGE_LIMIT))]
     pub limit: usize,
     /// JSON: {"total", "items"}, as the gateway's /v1 list of messages
     #[arg(long)]
@@ -1013,26 +1024,33 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
 #[derive(Args)]
 pub struct HistoryArgs {
     pub queue: String,
-    /// How far back from now by the Redis clock: 30m, 1h, 2d ... (at most 1440 points of the
-    /// step: minutes are kept 2 days, hours 90 days)
-    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    #[arg(long, default_value = "1h", value_parser = parse_duration, help = format!(
+        "How far back from now by the Redis clock: 30m, 1h, 2d ... (at most {} points of the \
+         step: minutes are kept 2 days, hours 90 days)",
+        limits::MAX_HISTORY_POINTS
+    ))]
     pub last: Duration,
-    /// minute or hour (default: minute when --last is at most 23h59m, whose minutes always fit
-    /// in 1440 points; else hour)
-    #[arg(long, value_parser = ["minute", "hour"])]
+    #[arg(long, value_parser = ["minute", "hour"], help = format!(
+        "minute or hour (default: minute when --last is at most {}, whose minutes always fit \
+         in {} points; else hour)",
+        crate::units::span(LONGEST_MINUTE_SPAN),
+        limits::MAX_HISTORY_POINTS
+    ))]
     pub step: Option<String>,
     /// JSON: {"points"}, as the gateway's /v1 history
     #[arg(long)]
     pub json: bool,
 }
 
+/// The longest `--last` whose minutes always fit in the core's points of one history call: a
+/// span of m minutes touches at most m + 1 minute points (23h59m for 1440 points).
+const LONGEST_MINUTE_SPAN: Duration = Duration::from_secs((limits::MAX_HISTORY_POINTS as u64 - 1) * 60);
+
 /// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
 pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
-    // A span of m minutes touches at most m + 1 minute points: 1439 minutes is the longest that
-    // always fits in the core's 1440.
     let hourly = match a.step.as_deref() {
         Some(s) => s == "hour",
-        None => a.last > Duration::from_secs(1439 * 60),
+        None => a.last > LONGEST_MINUTE_SPAN,
     };
     let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
     let q = client.queue(&a.queue).await?;

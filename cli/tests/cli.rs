@@ -250,6 +250,36 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
     assert!(help.contains("minute when --last is at most 23h59m"), "{help}");
 }
 
+/// The limits the help texts state are the core's, which the core enforces: one number each,
+/// written once (in `redelay::limits`).
+#[test]
+fn help_texts_state_the_limits_of_the_core() {
+    use redelay::limits;
+    let help = |cmd: &[&str]| {
+        let o = redelay("clihelplimits", &[cmd, &["--help"]].concat());
+        text(&o).split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    for (cmd, what, library) in [
+        (&["list"][..], "Messages", limits::DEFAULT_PAGE_LIMIT),
+        (&["dead", "list"], "Dead letters", limits::DEFAULT_DEAD_LETTER_LIMIT),
+    ] {
+        let want = format!(
+            "{what} per page, 1 to {} (the CLI's default is 20; the library's is {library}) [default: 20]",
+            limits::MAX_FETCH
+        );
+        assert!(help(cmd).contains(&want), "{cmd:?}: {}", help(cmd));
+    }
+    let bulk = help(&["bulk"]);
+    assert!(bulk.contains(&format!("These ids (at most {});", limits::MAX_BULK_IDS)), "{bulk}");
+    let upcoming = help(&["upcoming"]);
+    assert!(upcoming.contains(&format!("at most {} of them", limits::MAX_UPCOMING_BUCKETS)), "{upcoming}");
+    let history = help(&["history"]);
+    let (points, minutes) = (limits::MAX_HISTORY_POINTS, limits::MAX_HISTORY_POINTS - 1);
+    assert!(history.contains(&format!("(at most {points} points of the step:")), "{history}");
+    let step = format!("at most {}h{:02}m, whose minutes always fit in {points} points", minutes / 60, minutes % 60);
+    assert!(history.contains(&step), "{history}");
+}
+
 #[test]
 fn upcoming_refuses_more_than_1000_buckets_and_list_help_states_its_default() {
     let prefix = format!("clibuckets{}", std::process::id());

@@ -248,6 +248,7 @@ impl Queue {
             }
             "list" => {
                 let state = a.state.ok_or_else(|| Error::invalid("state: missing"))?;
+                // A page of the list (checked as a dead-letter page is): the list's default size.
                 let p = DeadLetterQuery { offset: a.offset, limit: a.limit.unwrap_or(limits::DEFAULT_PAGE_LIMIT) };
                 p.validate()?;
                 Reply::List(self.list(state, p.offset, p.limit).await?)

@@ -235,7 +235,7 @@ impl Client {
     /// Redis when it is None (see [`queue_stored`](Self::queue_stored)). Without `weights` the
     /// queues are in strict priority in this order ([`Queues::priority`]); with them, one weight
     /// per queue ([`Queues::ordered`]). InvalidArgument when the weights are not one per queue
-    /// or one is outside 1 to 1000.
+    /// or one is outside 1 to [`MAX_WEIGHT`](crate::limits::MAX_WEIGHT).
     pub async fn queues_named(&self, names: Vec<(String, Option<u32>)>, weights: Option<Vec<i64>>) -> Result<Queues> {
         // Consumers: a legacy name that `queue_stored` opens for reading is refused here.
         names.iter().try_for_each(|(n, _)| crate::base::limits::check_queue_name(n))?;

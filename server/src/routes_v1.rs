@@ -235,7 +235,7 @@ async fn queues(a: Auth) -> ApiResult<Response> {
 /// Queues on one overview page at most. Each costs a stats and a history call, all sent at
 /// once: this is the gateway's bound on what one request asks of Redis, not a core limit (the
 /// core's [`MAX_FETCH`](redelay::limits::MAX_FETCH) bounds a page of messages, another thing).
-const MAX_OVERVIEW_PAGE: usize = 1000;
+pub const MAX_OVERVIEW_PAGE: usize = 1000;
 
 /// `GET /v1/overview?offset=&limit=&contains=`: a page (default 100, at most 1000) of the
 /// queues the token may see — with `contains`, of those whose name contains that text (ASCII
@@ -633,6 +633,12 @@ async fn history_totals(r: Read) -> ApiResult<Response> {
     ok(wire::point(&r.queue.history_totals().await.api(S)?))
 }
 
+/// The width of an upcoming bucket when the query does not say: a minute.
+pub const DEFAULT_UPCOMING_WIDTH_MS: u64 = 60_000;
+/// The upcoming buckets when the query does not say: an hour of minutes (at most the core's
+/// [`MAX_UPCOMING_BUCKETS`](redelay::limits::MAX_UPCOMING_BUCKETS)).
+pub const DEFAULT_UPCOMING_BUCKETS: usize = 60;
+
 /// `GET .../upcoming?from_ms=&width_ms=&buckets=` (default: the next hour by minute, from now
 /// by the Redis clock). `from_ms` within the epoch and 10 years from now, as `since_ms`.
 async fn upcoming(r: Read) -> ApiResult<Response> {
@@ -640,8 +646,8 @@ async fn upcoming(r: Read) -> ApiResult<Response> {
         Some(t) => t,
         None => wire::ms(r.queue.redis_now().await.api(S)?),
     };
-    let width = r.a.num::<u64>("width_ms")?.unwrap_or(60_000);
-    let n = r.a.num::<usize>("buckets")?.unwrap_or(60);
+    let width = r.a.num::<u64>("width_ms")?.unwrap_or(DEFAULT_UPCOMING_WIDTH_MS);
+    let n = r.a.num::<usize>("buckets")?.unwrap_or(DEFAULT_UPCOMING_BUCKETS);
     let b = r.queue.upcoming(wire::time(from), Duration::from_millis(width), n).await.api(S)?;
     ok(wire::upcoming(&b))
 }
@@ -690,12 +696,14 @@ async fn bulk(r: Write, body: Bytes) -> ApiResult<Response> {
     ok(to_json(&r.queue.bulk(&o).await.api(S)?))
 }
 
-/// Dead letters a grouping reads at most (the first to die first), in pages of [`GROUP_PAGE`].
-const MAX_GROUPED: usize = 10_000;
+/// Dead letters a grouping reads at most (the first to die first), in pages of `GROUP_PAGE`.
+pub const MAX_GROUPED: usize = 10_000;
 const GROUP_PAGE: usize = 200;
 /// Body bytes a grouping reads at most (the core's pages carry the bodies): past this it stops,
 /// so that a dashboard's poll never pulls gigabytes of large dead letters.
-const MAX_GROUPED_BYTES: usize = 32 << 20;
+pub const MAX_GROUPED_BYTES: usize = 32 << 20;
+/// Ids a group of dead letters shows as its samples, at most.
+pub const SAMPLE_IDS: usize = 5;
 
 /// `GET .../dead/errors`: the dead letters grouped by their last error, largest group first,
 /// each with its count, a few ids and when the first and last of them died. Reads the first
@@ -727,7 +735,7 @@ async fn dead_errors(r: Read) -> ApiResult<Response> {
                 last: died,
             });
             g.count += 1;
-            if g.ids.len() < 5 {
+            if g.ids.len() < SAMPLE_IDS {
                 g.ids.push(m.id);
             }
             (g.first, g.last) = (g.first.min(died), g.last.max(died));

@@ -1317,3 +1317,64 @@ async fn a_run_that_fails_in_the_middle_says_how_far_it_got() {
     assert_eq!((stats.ready, stats.dead), (1000, 500));
     harness::assert_verified(&qu).await;
 }
+
+/// The limits and defaults `openapi.json` (a static file) states are the ones the core and the
+/// gateway enforce: a change of either that leaves the document behind fails here.
+#[test]
+fn the_openapi_document_states_the_limits_and_defaults_in_force() {
+    use redelay::limits;
+    use redelay_server::routes_v1 as v1;
+    let doc: Value = serde_json::from_str(v1::OPENAPI).unwrap();
+    let paths = &doc["paths"];
+    let param = |path: &str, name: &str| {
+        let op = &paths[path]["get"];
+        let p = op["parameters"].as_array().unwrap().iter().find(|p| p["name"] == name);
+        p.unwrap_or_else(|| panic!("{path}: no {name}"))["description"].as_str().unwrap().to_string()
+    };
+    let page = |max: usize, default: usize| format!("1 to {max} (default {default})");
+    let q = "/v1/queues/{queue}";
+    assert_eq!(param(&format!("{q}/messages"), "limit"), page(limits::MAX_FETCH, limits::DEFAULT_PAGE_LIMIT));
+    assert_eq!(param(&format!("{q}/dead"), "limit"), page(limits::MAX_FETCH, limits::DEFAULT_DEAD_LETTER_LIMIT));
+    assert_eq!(param("/v1/overview", "limit"), page(v1::MAX_OVERVIEW_PAGE, limits::DEFAULT_PAGE_LIMIT));
+    let upcoming = format!("{q}/upcoming");
+    assert_eq!(param(&upcoming, "buckets"), page(limits::MAX_UPCOMING_BUCKETS, v1::DEFAULT_UPCOMING_BUCKETS));
+    assert_eq!(param(&upcoming, "width_ms"), format!("default {}", v1::DEFAULT_UPCOMING_WIDTH_MS));
+
+    // Every time a query takes, within the bound of a message's due time; every queue named
+    // in a path, within the bound of a queue name.
+    let days = format!("0 to {} days from now", limits::MAX_DELAY.as_secs() / 86_400);
+    let name = format!("Queue name (1 to {} bytes", limits::MAX_QUEUE_NAME_BYTES);
+    let (mut times, mut names) = (0, 0);
+    for (path, item) in paths.as_object().unwrap() {
+        let path_params = item["parameters"].as_array().into_iter().flatten();
+        let op_params = item.as_object().unwrap().values().filter_map(|op| op["parameters"].as_array()).flatten();
+        for p in path_params.chain(op_params) {
+            let text = p["description"].as_str().unwrap_or_default();
+            if text.contains("days from now") {
+                assert!(text.contains(&days), "{path} {}: {text}", p["name"]);
+                times += 1;
+            }
+            if p["name"] == "queue" {
+                assert!(text.starts_with(&name), "{path}: {text}");
+                names += 1;
+            }
+        }
+    }
+    assert!(times >= 3 && names >= 20, "{times} times, {names} queue names");
+
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["BulkRequest"]["properties"]["ids"]["maxItems"], json!(limits::MAX_BULK_IDS));
+    for schema in ["BulkRequest", "RespawnRequest"] {
+        let expires = &schemas[schema]["properties"]["expires_in_ms"];
+        assert_eq!(expires["maximum"], json!(limits::MAX_DELAY.as_millis() as u64), "{schema}");
+    }
+
+    let errors = &paths[&format!("{q}/dead/errors")]["get"];
+    let summary = errors["summary"].as_str().unwrap();
+    let grouped = v1::MAX_GROUPED.to_string();
+    let grouped = format!("{},{}", &grouped[..grouped.len() - 3], &grouped[grouped.len() - 3..]);
+    let bound = format!("the first {grouped} dead letters, and stops after {} MiB", v1::MAX_GROUPED_BYTES >> 20);
+    assert!(summary.contains(&bound), "{summary}");
+    let group = &errors["responses"]["200"]["content"]["application/json"]["schema"]["properties"]["groups"]["items"];
+    assert_eq!(group["properties"]["sample_ids"]["maxItems"], json!(v1::SAMPLE_IDS));
+}

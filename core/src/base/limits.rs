@@ -35,8 +35,16 @@ pub const MAX_BATCH: usize = 100_000;
 /// Messages per publish script call (the chunks of a batch go out pipelined, in one round
 /// trip): a call stays around a millisecond even over a million pending messages.
 pub const PUBLISH_CHUNK: usize = 100;
-/// Most messages in one fetch: 1000.
+/// Most messages in one fetch, and in one page of a listing (`list`, dead letters): 1000.
 pub const MAX_FETCH: usize = 1000;
+/// Most buckets of one `upcoming` call: 1000.
+pub const MAX_UPCOMING_BUCKETS: usize = 1000;
+/// Most points of one `history` call (a day of minutes): 1440.
+pub const MAX_HISTORY_POINTS: usize = 1440;
+/// Most ids one bulk call takes by list (a search has no such bound): 10,000.
+pub const MAX_BULK_IDS: usize = 10_000;
+/// Most handlers a subscription runs at once (`SubscribeOptions::concurrency`): 10,000.
+pub const MAX_CONCURRENCY: usize = 10_000;
 /// At most this many queues in one subscription or one `Queue::fetch_first`.
 pub const MAX_QUEUES: usize = 100;
 /// Largest weight of a queue in a weighted subscription (the smallest is 1).
@@ -337,8 +345,8 @@ pub(crate) fn check_fetch_max(n: usize) -> Result<()> {
 }
 
 pub(crate) fn check_concurrency(n: usize) -> Result<()> {
-    if n == 0 || n > 10_000 {
-        return Err(Error::invalid(format!("concurrency: must be 1 to 10000, got {n}")));
+    if n == 0 || n > MAX_CONCURRENCY {
+        return Err(Error::invalid(format!("concurrency: must be 1 to {MAX_CONCURRENCY}, got {n}")));
     }
     Ok(())
 }

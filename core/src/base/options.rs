@@ -227,10 +227,10 @@ impl ClientOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SubscribeOptions {
-    /// Handlers running at once (default 10; 1 to 10,000).
+    /// Handlers running at once (default 10; 1 to [`MAX_CONCURRENCY`](limits::MAX_CONCURRENCY)).
     pub concurrency: usize,
     /// Messages leased ahead and waiting for a free handler slot (None: as many as
-    /// `concurrency`; 0 to 1,000). Their leases are kept alive too.
+    /// `concurrency`; 0 to [`MAX_FETCH`](limits::MAX_FETCH)). Their leases are kept alive too.
     pub prefetch: Option<usize>,
     /// Lease length of each delivery; None uses each message's own ttr.
     #[serde(rename = "ttr_ms", with = "wire::opt_ms")]
@@ -290,7 +290,7 @@ impl SubscribeOptions {
 #[serde(default, deny_unknown_fields)]
 pub struct DeadLetterQuery {
     pub offset: usize,
-    /// 1 to 1,000 (default 100).
+    /// 1 to [`MAX_FETCH`](limits::MAX_FETCH) (default [`DEFAULT_DEAD_LETTER_LIMIT`](limits::DEFAULT_DEAD_LETTER_LIMIT)).
     pub limit: usize,
 }
 

@@ -20,8 +20,7 @@ use crate::ops::info::{Search, Select};
 use crate::ops::queue::Queue;
 use crate::ops::sharded::shard_of;
 
-/// Most ids one bulk call takes by list (a search has no such bound).
-pub const MAX_BULK_IDS: usize = 10_000;
+pub use crate::base::limits::MAX_BULK_IDS;
 
 /// Messages acted on at once (pipelined on the shared connection).
 const IN_FLIGHT: usize = 64;

@@ -775,8 +775,9 @@ impl Queue {
         Ok(Fetched { now_us, local, next_due_ms, next_lease_ms, more, deliveries, corrupt })
     }
 
-    /// Pulls up to `max` (1 to 1000) due messages, waiting up to `wait` for the first one. Each
-    /// is leased for its ttr: ack, nack or extend it before then, or it is delivered again.
+    /// Pulls up to `max` (1 to [`MAX_FETCH`](limits::MAX_FETCH)) due messages, waiting up to
+    /// `wait` for the first one. Each is leased for its ttr: ack, nack or extend it before then,
+    /// or it is delivered again.
     ///
     /// Cancel-safe: dropping the future (a `select!`, a timeout, a cancelled task or a caller
     /// that went away) ends the wait, and what a fetch call already under way leases is
@@ -1089,7 +1090,7 @@ impl Queue {
         self.flag("nohist", !on).await
     }
 
-    /// The history of the queue from `since` to `until` (at most 1440 points of `step`): what
+    /// The history of the queue from `since` to `until` (at most [`MAX_HISTORY_POINTS`](limits::MAX_HISTORY_POINTS) points of `step`): what
     /// was published, delivered, acked, retried, dead-lettered and expired, and the lateness of
     /// the deliveries, per minute (kept 2 days) or per hour (kept 90 days). Counted by the
     /// scripts that do the work, by the Redis clock; points with nothing are zeros.
@@ -1101,8 +1102,11 @@ impl Queue {
         }
         let (a, b) = (since_ms / unit, until_ms / unit);
         let n = (b - a + 1) as usize;
-        if n > 1440 {
-            return Err(Error::invalid(format!("since/until: at most 1440 points of the step, got {n}")));
+        if n > limits::MAX_HISTORY_POINTS {
+            return Err(Error::invalid(format!(
+                "since/until: at most {} points of the step, got {n}",
+                limits::MAX_HISTORY_POINTS
+            )));
         }
         let kind = if step == Step::Minute { "m" } else { "h" };
         let (_, v) = self.history_call(kind, a, n).await?;
@@ -1151,8 +1155,11 @@ impl Queue {
         width: Duration,
         buckets: usize,
     ) -> Result<Vec<(SystemTime, u64)>> {
-        if buckets == 0 || buckets > 1000 {
-            return Err(Error::invalid(format!("buckets: must be 1 to 1000, got {buckets}")));
+        if buckets == 0 || buckets > limits::MAX_UPCOMING_BUCKETS {
+            return Err(Error::invalid(format!(
+                "buckets: must be 1 to {}, got {buckets}",
+                limits::MAX_UPCOMING_BUCKETS
+            )));
         }
         limits::check_span("width", width, Duration::from_millis(1), limits::MAX_DELAY)?;
         let start = time_to_ms(from);

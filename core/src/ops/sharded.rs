@@ -370,7 +370,8 @@ impl Queue {
         Ok(s)
     }
 
-    /// How many waiting messages fall due in each of `buckets` (1 to 1000) consecutive spans
+    /// How many waiting messages fall due in each of `buckets` (1 to
+    /// [`MAX_UPCOMING_BUCKETS`](limits::MAX_UPCOMING_BUCKETS)) consecutive spans
     /// of `width` from `from` — the load ahead. Leased messages are not counted.
     pub async fn upcoming(&self, from: SystemTime, width: Duration, buckets: usize) -> Result<Vec<(SystemTime, u64)>> {
         if !self.is_sharded() {
@@ -390,7 +391,7 @@ impl Queue {
     }
 
     /// A page of the messages in `state`, in its order (due time, lease deadline or time of
-    /// death), `limit` (1 to 1000) from `offset`; O(log n + page). A page ends early once it
+    /// death), `limit` (1 to [`MAX_FETCH`](limits::MAX_FETCH)) from `offset`; O(log n + page). A page ends early once it
     /// holds about 1 MiB of bodies. A sharded queue merges its shards' pages in that order
     /// (equal times in shard order); it reads `offset + limit` messages, so deep offsets cost
     /// more than on a plain queue.
@@ -403,7 +404,7 @@ impl Queue {
         self.merged(state, offset, limit).await
     }
 
-    /// Dead letters, the oldest death first, `limit` (1 to 1000) from `offset`. A page ends
+    /// Dead letters, the oldest death first, `limit` (1 to [`MAX_FETCH`](limits::MAX_FETCH)) from `offset`. A page ends
     /// early once it holds about 1 MiB of records and bodies (always at least one message).
     pub async fn dead_letters(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
         if !self.is_sharded() {

@@ -102,14 +102,14 @@ impl Queues {
     }
 
     /// By weights (e.g. 5/3/1): among the queues with a due message, each is picked in
-    /// proportion to its weight (1 to 1000).
+    /// proportion to its weight (1 to [`MAX_WEIGHT`]).
     pub fn weighted(queues: Vec<(Queue, u32)>) -> Result<Queues> {
         Self::new(queues, Order::Weighted)
     }
 
     /// [`priority`](Self::priority) without `weights`, else [`weighted`](Self::weighted) with
     /// one weight per queue. The weights are taken as a foreign binding received them (any
-    /// integer): one outside 1 to 1000 is refused as it was given.
+    /// integer): one outside 1 to [`MAX_WEIGHT`] is refused as it was given.
     pub fn ordered(queues: Vec<Queue>, weights: Option<Vec<i64>>) -> Result<Queues> {
         match weights {
             None => Self::priority(queues),
