@@ -5,7 +5,7 @@
 //! publish that times out is not sent again, and one sent again after its
 //! connection dropped is stored once; long runs (bulk actions by ids or by search, respawns,
 //! purges) over a sharded queue with a shard down finish the other shards and say how far they
-//! got.
+//! got; a burst of calls failing on a lost master leaves the live masters answering.
 mod common;
 
 use std::collections::{HashMap, HashSet};
@@ -327,6 +327,54 @@ async fn reads_of_a_sharded_queue_with_a_shard_down_name_the_shard() {
         match h.redis_now().await {
             Ok(_) => assert_ne!(first, 0),
             Err(e) => named("redis_now", e),
+        }
+    }
+}
+
+/// A burst of calls failing together on a lost master (one master and its replica killed, the
+/// cluster serving the other slots): twenty sharded queues' stats at once, hundreds of calls on
+/// the lost node, beside plain queues on the masters that stay. Each sharded read fails naming
+/// its shard, each plain read answers, in the burst and after it. Before the fix in
+/// third_party/redis (PATCHED.md) the cluster client wedged under such a burst: its slot
+/// refresh waited forever for a lock granted to a request it no longer polled, and every call
+/// to the live masters timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_calls_failing_on_a_lost_master_leaves_the_live_masters_answering() {
+    let cluster = common::Cluster::start();
+    cluster.serve_partial();
+    let client = Client::builder(&cluster.url).response_timeout(Duration::from_secs(10)).connect().await.unwrap();
+    let owner = |tag: &str| cluster.master_of(&format!("redelay:{{{tag}}}:msg"));
+    let registry = cluster.master_of(&format!("{}:queues", client.prefix()));
+    let victim = cluster.ports().into_iter().find(|&p| p != registry && is_master(p)).expect("another master");
+    let shards = 16;
+    // Sharded queues whose shard count lives on a master that stays, with shards on the victim.
+    let lost = |name: &str| (0..shards).find(|&i| owner(&format!("{name}/{i}")) == victim);
+    let sharded: Vec<(redelay::Queue, u32)> = (0..)
+        .map(|k| format!("burst{k}"))
+        .filter(|n| owner(n) != victim)
+        .filter_map(|n| lost(&n).map(|first| (client.queue_with(&n, QueueOptions::shards(shards)).unwrap(), first)))
+        .take(20)
+        .collect();
+    let plain: Vec<redelay::Queue> =
+        (0..).map(|k| format!("steady{k}")).filter(|n| owner(n) != victim).take(2).map(|n| client.queue(&n).unwrap()).collect();
+    for q in sharded.iter().map(|(q, _)| q).chain(&plain) {
+        q.publish_batch((0..32).map(|i| Message::new(b"x".to_vec()).id(format!("m{i}"))).collect()).await.unwrap();
+    }
+    cluster.lose_master(victim);
+
+    for round in 0..3 {
+        let (bad, good) = tokio::join!(
+            futures_util::future::join_all(sharded.iter().map(|(q, _)| q.stats())),
+            futures_util::future::join_all(plain.iter().map(|q| q.stats())),
+        );
+        for ((q, first), r) in sharded.iter().zip(bad) {
+            let e = r.expect_err(q.name());
+            assert_eq!(e.kind(), redelay::ErrorKind::Connection, "round {round}, {}: {e}", q.name());
+            let want = format!("shard {first} of queue \"{}\"", q.name());
+            assert!(e.message().contains(&want), "round {round}: {e}");
+        }
+        for (q, r) in plain.iter().zip(good) {
+            assert_eq!(r.map(|s| s.total).map_err(|e| e.to_string()), Ok(32), "round {round}, {}", q.name());
         }
     }
 }

@@ -147,13 +147,11 @@ async fn the_overview_logs_an_unreadable_queue_once_per_outage() {
 
 /// Twenty sharded queues with shards on one master, lost, beside plain queues on the masters
 /// that stay: one overview asks for them all at once, hundreds of calls failing together on
-/// the lost node. The overview answers, with every sharded queue's row an error, and the
-/// gateway reads the live queues after it. The cluster client (redis-rs 1.8) can wedge under
-/// such a burst — its slot refresh waiting forever for a lock held by a call it no longer
-/// drives — so that every call times out, to live masters too, for good (before: the test's
-/// requests after the overview timed out, every one); the core now opens a new cluster
-/// connection after a call that timed out. The calls that met the wedge still time out, a
-/// live queue's row in that overview included (a known limit: docs/architecture.md).
+/// the lost node. The overview answers with every sharded queue's row a `Connection` error
+/// naming its shard and every plain queue's row read, and the gateway reads the live queues
+/// after it. Before: the cluster client (redis-rs 1.8.1) wedged under such a burst — its slot
+/// refresh waiting forever for a lock granted to a request it no longer polled — so that
+/// every call timed out, to live masters too (third_party/redis/PATCHED.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_of_many_queues_with_a_shard_down_answers_and_the_gateway_still_reads() {
     let cluster = harness::Cluster::start();
@@ -193,29 +191,18 @@ async fn the_overview_of_many_queues_with_a_shard_down_answers_and_the_gateway_s
         assert_eq!(r["error"]["kind"], "Connection", "{n}: {r}");
         let message = r["error"]["message"].as_str().unwrap();
         let want = format!("shard {first} of queue \"{n}\" (hash tag {{{n}/{first}}})");
-        assert!(message.contains(&want) || message.contains("redis timeout"), "{n}: {r}");
+        assert!(message.contains(&want), "{n}: {r}");
     }
     for n in &plain {
         let r = row(&v, n);
-        let read = r["stats"]["total"].as_u64() == Some(1) && r.get("error").is_none();
-        assert!(read || r["error"]["kind"] == "Timeout", "{n}: {r}");
+        assert_eq!((r["stats"]["total"].as_u64(), r.get("error")), (Some(1), None), "{n}: {r}");
     }
-    // Plain requests to the live queues right after: each answers, at once or — when the
-    // burst wedged the cluster client — once the core has opened a new cluster connection
-    // (after the first call that timed out); before, never again.
+    // Plain requests to the live queues right after: each answers.
     for n in &plain {
-        let t = std::time::Instant::now();
-        loop {
-            let ask = s.http.get(s.url(&format!("/v1/queues/{n}/stats"))).bearer_auth(ADMIN).send();
-            let r = tokio::time::timeout(patience, ask).await.expect("the stats answer").unwrap();
-            let (status, v) = common::json(r).await;
-            if status == 200 {
-                assert_eq!(v["total"].as_u64(), Some(1), "{n}: {v}");
-                break;
-            }
-            assert_eq!(v["error"]["code"], "ERR_REDELAY_TIMEOUT", "{n}: {status} {v}");
-            assert!(t.elapsed() < patience, "{n}: the gateway never read it again: {status} {v}");
-        }
+        let ask = s.http.get(s.url(&format!("/v1/queues/{n}/stats"))).bearer_auth(ADMIN).send();
+        let r = tokio::time::timeout(patience, ask).await.expect("the stats answer").unwrap();
+        let (status, v) = common::json(r).await;
+        assert_eq!((status, v["total"].as_u64()), (200, Some(1)), "{n}: {v}");
     }
 }
 

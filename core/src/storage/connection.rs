@@ -213,54 +213,10 @@ fn enc(s: &str) -> String {
 pub(crate) enum Conn {
     /// Multiplexed and reconnecting by itself.
     Single(ConnectionManager),
-    /// Routes each script to the master of its queue's slot; follows MOVED/ASK; opened again
-    /// when it stops answering.
-    Cluster(Arc<ClusterConn>),
+    /// Routes each script to the master of its queue's slot; follows MOVED/ASK.
+    Cluster(ClusterConnection),
     /// The master Sentinel names; asks again after a connection error or READONLY.
     Sentinel(Arc<SentinelConn>),
-}
-
-/// How often at most a cluster connection that timed out is opened again.
-const CLUSTER_REOPEN_EVERY: Duration = Duration::from_secs(5);
-
-/// A Redis Cluster connection, opened again after a call that timed out (at most every
-/// [`CLUSTER_REOPEN_EVERY`]). The cluster client (redis-rs 1.8) can stop answering for good
-/// when many calls fail at once on a lost node: a slot refresh then waits forever for a lock
-/// held by a call it no longer drives, and every later call, to live masters too, times out.
-/// A new client has its own driver; calls under way on the old one end as they would have.
-pub(crate) struct ClusterConn {
-    client: redis::cluster::ClusterClient,
-    current: RwLock<ClusterConnection>,
-    last_reopen: StdMutex<Option<Instant>>,
-}
-
-impl ClusterConn {
-    async fn open(client: &redis::cluster::ClusterClient) -> Result<Arc<ClusterConn>> {
-        let current = RwLock::new(client.get_async_connection().await?);
-        Ok(Arc::new(ClusterConn { client: client.clone(), current, last_reopen: StdMutex::new(None) }))
-    }
-
-    pub(crate) fn current(&self) -> ClusterConnection {
-        self.current.read().unwrap().clone()
-    }
-
-    /// After a call's error: a timeout opens a new connection for the calls to come.
-    pub(crate) async fn after(&self, e: &redis::RedisError) {
-        if !e.is_timeout() {
-            return;
-        }
-        {
-            let mut last = self.last_reopen.lock().unwrap();
-            if last.is_some_and(|t| t.elapsed() < CLUSTER_REOPEN_EVERY) {
-                return;
-            }
-            *last = Some(Instant::now());
-        }
-        if let Ok(c) = self.client.get_async_connection().await {
-            tracing::warn!("Redis Cluster: a call timed out; opened a new cluster connection for the calls to come");
-            *self.current.write().unwrap() = c;
-        }
-    }
 }
 
 pub(crate) struct SentinelConn {
@@ -285,7 +241,7 @@ impl Opener {
             Opener::Single(c, config) => {
                 Conn::Single(ConnectionManager::new_with_config(c.clone(), config.clone()).await?)
             }
-            Opener::Cluster(c) => Conn::Cluster(ClusterConn::open(c).await?),
+            Opener::Cluster(c) => Conn::Cluster(c.get_async_connection().await?),
             Opener::Sentinel(s) => {
                 let master = s.sentinel.lock().await.async_get_client().await?;
                 Conn::Single(ConnectionManager::new_with_config(master, s.config.clone()).await?)
@@ -363,7 +319,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
                 b = b.certs(redis::TlsCertificates { client_tls: None, root_cert: Some(ca.clone()) });
             }
             let cluster = b.build().map_err(|e| invalid(url, e))?;
-            let conn = ClusterConn::open(&cluster).await?;
+            let conn = cluster.get_async_connection().await?;
             let subs = nodes.iter().map(|n| p.client(n)).collect::<Result<Vec<_>>>()?;
             Ok((Conn::Cluster(conn), PubSubTarget::AnyOf(subs), Opener::Cluster(cluster)))
         }
@@ -496,13 +452,7 @@ impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
             Conn::Single(c) => c.req_packed_command(cmd),
-            Conn::Cluster(c) => Box::pin(async move {
-                let r = c.current().req_packed_command(cmd).await;
-                if let Err(e) = &r {
-                    c.after(e).await;
-                }
-                r
-            }),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
             Conn::Sentinel(s) => Box::pin(async move {
                 let mut c = s.current();
                 let r = c.req_packed_command(cmd).await;
@@ -522,13 +472,7 @@ impl ConnectionLike for Conn {
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
-            Conn::Cluster(c) => Box::pin(async move {
-                let r = c.current().req_packed_commands(cmd, offset, count).await;
-                if let Err(e) = &r {
-                    c.after(e).await;
-                }
-                r
-            }),
+            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
             Conn::Sentinel(s) => Box::pin(async move {
                 let mut c = s.current();
                 let r = c.req_packed_commands(cmd, offset, count).await;
@@ -543,7 +487,7 @@ impl ConnectionLike for Conn {
     fn get_db(&self) -> i64 {
         match self {
             Conn::Single(c) => c.get_db(),
-            Conn::Cluster(c) => c.current().get_db(),
+            Conn::Cluster(c) => c.get_db(),
             Conn::Sentinel(s) => s.current().get_db(),
         }
     }

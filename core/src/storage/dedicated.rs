@@ -79,11 +79,7 @@ async fn send(conn: &mut Conn, p: Pipeline, route_key: &str, n: usize) -> Result
     let r = match conn {
         Conn::Cluster(c) => {
             let route = SingleNodeRoutingInfo::SpecificNode(Route::with_key(route_key, SlotAddr::Master));
-            let r = c.current().route_pipeline(p, 0, n, route).await;
-            if let Err(e) = &r {
-                c.after(e).await;
-            }
-            r
+            c.route_pipeline(p, 0, n, route).await
         }
         c => c.req_packed_commands(&p, 0, n).await,
     };
