@@ -355,8 +355,12 @@ async fn a_burst_of_calls_failing_on_a_lost_master_leaves_the_live_masters_answe
         .filter_map(|n| lost(&n).map(|first| (client.queue_with(&n, QueueOptions::shards(shards)).unwrap(), first)))
         .take(20)
         .collect();
-    let plain: Vec<redelay::Queue> =
-        (0..).map(|k| format!("steady{k}")).filter(|n| owner(n) != victim).take(2).map(|n| client.queue(&n).unwrap()).collect();
+    let plain: Vec<redelay::Queue> = (0..)
+        .map(|k| format!("steady{k}"))
+        .filter(|n| owner(n) != victim)
+        .take(2)
+        .map(|n| client.queue(&n).unwrap())
+        .collect();
     for q in sharded.iter().map(|(q, _)| q).chain(&plain) {
         q.publish_batch((0..32).map(|i| Message::new(b"x".to_vec()).id(format!("m{i}"))).collect()).await.unwrap();
     }
