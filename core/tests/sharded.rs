@@ -484,8 +484,9 @@ async fn a_handle_notices_a_destroy_or_a_new_shard_count_by_another_client() {
 }
 
 /// Reads of a sharded handle on a name nobody published to (a misspelt one, say) store no shard
-/// count and write nothing, so opening the name later with another count works; a write stores
-/// the count.
+/// count and write nothing, and nor do changes to messages that would have to exist (cancel,
+/// reschedule, ack, bulk actions by ids and by search, respawn, purge), so opening the name
+/// later with another count works; a publish stores the count.
 #[tokio::test]
 async fn reads_of_a_queue_that_does_not_exist_leave_nothing_behind() {
     let c = client().await;
@@ -504,6 +505,22 @@ async fn reads_of_a_queue_that_does_not_exist_leave_nothing_behind() {
     let pattern = format!("{}:*", c.prefix());
     let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut r).await.unwrap();
     assert_eq!(keys, Vec::<String>::new(), "reads wrote");
+    // Changes to messages that are not there: nothing done, nothing written.
+    assert!(!q.cancel("x").await.unwrap());
+    assert_eq!(
+        q.reschedule("x", redelay::Due::In(Duration::from_secs(5))).await.unwrap_err().kind(),
+        redelay::ErrorKind::NotFound
+    );
+    assert!(q.ack("x", "token").await.is_err());
+    let ids = vec!["x".to_string(), "y".to_string()];
+    assert_eq!(q.bulk(&BulkOptions::ids(BulkAction::Cancel, ids.clone())).await.unwrap().done, 0);
+    assert_eq!(q.bulk(&BulkOptions::ids(BulkAction::Purge, ids)).await.unwrap().done, 0);
+    let search = BulkOptions::search(BulkAction::Cancel, Search::IdPrefix("x".into()));
+    assert_eq!(q.bulk(&search).await.unwrap().done, 0);
+    assert_eq!(q.respawn(Select::All).await.unwrap(), 0);
+    assert_eq!(q.purge_dead(Select::All).await.unwrap(), 0);
+    let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut r).await.unwrap();
+    assert_eq!(keys, Vec::<String>::new(), "changes to nothing wrote");
     q.destroy().await.unwrap();
     let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut r).await.unwrap();
     assert_eq!(keys, Vec::<String>::new(), "destroy of nothing wrote");

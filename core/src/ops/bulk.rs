@@ -210,7 +210,8 @@ impl Queue {
             let mut cursor: Option<String> = None;
             loop {
                 // The shard count is the queue's, not a shard's: a check that fails stops the run.
-                if let Err(e) = self.check_shards().await {
+                // Read only: a bulk acts on messages that exist, and stores no count.
+                if let Err(e) = self.check_shards_to_read().await {
                     return Err(report.stopped(failed.unwrap_or(e), steps));
                 }
                 let page = match part.search_here(search, cursor.as_deref()).await {
@@ -261,7 +262,7 @@ impl Queue {
             };
         }
         if self.is_sharded() {
-            if let Err(e) = self.check_shards().await {
+            if let Err(e) = self.check_shards_to_read().await {
                 return (0, Some(e));
             }
         }

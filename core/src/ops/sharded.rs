@@ -126,9 +126,11 @@ impl Queue {
         self.check_shards_for(Access::Write).await
     }
 
-    /// [`check_shards`](Self::check_shards) for an operation that only reads: a queue with no
-    /// count stored (none published to it) reads as empty, and nothing is stored for it, so a
-    /// look at a misspelt name leaves no count behind to refuse the right one later.
+    /// [`check_shards`](Self::check_shards) for an operation that creates nothing — a read, or a
+    /// change to messages that must exist already (ack, cancel, reschedule, bulk, respawn): a
+    /// queue with no count stored (none published to it) holds nothing, and nothing is stored
+    /// for it, so a look or a cancel at a misspelt name leaves no count behind to refuse the
+    /// right one later.
     pub(crate) async fn check_shards_to_read(&self) -> Result<()> {
         self.check_shards_for(Access::Read).await
     }
@@ -212,12 +214,14 @@ impl Queue {
         stored.map_or(Ok(()), |n| Err(self.opened_with(n, 1)))
     }
 
-    /// The plain handle that holds message `id`.
+    /// The plain handle that holds message `id`. Every call through it changes a message that
+    /// must exist already, so it stores no shard count (a cancel on a misspelt name leaves no
+    /// trace).
     async fn part_for(&self, id: &str) -> Result<&Queue> {
         if !self.is_sharded() {
             return Ok(self);
         }
-        self.check_shards().await?;
+        self.check_shards_to_read().await?;
         Ok(&self.inner.shards[shard_of(id, self.shards()) as usize])
     }
 
@@ -499,7 +503,8 @@ impl Queue {
         if !self.is_sharded() {
             return self.on_dead_here(run, sel).await;
         }
-        self.check_shards().await?;
+        // Dead letters must exist already: no shard count is stored.
+        self.check_shards_to_read().await?;
         let n = self.shards();
         let ids = match sel {
             Select::All => {
