@@ -40,7 +40,9 @@ impl<T> Drop for AbortOnDrop<T> {
 }
 
 /// Runs `fut` on the binding's runtime and waits for it.
-async fn on_rt<T: Send + 'static>(fut: impl Future<Output = Res<T>> + Send + 'static) -> Res<T> {
+async fn on_rt<T: Send + 'static, E: From<redelay::Error> + Send + 'static>(
+    fut: impl Future<Output = Res<T, E>> + Send + 'static,
+) -> Res<T, E> {
     let mut guard = AbortOnDrop(RUNTIME.spawn(fut));
     match (&mut guard.0).await {
         Ok(r) => r,
@@ -58,7 +60,7 @@ macro_rules! call {
 
 // Errors: one class per `ErrorKind` (Kotlin `RedelayException.InvalidArgument` ...), the
 // message the core's with the field it names spelled as in Kotlin (`maxAttempts`); Errors.kt
-// adds `kind` and `code`.
+// adds `kind`, `code` and `soFar` (from `RunError`).
 macro_rules! errors {
     ($($kind:ident),*) => {
         /// Every error redelay raises, one subclass per kind of the core.
@@ -84,11 +86,43 @@ macro_rules! errors {
                 }
             }
         }
+
+        impl From<RedelayError> for RunError {
+            fn from(e: RedelayError) -> Self {
+                let kind = match e { $(RedelayError::$kind(_) => ErrorKind::$kind),* };
+                RunError::Failed { kind: kind.name().into(), reason: e.to_string(), so_far: None }
+            }
+        }
     };
 }
 errors!(InvalidArgument, Connection, Timeout, LeaseLost, NotFound, Redis, Handler);
 
-type Res<T> = Result<T, RedelayError>;
+type Res<T, E = RedelayError> = Result<T, E>;
+
+/// The error of a long run (`bulk`, `respawn`, `purge_dead`): its kind and message as
+/// `RedelayError` has them, and the run's totals so far when it stopped part way
+/// (`redelay::Error::so_far`, by wire name). Kotlin's `Queue` throws it as the
+/// `RedelayException` of that kind, with `soFar` (Errors.kt): a flat error carries only its
+/// message, and a UniFFI error with fields has no message of its own.
+#[derive(Debug, uniffi::Error)]
+pub enum RunError {
+    Failed { kind: String, reason: String, so_far: Option<HashMap<String, i64>> },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let RunError::Failed { reason, .. } = self;
+        f.write_str(reason)
+    }
+}
+
+impl From<redelay::Error> for RunError {
+    fn from(e: redelay::Error) -> Self {
+        let so_far = e.so_far().map(|t| t.iter().map(|&(name, n)| (name.into(), n as i64)).collect());
+        let RunError::Failed { kind, reason, .. } = RedelayError::from(e).into();
+        RunError::Failed { kind, reason, so_far }
+    }
+}
 
 /// A thrown exception's reason from its class name and message, worded by the core
 /// (`redelay::Failure::thrown`): `"IllegalStateException: boom"`.
@@ -836,14 +870,14 @@ impl NativeQueue {
     /// `expires_in` expires that long after the respawn, or with `clear_expiry` never expires.
     /// Returns how many.
     #[uniffi::method(default(expires_in = None, clear_expiry = false))]
-    pub async fn respawn(&self, select: Select, expires_in: Option<Ms>, clear_expiry: bool) -> Res<i64> {
+    pub async fn respawn(&self, select: Select, expires_in: Option<Ms>, clear_expiry: bool) -> Res<i64, RunError> {
         let sel = select.into_core()?;
         let expiry = redelay::RespawnExpiry::from_parts(opt_dur("expires_in", expires_in)?, clear_expiry)?;
         call!(self, |q| q.respawn_with(sel, expiry).await? as i64)
     }
 
     /// Deletes dead letters for good; returns how many.
-    pub async fn purge_dead(&self, select: Select) -> Res<i64> {
+    pub async fn purge_dead(&self, select: Select) -> Res<i64, RunError> {
         call!(self, |q| q.purge_dead(select.into_core()?).await? as i64)
     }
 
@@ -915,7 +949,7 @@ impl NativeQueue {
         at: Option<SystemTime>,
         expires_in: Option<Ms>,
         clear_expiry: bool,
-    ) -> Res<BulkReport> {
+    ) -> Res<BulkReport, RunError> {
         let (delay, expires_in) = (opt_dur("delay", delay)?, opt_dur("expires_in", expires_in)?);
         let search = search.map(Into::into);
         let opts = redelay::BulkOptions { action, delay, at, ids, search, expires_in, clear_expiry };

@@ -16,6 +16,27 @@ val RedelayException.kind: ErrorKind get() = ErrorKind.valueOf(javaClass.simpleN
 val RedelayException.code: String get() = errorCode(kind.name)
 
 /**
+ * How far a long run got when this error stopped it part way (Redis failed a `bulk`, `respawn` or
+ * `purgeDead` after a step had ended): the run's totals so far by their wire names, which stay
+ * done — `count` for a respawn or purge of dead letters, `matched`, `done` and `scanned` (a
+ * [BulkReport]'s) for a bulk action. The message says them too. Null for every other error.
+ */
+val RedelayException.soFar: Map<String, Long>? get() = suppressed.firstNotNullOfOrNull { (it as? SoFar)?.totals }
+
+/** Carries [soFar] as a suppressed exception of its error: stateless, and shown in stack traces. */
+private class SoFar(val totals: Map<String, Long>) : Throwable(totals.toString(), null, false, false)
+
+/** [block], its [RunException] thrown as the [RedelayException] of that kind with [soFar]. */
+internal suspend fun <T> endOfRun(block: suspend () -> T): T = try {
+    block()
+} catch (e: RunException.Failed) {
+    val kind = Class.forName("${RedelayException::class.java.name}$${e.kind}")
+    val error = kind.getConstructor(String::class.java).newInstance(e.reason) as RedelayException
+    e.soFar?.let { error.addSuppressed(SoFar(it)) }
+    throw error
+}
+
+/**
  * Thrown by a handler: "retry later". The message is nacked with [reason] and delivered again
  * after [delay] (instead of the message's exponential backoff). Any other exception nacks with
  * "SimpleClassName: message" and the backoff. [delay] follows the rule of `nack(retryIn = …)`,

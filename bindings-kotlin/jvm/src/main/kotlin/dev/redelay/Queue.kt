@@ -82,9 +82,9 @@ class Queue internal constructor(
     override suspend fun peek(id: String): MessageInfo? = native.peek(wellFormed("id", id))
 
     override suspend fun respawn(select: Select, expiresIn: Ms?, clearExpiry: Boolean): Long =
-        native.respawn(select.wellFormed(), expiresIn, clearExpiry)
+        endOfRun { native.respawn(select.wellFormed(), expiresIn, clearExpiry) }
 
-    override suspend fun purgeDead(select: Select): Long = native.purgeDead(select.wellFormed())
+    override suspend fun purgeDead(select: Select): Long = endOfRun { native.purgeDead(select.wellFormed()) }
 
     override suspend fun search(what: Search, cursor: String?): SearchPage =
         native.search(what.wellFormed(), wellFormed("cursor", cursor))
@@ -97,8 +97,9 @@ class Queue internal constructor(
         at: java.time.Instant?,
         expiresIn: Ms?,
         clearExpiry: Boolean,
-    ): BulkReport =
+    ): BulkReport = endOfRun {
         native.bulk(action, wellFormedAll("ids", ids), search?.wellFormed(), delay, at, expiresIn, clearExpiry)
+    }
 
     /** Deletes the whole queue: every message in every state. */
     suspend fun destroy() = native.destroyQueue()

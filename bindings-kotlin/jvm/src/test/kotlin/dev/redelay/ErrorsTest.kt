@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import kotlin.test.assertContains
 import kotlin.test.assertEquals
+import kotlin.test.assertNull
 import kotlin.test.assertTrue
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
@@ -205,5 +206,49 @@ class ErrorsTest {
         assertEquals("ERR_REDELAY_CONNECTION", e.code)
         assertThrows<RedelayException.Connection> { runBlocking { q.subscribe { } } }
         assertTrue(client.isClosed)
+    }
+
+    @Test
+    fun `a run that fails in the middle says how far it got in soFar`() = runBlocking<Unit> {
+        FaultProxy().use { proxy ->
+            Client.connect(proxy.url, ClientOptions(prefix = uniqueName("p-stopped"))).use { client ->
+                val q = client.queue("q")
+                val ids = List(2500) { "n$it" }
+                q.publishBatch(ids.map { Message("x".encodeToByteArray(), id = it, maxAttempts = 1) })
+                while (true) {
+                    val got = q.fetch(1000)
+                    if (got.isEmpty()) break
+                    for (m in got) m.nack(reason = "boom")
+                }
+                assertEquals(2500L, q.stats().dead)
+
+                // The error of `run`, whose call holding `cut` never reaches Redis.
+                suspend fun stopped(cut: String, run: suspend () -> Unit): RedelayException.Connection {
+                    proxy.dropNextRequestWith(cut)
+                    val e = assertThrows<RedelayException.Connection> { runBlocking { run() } }
+                    eventually(what = "the client to reconnect") { runCatching { client.ping() }.isSuccess }
+                    return e
+                }
+                // n0..n999 respawned, then the second call is cut.
+                var e = stopped("n1500") { q.respawn(Select.Ids(ids)) }
+                assertEquals(mapOf("count" to 1000L), e.soFar)
+                assertContains(e.message!!, "; stopped: respawned 1000 so far, and that stays done")
+                // The first call finds no dead letter among n0..n999, the second purges n1000..n1999.
+                e = stopped("n2000") { q.bulk(BulkAction.PURGE, ids) }
+                assertEquals(mapOf("matched" to 2500L, "done" to 1000L, "scanned" to 0L), e.soFar)
+                // Failed before any step ended: nothing was done, nothing to say.
+                e = stopped("n0") { q.purgeDead(Select.Ids(ids)) }
+                assertNull(e.soFar)
+                assertEquals(3, proxy.dropped)
+                val bad =
+                    assertThrows<RedelayException.InvalidArgument> { runBlocking { q.respawn(Select.Oldest(-1)) } }
+                assertEquals("count: must not be negative, got -1", bad.message)
+                assertNull(bad.soFar)
+                val other = assertThrows<RedelayException> { runBlocking { q.publish(ByteArray(0), maxAttempts = 0) } }
+                assertNull(other.soFar)
+                val stats = q.stats()
+                assertEquals(1000L to 500L, stats.ready to stats.dead)
+            }
+        }
     }
 }
