@@ -36,6 +36,23 @@ wheel="$(ls "$dist"/redelay-*.whl)"
 status=0
 (cd "$here/tests" && REDELAY_TEST_INSTALLED=1 "$py" -m pytest -p no:cacheprovider -q -rfE .) || status=$?
 
+# pyproject.toml says Python >= 3.9 (the wheel is abi3-py39): the same tests, on the same
+# wheel, in Python 3.9 when this machine has one (on PATH, or pyenv's), so that a newer API
+# than 3.9 has fails here.
+oldest=""
+for p in python3.9 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.9*/bin/python3.9; do
+  if "$p" -c 'import sys, venv; assert sys.version_info[:2] == (3, 9)' >/dev/null 2>&1; then oldest="$p"; fi
+done
+if [ -n "$oldest" ] && "$oldest" -m venv "$here/.venv-ci39" >/dev/null 2>&1; then
+  echo "== pytest on $("$oldest" --version)"
+  py39="$here/.venv-ci39/bin/python"
+  "$py39" -m pip install --quiet --disable-pip-version-check "pytest>=7" "$wheel"
+  (cd "$here/tests" && REDELAY_TEST_INSTALLED=1 "$py39" -m pytest -p no:cacheprovider -q -rfE .) || status=$?
+  rm -rf "$here/.venv-ci39"
+else
+  echo "== pytest on Python 3.9: skipped (no Python 3.9 with venv on this machine)"
+fi
+
 # Types: the examples, as a user's code, against the installed package.
 (cd "$here/examples" && "$py" -m mypy --strict --no-incremental --cache-dir=/dev/null .) || status=$?
 
