@@ -15,6 +15,16 @@ echo "== node $(node --version), npm $(npm --version), $(cargo --version)"
 echo "== npm ci"
 npm ci --ignore-scripts
 
+# redelay.js and redelay.d.ts are tsc's, emitted from lib/redelay.ts (the public API with its
+# types) and committed; emitted again into a scratch directory, they must be the same.
+echo "== redelay.js and redelay.d.ts match lib/redelay.ts (tsc)"
+gen="$(mktemp -d "${TMPDIR:-/tmp}/redelay-tsc-gen.XXXXXX")"
+node node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir "$gen"
+for f in redelay.js redelay.d.ts; do
+  diff -u "$f" "$gen/$f" || { echo "$f is stale: run npm run build:ts in bindings-node and commit it"; exit 1; }
+done
+rm -rf "$gen"
+
 echo "== build the native addon (once, release)"
 node scripts/install.js --force
 
