@@ -43,6 +43,17 @@ export declare class NativeDelivery {
   get leaseDeadline(): number
 }
 
+/**
+ * A queue's message stream (the core's `Messages`), one call at a time. Garbage-collected
+ * unclosed, it releases what it fetched and did not hand out, as `close` does.
+ */
+export declare class NativeMessages {
+  /** The next message, as a batch of one in columns (as `fetch` gives them). */
+  next(): Promise<RawBatch>
+  /** The core's close: releases what was fetched and not handed out, and waits for it. */
+  close(): Promise<unknown>
+}
+
 export declare class NativeQueue {
   get name(): string
   get shards(): number
@@ -51,6 +62,8 @@ export declare class NativeQueue {
   publishBatch(bodies: Uint8Array[], opts: object[]): Promise<unknown>
   /** Up to `max` leased deliveries in the columns of a subscription batch, with a handle each. */
   fetch(a: object): Promise<RawBatch>
+  /** The core's message stream of this queue (`opts`: its `MessagesOptions` in wire form). */
+  messages(opts: object): NativeMessages
   /**
    * Every other operation, by the core's name, with its arguments in wire form; resolves to
    * the result in wire form (see `redelay::Queue::call`).

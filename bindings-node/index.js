@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeClient = nativeBinding.NativeClient
 module.exports.NativeDelivery = nativeBinding.NativeDelivery
+module.exports.NativeMessages = nativeBinding.NativeMessages
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
 module.exports.checkRetryDelay = nativeBinding.checkRetryDelay

@@ -119,6 +119,14 @@ export interface FetchOptions {
     /** Lease of every fetched message instead of each one's own ttr. */
     ttrMs?: number;
 }
+export interface MessagesOptions {
+    /** Messages leased by each fetch (1 to 1000, default 1). */
+    batch?: number;
+    /** How long each fetch waits for a first message before the stream fetches again (10 ms or more, default 1000). */
+    waitMs?: number;
+    /** Lease of every message instead of each one's own ttr. */
+    ttrMs?: number;
+}
 export interface NackOptions {
     /** Retry after this long instead of the message's exponential backoff. */
     retryInMs?: number;
@@ -360,6 +368,30 @@ declare class Queue extends Handle {
      * for the first; settle each with ack/nack before its lease runs out.
      */
     fetch(max?: number, opts?: FetchOptions): Promise<Message[]>;
+    /**
+     * The queue's messages one at a time, on the core's message stream:
+     * `for await (const msg of queue.messages({ batch: 10 }))`. Each fetch leases up to
+     * `opts.batch` due messages, waiting up to `opts.waitMs` for a first one and fetching again
+     * while nothing is due, so the loop waits as long as the queue is empty. Settle every message.
+     * Leaving the loop (`break`, `return`, a throw) or `close()` hands back the messages fetched
+     * and not given out yet: due now, no attempt counted. Throws RedelayError for bad options.
+     */
+    messages(opts?: MessagesOptions): MessageStream;
+}
+/** The messages of `queue.messages()`: an async iterator that never ends by itself (see there). */
+declare class MessageStream extends Handle implements AsyncIterableIterator<Message> {
+    #private;
+    private constructor();
+    [Symbol.asyncIterator](): this;
+    /** The next message: one fetched earlier and not given out yet, or the first of the next fetch that leases any. */
+    next(): Promise<IteratorResult<Message, undefined>>;
+    /** What `break` calls: `close()`, then the iteration is done. */
+    return(): Promise<IteratorResult<Message, undefined>>;
+    /**
+     * Ends the stream: the messages fetched and not given out are handed back (due now, no
+     * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
+     */
+    close(): Promise<void>;
 }
 interface Queue {
     ack(id: string, token: string): Promise<void>;
@@ -486,4 +518,4 @@ declare class Message {
     /** Extends the lease to ttrMs from now. */
     extend(ttrMs: number): Promise<void>;
 }
-export { Client, Queue, Subscription, Message, RedelayError, RetryLater, ErrorCodes, setLogger };
+export { Client, Queue, MessageStream, Subscription, Message, RedelayError, RetryLater, ErrorCodes, setLogger };

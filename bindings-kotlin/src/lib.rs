@@ -607,6 +607,31 @@ impl NativeFetched {
     }
 }
 
+/// A queue's message stream (the core's `Messages`), one call at a time. Dropped (Kotlin's
+/// `close()`), it releases what it fetched and did not hand out, as `shutdown` does.
+#[derive(uniffi::Object)]
+pub struct NativeMessages(Arc<tokio::sync::Mutex<redelay::Messages>>);
+
+#[uniffi::export]
+impl NativeMessages {
+    /// The next message, handed over in a `NativeFetched`: a coroutine cancelled after it came
+    /// never takes it, and it is released.
+    pub async fn next(&self) -> Res<Arc<NativeFetched>> {
+        let m = self.0.clone();
+        on_rt(async move { Ok(NativeFetched::new(vec![m.lock().await.next().await?])) }).await
+    }
+
+    /// The core's close: releases what was fetched and not handed out, and waits for it.
+    pub async fn shutdown(&self) -> Res<()> {
+        let m = self.0.clone();
+        on_rt(async move {
+            m.lock().await.close().await;
+            Ok(())
+        })
+        .await
+    }
+}
+
 /// The lease of one delivery: ack, nack, release, extend. Each is sent to the core when Kotlin
 /// first polls it (not on the runtime), so a coroutine cancelled while it waits does not take
 /// the settle back: only its answer is lost.
@@ -810,6 +835,17 @@ impl NativeQueue {
     pub async fn fetch_raw(&self, max: Option<i32>, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeFetched>> {
         let (max, wait, ttr) = (fetch_max(max)?, dur("wait", wait)?, opt_dur("ttr", ttr)?);
         call!(self, |q| NativeFetched::new(q.fetch_leasing(max, wait, ttr).await?))
+    }
+
+    /// The stream behind Kotlin's `messages()` Flow (the core's `Queue::messages`): `batch`
+    /// null is the core's default (1).
+    pub fn messages_raw(&self, batch: Option<i32>, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeMessages>> {
+        let opts = redelay::MessagesOptions {
+            batch: opt_count("batch", batch)?,
+            wait: Some(dur("wait", wait)?),
+            ttr: opt_dur("ttr", ttr)?,
+        };
+        Ok(Arc::new(NativeMessages(Arc::new(tokio::sync::Mutex::new(self.0.messages(opts)?)))))
     }
 
     /// Acknowledges a leased message by id and lease token.

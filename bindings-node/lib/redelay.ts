@@ -12,7 +12,14 @@
 // routing the core's logs.
 
 import * as native from './index.js'
-import type { NativeClient, NativeDelivery, NativeQueue, NativeSubscription, RawBatch } from './index.js'
+import type {
+  NativeClient,
+  NativeDelivery,
+  NativeMessages,
+  NativeQueue,
+  NativeSubscription,
+  RawBatch,
+} from './index.js'
 import { isMainThread } from 'node:worker_threads'
 
 declare global {
@@ -134,6 +141,15 @@ export interface FetchOptions {
   /** How long to wait for the first message (default 0: return at once). */
   waitMs?: number
   /** Lease of every fetched message instead of each one's own ttr. */
+  ttrMs?: number
+}
+
+export interface MessagesOptions {
+  /** Messages leased by each fetch (1 to 1000, default 1). */
+  batch?: number
+  /** How long each fetch waits for a first message before the stream fetches again (10 ms or more, default 1000). */
+  waitMs?: number
+  /** Lease of every message instead of each one's own ttr. */
   ttrMs?: number
 }
 
@@ -867,6 +883,56 @@ class Queue extends Handle {
   fetch(max?: number, opts?: FetchOptions): Promise<Message[]> {
     return fetched(() => this[N].fetch({ ...optsBeside(opts, 'max'), ...toWire({ max }) }))
   }
+
+  /**
+   * The queue's messages one at a time, on the core's message stream:
+   * `for await (const msg of queue.messages({ batch: 10 }))`. Each fetch leases up to
+   * `opts.batch` due messages, waiting up to `opts.waitMs` for a first one and fetching again
+   * while nothing is due, so the loop waits as long as the queue is empty. Settle every message.
+   * Leaving the loop (`break`, `return`, a throw) or `close()` hands back the messages fetched
+   * and not given out yet: due now, no attempt counted. Throws RedelayError for bad options.
+   */
+  messages(opts?: MessagesOptions): MessageStream {
+    const n = sync(() => this[N].messages(toWire(opts)))
+    return new (MessageStream as Make<MessageStream, [NativeMessages]>)(INTERNAL, n)
+  }
+}
+
+/** The messages of `queue.messages()`: an async iterator that never ends by itself (see there). */
+class MessageStream extends Handle implements AsyncIterableIterator<Message> {
+  /** @internal */
+  declare readonly [N]: NativeMessages
+  #closed = false
+
+  private constructor(token: symbol, n: NativeMessages) {
+    super(token, n)
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  /** The next message: one fetched earlier and not given out yet, or the first of the next fetch that leases any. */
+  async next(): Promise<IteratorResult<Message, undefined>> {
+    if (this.#closed) return { done: true, value: undefined }
+    const [m] = await fetched(() => this[N].next())
+    return { done: false, value: m }
+  }
+
+  /** What `break` calls: `close()`, then the iteration is done. */
+  async return(): Promise<IteratorResult<Message, undefined>> {
+    await this.close()
+    return { done: true, value: undefined }
+  }
+
+  /**
+   * Ends the stream: the messages fetched and not given out are handed back (due now, no
+   * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
+   */
+  close(): Promise<void> {
+    this.#closed = true
+    return call(() => this[N].close()).then(VOID)
+  }
 }
 // The methods of the core's operations (ops), typed here.
 interface Queue {
@@ -1124,4 +1190,4 @@ class Message {
   }
 }
 
-export { Client, Queue, Subscription, Message, RedelayError, RetryLater, ErrorCodes, setLogger }
+export { Client, Queue, MessageStream, Subscription, Message, RedelayError, RetryLater, ErrorCodes, setLogger }

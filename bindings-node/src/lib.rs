@@ -152,12 +152,46 @@ impl NativeQueue {
         fetched(env, async move { q.fetch_wire(a).await })
     }
 
+    /// The core's message stream of this queue (`opts`: its `MessagesOptions` in wire form).
+    #[napi(ts_args_type = "opts: object")]
+    pub fn messages(&self, env: &Env, opts: Wire<redelay::MessagesOptions>) -> Result<NativeMessages> {
+        let m = sync(env, self.q.messages(opts.0))?;
+        Ok(NativeMessages { m: std::sync::Arc::new(tokio::sync::Mutex::new(m)) })
+    }
+
     /// Every other operation, by the core's name, with its arguments in wire form; resolves to
     /// the result in wire form (see `redelay::Queue::call`).
     #[napi(ts_args_type = "op: string, a: object", ts_return_type = "Promise<unknown>")]
     pub fn call<'e>(&self, env: &'e Env, op: String, a: Value) -> Result<JsPromise<'e>> {
         let q = self.q.clone();
         spawn(env, async move { q.call(&op, a).await })
+    }
+}
+
+/// A queue's message stream (the core's `Messages`), one call at a time. Garbage-collected
+/// unclosed, it releases what it fetched and did not hand out, as `close` does.
+#[napi]
+pub struct NativeMessages {
+    m: std::sync::Arc<tokio::sync::Mutex<redelay::Messages>>,
+}
+
+#[napi]
+impl NativeMessages {
+    /// The next message, as a batch of one in columns (as `fetch` gives them).
+    #[napi]
+    pub fn next<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
+        let m = self.m.clone();
+        fetched(env, async move { Ok(vec![m.lock().await.next().await?]) })
+    }
+
+    /// The core's close: releases what was fetched and not handed out, and waits for it.
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn close<'e>(&self, env: &'e Env) -> Result<JsPromise<'e>> {
+        let m = self.m.clone();
+        spawn(env, async move {
+            m.lock().await.close().await;
+            Ok(())
+        })
     }
 }
 

@@ -40,6 +40,16 @@ const ops = {
   publish_batch: async (a, q) =>
     (await q.publishBatch(a.messages.map((m) => ({ body: m.body, ...options(m, ['body']) })))).map((p) => p.status),
   fetch: async (a, q) => (await q.fetch(a.max, options(a, ['max']))).length,
+  async messages(a, q) {
+    // The stream first (its options are checked before anything is published), then the
+    // message it is to hand out.
+    const stream = q.messages(options(a, ['body']))
+    await q.publish(a.body)
+    const { value } = await stream.next()
+    await value.ack()
+    await stream.close()
+    return value.body.toString()
+  },
   fetch_first: async (a, q, c) => (await c.fetch(a.queues, a.max, options(a, ['queues', 'max']))).length,
   ack: (a, q) => q.ack(a.id, a.token).then(() => null),
   nack: (a, q) => q.nack(a.id, a.token, options(a, ['id', 'token'])),

@@ -31,6 +31,7 @@ fn failure_reason(name: &str, text: &str) -> String {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<queue::NativeClient>()?;
     m.add_class::<queue::NativeQueue>()?;
+    m.add_class::<queue::NativeMessages>()?;
     m.add_class::<subscribe::NativeSubscription>()?;
     m.add_class::<message::BaseMessage>()?;
     m.add_class::<message::Message>()?;

@@ -170,6 +170,40 @@ impl NativeQueue {
         let (q, args) = (self.q.get(py, QUEUE)?.clone(), de(py, args)?);
         run(py, blocking, async move { q.fetch_wire(args).await.map(|v| Deliveries::new(v, blocking)) })
     }
+
+    /// The core's message stream of this queue (`opts`: its `MessagesOptions` in wire form).
+    fn messages(&self, py: Python<'_>, opts: &str) -> PyResult<NativeMessages> {
+        let (q, o) = (self.q.get(py, QUEUE)?, de::<redelay::MessagesOptions>(py, opts)?);
+        let m = q.messages(o).map_err(|e| to_py_err(py, e))?;
+        Ok(NativeMessages { m: self.q.with(Arc::new(tokio::sync::Mutex::new(m))) })
+    }
+}
+
+/// A queue's message stream (the core's `Messages`), one call at a time. Dropped, it releases
+/// what it fetched and did not hand out, as `close` does.
+#[pyclass(frozen, module = "redelay._native")]
+pub struct NativeMessages {
+    m: Homed<Arc<tokio::sync::Mutex<redelay::Messages>>>,
+}
+
+#[pymethods]
+impl NativeMessages {
+    /// The next message, as a list of one: a `Deliveries`, so that one whose caller is gone
+    /// when it comes is released (by the core's handover, or `_runtime.settle` for a cancelled
+    /// asyncio call).
+    fn next<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        let m = self.m.get(py, QUEUE)?.clone();
+        run(py, blocking, async move { Ok(Deliveries::new(vec![m.lock().await.next().await?], blocking)) })
+    }
+
+    /// The core's close: releases what was fetched and not handed out, and waits for it.
+    fn close<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        let m = self.m.get(py, QUEUE)?.clone();
+        run(py, blocking, async move {
+            m.lock().await.close().await;
+            Ok(())
+        })
+    }
 }
 
 /// Deliveries handed to Python as a list of `Message`s (asyncio) or `SyncMessage`s. Dropped

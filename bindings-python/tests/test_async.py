@@ -450,3 +450,52 @@ def test_handler_returning_a_future_or_failing_synchronously(url: str, prefix: s
         assert "awaitable" in (dead[0].last_error or "")
 
     run(body)
+
+
+def test_async_messages_in_order_and_a_break_gives_back_the_rest(url: str, prefix: str) -> None:
+    async def body() -> None:
+        q = (await connect(url, prefix)).queue("stream")
+        await q.publish_batch([{"body": b"x", "id": f"s{i}", "ttr": 60} for i in range(4)])
+        got: List[redelay.Message] = []
+        async for m in q.messages(batch=3):
+            assert isinstance(m, redelay.Message) and m.attempt == 1
+            got.append(m)
+            if len(got) == 2:
+                break  # s2 was fetched with them and not given out: handed back
+        assert [m.id for m in got] == ["s0", "s1"]
+        for m in got:
+            await m.ack()
+
+        async def s2_back() -> bool:
+            info = await q.peek("s2")
+            assert info is not None and info.attempts == 0
+            return info.state == "ready"
+
+        deadline = time.monotonic() + 10
+        while not await s2_back():
+            assert time.monotonic() < deadline, "s2 given back, not leased to nobody for 60 s"
+            await asyncio.sleep(0.02)
+        async with q.messages(batch=2, wait=0.2) as stream:
+            rest = [await stream.__anext__(), await stream.__anext__()]
+        assert [(m.id, m.attempt) for m in rest] == [("s2", 1), ("s3", 1)]
+        assert [m async for m in stream] == [], "closed: it ends"
+        for m in rest:
+            await m.ack()
+        with pytest.raises(redelay.InvalidArgumentError, match=r"^batch: must be 1 to 1000, got 1001$"):
+            q.messages(batch=1001)
+
+    run(body)
+
+
+def test_async_messages_cancelled_after_redis_leased_gives_the_message_back(url: str, prefix: str) -> None:
+    async def body() -> None:
+        q = (await connect(url, prefix)).queue("stream-cancel-late")
+        stream = q.messages(wait=10)
+
+        async def one() -> List[redelay.Message]:
+            return [await stream.__anext__()]
+
+        await _cancelled_after_redis_leased(q, one)
+        await stream.aclose()
+
+    run(body)

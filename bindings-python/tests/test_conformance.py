@@ -86,6 +86,14 @@ def run(op: str, a: Dict[str, Any], client: redelay.Client, q: redelay.Queue, ur
     if op == "fetch":
         more = [a["max"]] if "max" in a else []  # else the default
         return len(q.fetch(*more, wait=ms(a, "wait_ms") or 0))
+    if op == "messages":
+        # The stream first (its options are checked before anything is published), then the
+        # message it is to hand out.
+        with q.messages(batch=a.get("batch"), wait=ms(a, "wait_ms"), ttr=ms(a, "ttr_ms")) as stream:
+            q.publish(a["body"])
+            got = next(stream)
+            got.ack()
+            return got.body.decode()
     if op == "fetch_first":
         more = [a["max"]] if "max" in a else []  # else the default
         return len(client.fetch(a["queues"], *more, wait=ms(a, "wait_ms") or 0, ttr=ms(a, "ttr_ms")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Optional
+from typing import List, Optional
 
 import pytest
 
@@ -299,3 +299,54 @@ def test_client_info(client: redelay.Client, prefix: str) -> None:
     assert client.prefix == prefix
     client.queue("listed").publish(b"x")
     assert "listed" in client.queues()
+
+
+def _released(q: redelay.Queue, ids: List[str]) -> bool:
+    """Each of ``ids`` waits, due now, with no attempt counted."""
+    infos = [q.peek(i) for i in ids]
+    assert all(i is not None and i.attempts == 0 for i in infos)
+    return all(i is not None and i.state == "ready" for i in infos)
+
+
+def test_messages_iterates_in_order_a_batch_at_a_time_and_a_break_gives_back_the_rest(
+    client: redelay.Client,
+) -> None:
+    q = client.queue("stream")
+    q.publish_batch([{"body": b"x", "id": f"s{i}", "ttr": 60} for i in range(5)])
+    got: List[redelay.SyncMessage] = []
+    for m in q.messages(batch=2):
+        assert isinstance(m, redelay.SyncMessage) and m.attempt == 1
+        got.append(m)
+        if len(got) == 3:
+            break  # s3 was fetched with s2 and not given out: handed back by the stream
+    assert [m.id for m in got] == ["s0", "s1", "s2"]
+    for m in got:
+        m.ack()
+    deadline = time.monotonic() + 10
+    while not _released(q, ["s3"]):
+        assert time.monotonic() < deadline, "s3 given back, not leased to nobody for 60 s"
+        time.sleep(0.02)
+    rest = q.fetch(2)
+    assert [(m.id, m.attempt) for m in rest] == [("s3", 1), ("s4", 1)]
+
+
+def test_messages_closed_gives_back_at_once_and_ends(client: redelay.Client) -> None:
+    q = client.queue("stream-close")
+    q.publish_batch([{"body": b"x", "id": i, "ttr": 60} for i in ["a", "b", "c"]])
+    with q.messages(batch=3, wait=0.5, ttr=30) as stream:
+        first = next(stream)
+        assert first.id == "a"
+    assert _released(q, ["b", "c"]), "handed back before close returned"
+    assert list(stream) == []
+    stream.close()  # again: nothing
+    first.ack()
+
+
+def test_messages_refuses_bad_options_naming_the_field(client: redelay.Client) -> None:
+    q = client.queue("stream-bad")
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^batch: must be 1 to 1000, got 0$"):
+        q.messages(batch=0)
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^wait: must be 10 ms to 3650 days"):
+        q.messages(wait=0)
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^ttr: must be 100 ms to 24 h"):
+        q.messages(ttr=0.05)

@@ -41,7 +41,8 @@ pub use base::limits;
 pub use base::logs::forward_logs;
 pub use base::message::{Due, Message, PublishStatus, Published};
 pub use base::options::{
-    batch_messages, ClientOptions, DeadLetterQuery, PublishOptions, QueueOptions, RespawnExpiry, SubscribeOptions,
+    batch_messages, ClientOptions, DeadLetterQuery, MessagesOptions, PublishOptions, QueueOptions, RespawnExpiry,
+    SubscribeOptions,
 };
 pub use base::spelling::{time_words, Spelling};
 pub use base::url::redact;
@@ -55,6 +56,7 @@ pub use ops::info::{
     HistoryPoint, ListPage, MessageInfo, RespawnOptions, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
     LATENESS_BUCKETS_MS,
 };
+pub use ops::messages::Messages;
 pub use ops::queue::{Queue, VERIFY_MAX_RECORDS};
 pub use ops::settings::Settings;
 pub use ops::sharded::shard_of;

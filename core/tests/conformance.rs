@@ -69,6 +69,16 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
             .fetch(a["max"].as_u64().map_or(limits::DEFAULT_FETCH_MAX, |n| n as usize), ms(a, "wait_ms"))
             .await?
             .len()),
+        "messages" => {
+            // The stream first (its options are checked before anything is published), then
+            // the message it is to hand out.
+            let mut stream = q.messages(options(a, &["body"])?)?;
+            q.publish(Message::new(s(a, "body").as_bytes().to_vec())).await?;
+            let d = stream.next().await?;
+            d.ack().await?;
+            stream.close().await;
+            json!(String::from_utf8_lossy(d.body()))
+        }
         "fetch_first" => {
             let names: Vec<String> = from_json(a["queues"].clone())?;
             let mut args = json!({"wait_ms": a["wait_ms"].as_u64().unwrap_or(0)});

@@ -7,14 +7,25 @@ import functools
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Union
 
 from . import _runtime
-from ._native import DEFAULT_FETCH_MAX, Message, NativeClient, NativeSubscription, SyncMessage
-from ._ops import Async, ClientOps, QueueOps, Sources, SubscriptionBase, connect_args, queue_args, sources, start
+from ._native import DEFAULT_FETCH_MAX, Message, NativeClient, NativeMessages, NativeSubscription, SyncMessage
+from ._ops import (
+    Async,
+    ClientOps,
+    QueueOps,
+    Sources,
+    SubscriptionBase,
+    connect_args,
+    messages_args,
+    queue_args,
+    sources,
+    start,
+)
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["AsyncClient", "AsyncQueue", "Subscription", "SubscribeCall", "AsyncHandler", "SyncHandler"]
+__all__ = ["AsyncClient", "AsyncQueue", "MessageStream", "Subscription", "SubscribeCall", "AsyncHandler", "SyncHandler"]
 
 #: An ``async def handler(msg: Message)``: runs on the event loop that called ``subscribe``.
 AsyncHandler = Callable[[Message], Awaitable[Any]]
@@ -106,6 +117,19 @@ class AsyncQueue(QueueOps, Async):
         result: List[Message] = await self._fetch(max, wait, ttr)
         return result
 
+    def messages(
+        self, *, batch: Optional[int] = None, wait: Optional[Seconds] = None, ttr: Optional[Seconds] = None
+    ) -> MessageStream:
+        """The queue's messages, one at a time: ``async for msg in queue.messages(batch=10):``.
+        Each fetch leases up to ``batch`` (1 to 1000; default 1) due messages, waiting up to
+        ``wait`` (10 ms or more; default 1 s) for a first one and fetching again while nothing
+        is due, so the iteration waits as long as the queue is empty. Each message is leased for
+        its ttr (or ``ttr``): settle every one (``ack``, ``nack``). Leaving the loop early
+        (``break``, an exception, a cancelled task) or :meth:`MessageStream.aclose` hands back
+        the fetched messages not yet given out: due now, no attempt counted. Bad options raise
+        :class:`InvalidArgumentError` here."""
+        return MessageStream(self._native.messages(messages_args(batch, wait, ttr)))
+
     def subscribe(
         self, handler: Union[AsyncHandler, SyncHandler], **options: Unpack[SubscribeOptions]
     ) -> SubscribeCall:
@@ -123,6 +147,41 @@ class AsyncQueue(QueueOps, Async):
         return SubscribeCall(
             lambda: _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)
         )
+
+
+class MessageStream:
+    """The messages of :meth:`AsyncQueue.messages`: an async iterator of :class:`Message`,
+    usable as ``async with`` too (the block's end closes it). It never ends by itself."""
+
+    __slots__ = ("_closed", "_native")
+
+    def __init__(self, native: NativeMessages) -> None:
+        self._native = native
+        self._closed = False
+
+    def __aiter__(self) -> MessageStream:
+        return self
+
+    async def __anext__(self) -> Message:
+        """The next message: one fetched earlier and not given out yet, or the first of the
+        next fetch that leases any. Cancelling the call leaves nothing leased to nobody."""
+        if self._closed:
+            raise StopAsyncIteration
+        got: List[Message] = await self._native.next(False)
+        return got[0]
+
+    async def aclose(self) -> None:
+        """Ends the stream: the messages fetched and not given out are handed back (due now, no
+        attempt counted) before it returns. Iterating then ends at once; calling it again does
+        nothing. A stream dropped unclosed (``break``) hands them back in the background."""
+        self._closed = True
+        await self._native.close(False)
+
+    async def __aenter__(self) -> MessageStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 async def _subscribe(

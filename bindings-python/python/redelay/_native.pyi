@@ -14,6 +14,7 @@ from ._errors import RedelayError
 __all__ = [
     "NativeClient",
     "NativeQueue",
+    "NativeMessages",
     "NativeSubscription",
     "BaseMessage",
     "Message",
@@ -157,6 +158,17 @@ class NativeQueue:
         """The core's call ``op`` with ``args`` in its wire form (JSON); the result likewise."""
     def fetch(self, args: str, blocking: bool) -> Any:
         """Up to ``max`` leased deliveries; ``args`` are the core's fetch arguments in wire form (JSON)."""
+    def messages(self, opts: str) -> NativeMessages:
+        """The core's message stream of this queue; ``opts`` its options in wire form (JSON)."""
+
+@final
+class NativeMessages:
+    """A queue's message stream of the core (internal)."""
+
+    def next(self, blocking: bool) -> Any:
+        """The next message as a list of one (or an awaitable of it)."""
+    def close(self, blocking: bool) -> Any:
+        """Hands back what was fetched and not given out (or an awaitable of that)."""
 
 @final
 class NativeClient:

@@ -117,6 +117,12 @@ def fetch_args(max: int, wait: Seconds, ttr: Optional[Seconds]) -> str:
     return dumps(wire({"max": max, "wait": wait, "ttr": ttr}))
 
 
+def messages_args(batch: Optional[int], wait: Optional[Seconds], ttr: Optional[Seconds]) -> str:
+    """A message stream's options in the core's wire form (``batch``, ``wait_ms``, ``ttr_ms``;
+    None: the core's default), as JSON."""
+    return dumps(wire({"batch": batch, "wait": wait, "ttr": ttr}))
+
+
 def _select(ids: Optional[Iterable[str]], oldest: Optional[int], all: bool) -> Dict[str, Any]:
     return checked({"ids": _ids(ids), "oldest": oldest, "all": all})
 

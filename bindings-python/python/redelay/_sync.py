@@ -9,14 +9,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Union
 
 from . import _runtime
-from ._native import DEFAULT_FETCH_MAX, NativeClient, NativeSubscription, SyncMessage
-from ._ops import ClientOps, QueueOps, Sources, SubscriptionBase, Sync, connect_args, queue_args, sources, start
+from ._native import DEFAULT_FETCH_MAX, NativeClient, NativeMessages, NativeSubscription, SyncMessage
+from ._ops import (
+    ClientOps,
+    QueueOps,
+    Sources,
+    SubscriptionBase,
+    Sync,
+    connect_args,
+    messages_args,
+    queue_args,
+    sources,
+    start,
+)
 from ._types import ClientOptions, Queues, Seconds, SubscribeOptions, is_async_handler
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Client", "Queue", "SyncSubscription"]
+__all__ = ["Client", "Queue", "SyncMessageStream", "SyncSubscription"]
 
 
 class Client(ClientOps, Sync):
@@ -86,12 +97,56 @@ class Queue(QueueOps, Sync):
         result: List[SyncMessage] = self._fetch(max, wait, ttr)
         return result
 
+    def messages(
+        self, *, batch: Optional[int] = None, wait: Optional[Seconds] = None, ttr: Optional[Seconds] = None
+    ) -> SyncMessageStream:
+        """The queue's messages, one at a time: ``for msg in queue.messages(batch=10):``, each
+        fetch blocking (GIL released) as :meth:`AsyncQueue.messages` waits. Leaving the loop
+        early (``break``, an exception, Ctrl-C) or :meth:`SyncMessageStream.close` hands back
+        the fetched messages not yet given out: due now, no attempt counted."""
+        return SyncMessageStream(self._native.messages(messages_args(batch, wait, ttr)))
+
     def subscribe(self, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]) -> SyncSubscription:
         """Starts consuming in the background: ``handler`` (a plain ``def``) runs in a thread
         pool for every due message, up to ``concurrency`` at a time. Returning acks; raising
         nacks (see :meth:`AsyncQueue.subscribe`). For ``async def`` handlers use
         :class:`AsyncClient`. The subscription runs until closed."""
         return _subscribe(self._native.client, ([(self.name, self._native.shards)], None), handler, options)
+
+
+class SyncMessageStream:
+    """The messages of :meth:`Queue.messages`: an iterator of :class:`SyncMessage`, usable as
+    ``with`` too (the block's end closes it). It never ends by itself."""
+
+    __slots__ = ("_closed", "_native")
+
+    def __init__(self, native: NativeMessages) -> None:
+        self._native = native
+        self._closed = False
+
+    def __iter__(self) -> SyncMessageStream:
+        return self
+
+    def __next__(self) -> SyncMessage:
+        """The next message: one fetched earlier and not given out yet, or the first of the
+        next fetch that leases any (blocking, GIL released, as long as nothing is due)."""
+        if self._closed:
+            raise StopIteration
+        got: List[SyncMessage] = self._native.next(True)
+        return got[0]
+
+    def close(self) -> None:
+        """Ends the stream: the messages fetched and not given out are handed back (due now, no
+        attempt counted) before it returns. Iterating then ends at once; calling it again does
+        nothing. A stream dropped unclosed (``break``) hands them back in the background."""
+        self._closed = True
+        self._native.close(True)
+
+    def __enter__(self) -> SyncMessageStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _subscribe(

@@ -62,6 +62,11 @@ pub const DEFAULT_TTR: Duration = Duration::from_secs(30);
 pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
 /// Default most messages of one fetch, when the call does not say: 1.
 pub const DEFAULT_FETCH_MAX: usize = 1;
+/// Default wait of each fetch of a message stream (`Queue::messages`): 1 s.
+pub const DEFAULT_MESSAGES_WAIT: Duration = Duration::from_secs(1);
+/// Shortest wait of each fetch of a message stream: 10 ms. The stream fetches again while
+/// nothing is due, so a fetch that did not wait would spin.
+pub const MIN_MESSAGES_WAIT: Duration = Duration::from_millis(10);
 /// Default page size of a listing (`list`, dead letters), when the call does not say: 100.
 pub const DEFAULT_PAGE_LIMIT: usize = 100;
 /// Default page size of a dead-letter listing: [`DEFAULT_PAGE_LIMIT`].
@@ -338,8 +343,14 @@ pub(crate) fn check_batch(n: usize) -> Result<()> {
 }
 
 pub(crate) fn check_fetch_max(n: usize) -> Result<()> {
+    check_fetch_count("max", n)
+}
+
+/// A count of messages one fetch call or listing page takes (`max`, `limit`, `batch`): 1 to
+/// [`MAX_FETCH`].
+pub(crate) fn check_fetch_count(field: &str, n: usize) -> Result<()> {
     if n == 0 || n > MAX_FETCH {
-        return Err(Error::invalid(format!("max: must be 1 to {MAX_FETCH}, got {n}")));
+        return Err(Error::invalid(format!("{field}: must be 1 to {MAX_FETCH}, got {n}")));
     }
     Ok(())
 }

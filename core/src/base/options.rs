@@ -302,8 +302,44 @@ impl Default for DeadLetterQuery {
 
 impl DeadLetterQuery {
     pub fn validate(&self) -> Result<()> {
-        if self.limit == 0 || self.limit > limits::MAX_FETCH {
-            return Err(Error::invalid(format!("limit: must be 1 to {}, got {}", limits::MAX_FETCH, self.limit)));
+        limits::check_fetch_count("limit", self.limit)
+    }
+}
+
+/// Options of a queue's message stream (`Queue::messages`). `Default`: the core's defaults
+/// ([`DEFAULT_FETCH_MAX`](limits::DEFAULT_FETCH_MAX) per fetch, each fetch waiting
+/// [`DEFAULT_MESSAGES_WAIT`](limits::DEFAULT_MESSAGES_WAIT), each message's own ttr).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MessagesOptions {
+    /// Messages leased by each fetch (1 to [`MAX_FETCH`](limits::MAX_FETCH); None: the default).
+    pub batch: Option<usize>,
+    /// How long each fetch waits for a first message before the stream fetches again
+    /// ([`MIN_MESSAGES_WAIT`](limits::MIN_MESSAGES_WAIT) to [`MAX_DELAY`](limits::MAX_DELAY);
+    /// None: the default).
+    #[serde(rename = "wait_ms", with = "wire::opt_ms")]
+    pub wait: Option<Duration>,
+    /// Lease length of each delivery; None uses each message's own ttr.
+    #[serde(rename = "ttr_ms", with = "wire::opt_ms")]
+    pub ttr: Option<Duration>,
+}
+
+impl MessagesOptions {
+    /// The messages each fetch leases.
+    pub fn batch(&self) -> usize {
+        self.batch.unwrap_or(limits::DEFAULT_FETCH_MAX)
+    }
+
+    /// How long each fetch waits.
+    pub fn wait(&self) -> Duration {
+        self.wait.unwrap_or(limits::DEFAULT_MESSAGES_WAIT)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        limits::check_fetch_count("batch", self.batch())?;
+        limits::check_span("wait", self.wait(), limits::MIN_MESSAGES_WAIT, limits::MAX_DELAY)?;
+        if let Some(t) = self.ttr {
+            limits::check_ttr("ttr", t)?;
         }
         Ok(())
     }

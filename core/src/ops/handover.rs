@@ -1,5 +1,7 @@
 //! Deliveries on their way to a caller that may be gone before it takes them.
 
+use std::collections::VecDeque;
+
 use tokio::runtime::Handle;
 
 use super::delivery::Delivery;
@@ -11,7 +13,7 @@ use super::delivery::Delivery;
 /// counted, instead of held by nobody until its lease runs out.
 #[must_use = "dropped untaken, the deliveries are released"]
 pub struct Handover {
-    deliveries: Vec<Delivery>,
+    deliveries: VecDeque<Delivery>,
     /// Where the release runs; the runtime the handover was made on.
     runtime: Option<Handle>,
 }
@@ -20,12 +22,23 @@ impl Handover {
     /// Holds `deliveries` until they are taken. Made outside a tokio runtime, it cannot release
     /// on drop: the leases then run out as they would have without it.
     pub fn new(deliveries: Vec<Delivery>) -> Self {
-        Self { deliveries, runtime: Handle::try_current().ok() }
+        Self { deliveries: deliveries.into(), runtime: Handle::try_current().ok() }
     }
 
     /// The deliveries, now the caller's; the handover is left empty.
     pub fn take(&mut self) -> Vec<Delivery> {
-        std::mem::take(&mut self.deliveries)
+        std::mem::take(&mut self.deliveries).into()
+    }
+
+    /// The first delivery not yet taken, now the caller's (in the order they were given).
+    pub fn take_first(&mut self) -> Option<Delivery> {
+        self.deliveries.pop_front()
+    }
+
+    /// Releases the deliveries not taken (due again at once, no attempt counted) and waits for
+    /// Redis to have them back; the handover is left empty.
+    pub async fn release(&mut self) {
+        release_all(self.take()).await
     }
 
     /// How many deliveries are still untaken.
@@ -43,12 +56,14 @@ impl Drop for Handover {
     fn drop(&mut self) {
         let left = self.take();
         if let (false, Some(runtime)) = (left.is_empty(), &self.runtime) {
-            runtime.spawn(async move {
-                // A release fails only when the lease is gone already: nothing to give back.
-                futures_util::future::join_all(left.iter().map(Delivery::release)).await;
-            });
+            runtime.spawn(release_all(left));
         }
     }
+}
+
+async fn release_all(left: Vec<Delivery>) {
+    // A release fails only when the lease is gone already: nothing to give back.
+    futures_util::future::join_all(left.iter().map(Delivery::release)).await;
 }
 
 impl std::fmt::Debug for Handover {

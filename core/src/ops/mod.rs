@@ -4,6 +4,7 @@ pub(crate) mod bulk;
 pub(crate) mod delivery;
 pub(crate) mod handover;
 pub(crate) mod info;
+pub(crate) mod messages;
 pub(crate) mod queue;
 pub(crate) mod settings;
 pub(crate) mod shard_health;

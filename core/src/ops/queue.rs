@@ -1175,7 +1175,7 @@ impl Queue {
 
     /// The plain-queue case of [`Queue::list`], on this handle's own keys.
     pub(crate) async fn list_here(&self, state: State, offset: usize, limit: usize) -> Result<ListPage> {
-        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        limits::check_fetch_count("limit", limit)?;
         let a = vec![
             state.as_str().as_bytes().to_vec(),
             offset.min(MAX_OFFSET).to_string().into_bytes(),
@@ -1270,7 +1270,7 @@ impl Queue {
 
     /// The plain-queue case of [`Queue::dead_letters`], on this handle's own keys.
     pub(crate) async fn dead_letters_here(&self, offset: usize, limit: usize) -> Result<Vec<MessageInfo>> {
-        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        limits::check_fetch_count("limit", limit)?;
         let a = vec![
             offset.min(MAX_OFFSET).to_string().into_bytes(),
             limit.to_string().into_bytes(),

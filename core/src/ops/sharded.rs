@@ -403,7 +403,7 @@ impl Queue {
         if !self.is_sharded() {
             return self.list_here(state, offset, limit).await;
         }
-        limits::check_fetch_max(limit).map_err(|e| Error::invalid(e.message().replace("max:", "limit:")))?;
+        limits::check_fetch_count("limit", limit)?;
         self.check_shards_to_read().await?;
         self.merged(state, offset, limit).await
     }

@@ -162,21 +162,19 @@ class Queue internal constructor(
         fetchRaw(max, wait, ttr).use { it.take() }.map { Delivery(it, null) }
 
 /**
-     * The queue's messages as a cold [Flow], pulled [batch] (null: the core's default, 1) at a
-     * time with [fetch]. Settle every
-     * message you collect ([Delivery.ack] / [Delivery.nack]). When collection stops early, the
-     * fetched messages not yet emitted are released: due now, no attempt counted.
+     * The queue's messages as a cold [Flow], on the core's message stream: fetched [batch]
+     * (1 to 1000; null, the default: the core's default, 1) at a time, each fetch waiting up to
+     * [wait] (10 ms or more) for a first message and fetching again while nothing is due, each
+     * message leased for its ttr (or [ttr]). Settle every message you collect ([Delivery.ack] /
+     * [Delivery.nack]). When collection stops early, the fetched messages not yet emitted are
+     * released: due now, no attempt counted.
      */
     fun messages(batch: Int? = null, wait: Duration = 1.seconds, ttr: Duration? = null): Flow<Delivery> = flow {
-        while (true) {
-            val got = fetch(batch, wait, ttr)
-            var i = 0
+        native.messagesRaw(batch, wait, ttr).use { stream ->
             try {
-                while (i < got.size) emit(got[i++])
+                while (true) emit(Delivery(stream.next().use { it.take() }.single(), null))
             } finally {
-                withContext(NonCancellable) {
-                    for (d in got.drop(i)) runCatching { d.release() }
-                }
+                withContext(NonCancellable) { stream.shutdown() }
             }
         }
     }

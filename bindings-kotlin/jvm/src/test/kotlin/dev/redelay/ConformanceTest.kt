@@ -6,6 +6,7 @@ import com.google.gson.JsonNull
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
 import com.google.gson.JsonPrimitive
+import kotlinx.coroutines.flow.first
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.Test
 import java.io.File
@@ -17,6 +18,7 @@ import kotlin.test.assertTrue
 import kotlin.test.fail
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.minutes
+import kotlin.time.Duration.Companion.seconds
 
 /** Runs every case of tests/conformance/cases.json through the Kotlin API (see its "about"). */
 class ConformanceTest {
@@ -121,6 +123,15 @@ class ConformanceTest {
             ).map { it.status.name.lowercase() }
 
         "fetch" -> q.fetch(a.long("max")?.toInt(), a.ms("wait_ms") ?: 0.milliseconds).size
+
+        "messages" -> {
+            // The Flow is cold: its options are checked when it is collected, after the publish.
+            val stream = q.messages(a.long("batch")?.toInt(), a.ms("wait_ms") ?: 1.seconds, a.ms("ttr_ms"))
+            a.get("body")?.let { q.publish(it.asString.encodeToByteArray()) }
+            val d = stream.first()
+            d.ack()
+            d.body.decodeToString()
+        }
 
         "fetch_first" -> client.fetch(
             a.getAsJsonArray("queues").map { it.asString },

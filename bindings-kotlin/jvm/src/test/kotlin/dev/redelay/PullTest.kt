@@ -118,6 +118,29 @@ class PullTest {
     }
 
     @Test
+    fun `a messages flow cancelled after its call for the next message finished releases it`() = runBlocking<Unit> {
+        testClient("flow-cancelled").use { client ->
+            val q = client.queue(uniqueName("flow-cancelled"))
+            cancelledAfterTheCall(q) { q.messages(wait = 10.seconds).take(1).toList() }
+        }
+    }
+
+    @Test
+    fun `messages refuses a bad batch or wait naming the field and the limit`() = runBlocking<Unit> {
+        testClient("flow-bad").use { client ->
+            val q = client.queue(uniqueName("flow-bad"))
+            val batch =
+                assertThrows<RedelayException.InvalidArgument> { runBlocking { q.messages(batch = 0).toList() } }
+            assertEquals("batch: must be 1 to 1000, got 0", batch.message)
+            val wait =
+                assertThrows<RedelayException.InvalidArgument> {
+                    runBlocking { q.messages(wait = Duration.ZERO).toList() }
+                }
+            assertTrue(wait.message!!.startsWith("wait: must be 10 ms to 3650 days"), wait.message)
+        }
+    }
+
+    @Test
     fun `a fetch whose coroutine is cancelled after its call finished releases what it leased`() = runBlocking<Unit> {
         testClient("fetch-cancelled").use { client ->
             val q = client.queue(uniqueName("fetch-cancelled"))

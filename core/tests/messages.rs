@@ -1,0 +1,157 @@
+//! `Queue::messages`, the pull stream every binding's `messages()` is: order, batches, the
+//! release of what was fetched and not handed out, bad options, and waiting for a message.
+mod common;
+
+use std::time::Duration;
+
+use redelay::{Delivery, ErrorKind, Message, MessagesOptions, Queue, State};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A message `id` with a 60 s lease: one held by nobody would stay leased for the whole test.
+fn long(id: &str) -> Message {
+    Message::new(id.as_bytes().to_vec()).id(id).ttr(Duration::from_secs(60))
+}
+
+fn batch(n: usize) -> MessagesOptions {
+    MessagesOptions { batch: Some(n), ..Default::default() }
+}
+
+/// Polls `cond` every 20 ms for up to 30 s.
+async fn eventually<F, Fut>(what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let t = std::time::Instant::now();
+    while !cond().await {
+        assert!(t.elapsed() < Duration::from_secs(30), "{what}: not within 30 s");
+        tokio::time::sleep(ms(20)).await;
+    }
+}
+
+/// Each of `ids` is waiting, due now, with no attempt counted.
+async fn released(q: &Queue, ids: &[&str]) -> bool {
+    for id in ids {
+        let info = q.peek(id).await.unwrap().unwrap();
+        assert_eq!(info.attempts, 0, "{id}: no attempt counted");
+        if info.state != State::Ready {
+            return false;
+        }
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hands_out_messages_in_order_fetching_a_batch_at_a_time() {
+    let (_c, q) = common::queue("messages-order").await;
+    let ids = ["m0", "m1", "m2", "m3", "m4"];
+    q.publish_batch(ids.iter().map(|id| long(id)).collect()).await.unwrap();
+    let mut s = q.messages(batch(2)).unwrap();
+    let mut got = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let d = s.next().await.unwrap();
+        assert_eq!((d.id(), d.attempt()), (*id, 1));
+        // Fetched two at a time: the second of each batch waits in the stream, leased.
+        let (buffered, leased) = [(1, 2), (0, 2), (1, 4), (0, 4), (0, 5)][i];
+        assert_eq!(s.buffered(), buffered, "after {id}");
+        assert_eq!(q.stats().await.unwrap().leased, leased, "after {id}");
+        got.push(d);
+    }
+    for d in &got {
+        d.ack().await.unwrap();
+    }
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_releases_what_was_fetched_and_not_handed_out_with_no_attempt_counted() {
+    let (_c, q) = common::queue("messages-close").await;
+    q.publish_batch(vec![long("a"), long("b"), long("c")]).await.unwrap();
+    let mut s = q.messages(batch(3)).unwrap();
+    let a = s.next().await.unwrap();
+    assert_eq!((a.id(), s.buffered()), ("a", 2));
+    s.close().await;
+    // Back at once (the close waited for Redis), not held for their 60 s leases.
+    assert!(released(&q, &["b", "c"]).await);
+    assert_eq!(q.peek("a").await.unwrap().unwrap().state, State::Leased, "the handed-out one keeps its lease");
+    let e = s.next().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("closed"), "{e}");
+    s.close().await; // again: nothing
+    let again = q.fetch(3, Duration::ZERO).await.unwrap();
+    let seen: Vec<_> = again.iter().map(|d| (d.id(), d.attempt())).collect();
+    assert_eq!(seen, [("b", 1), ("c", 1)], "redelivered as first attempts");
+    for d in again.iter().chain([&a]) {
+        d.ack().await.unwrap();
+    }
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stream_releases_what_it_had_not_handed_out() {
+    let (_c, q) = common::queue("messages-drop").await;
+    q.publish_batch(vec![long("a"), long("b")]).await.unwrap();
+    let mut s = q.messages(batch(2)).unwrap();
+    let a = s.next().await.unwrap();
+    drop(s);
+    eventually("the untaken message is back, due now", || released(&q, &["b"])).await;
+    a.ack().await.unwrap();
+    let b = q.fetch(1, Duration::ZERO).await.unwrap();
+    assert_eq!((b[0].id(), b[0].attempt()), ("b", 1));
+    b[0].ack().await.unwrap();
+    common::assert_verified(&q).await;
+}
+
+#[tokio::test]
+async fn bad_options_are_refused_naming_the_field_and_its_limit() {
+    let (_c, q) = common::queue("messages-bad").await;
+    let cases = [
+        (batch(0), "batch: must be 1 to 1000, got 0"),
+        (batch(1001), "batch: must be 1 to 1000, got 1001"),
+        (MessagesOptions { wait: Some(Duration::ZERO), ..Default::default() }, "wait: must be 10 ms to 3650 days"),
+        (MessagesOptions { ttr: Some(ms(50)), ..Default::default() }, "ttr: must be 100 ms to 24 h, got 50 ms"),
+    ];
+    for (opts, words) in cases {
+        let e = q.messages(opts).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains(words), "{e} (wanted {words})");
+    }
+    // The defaults are the core's.
+    let d = MessagesOptions::default();
+    assert_eq!((d.batch(), d.wait()), (redelay::limits::DEFAULT_FETCH_MAX, redelay::limits::DEFAULT_MESSAGES_WAIT));
+    q.messages(d).unwrap();
+}
+
+/// Fetch calls Redis has run (every script call is an EVALSHA), server-wide.
+async fn script_calls() -> u64 {
+    let mut c = common::raw().await;
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut c).await.unwrap();
+    let line = info.lines().find(|l| l.starts_with("cmdstat_evalsha:")).unwrap_or("calls=0,");
+    line.split("calls=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_waits_for_a_message_published_later_without_spinning() {
+    let (_c, q) = common::queue("messages-wait").await;
+    let mut s = q.messages(MessagesOptions { wait: Some(ms(200)), ..Default::default() }).unwrap();
+    // A next() given up while it waits leaves the stream as it was.
+    assert!(tokio::time::timeout(ms(300), s.next()).await.is_err());
+    let before = script_calls().await;
+    let q2 = q.clone();
+    let publisher = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        q2.publish(long("later")).await.unwrap();
+    });
+    let d: Delivery = s.next().await.unwrap();
+    assert_eq!((d.id(), d.attempt()), ("later", 1));
+    publisher.await.unwrap();
+    // About one fetch per wait of 200 ms (and a look per wake); a loop that did not wait
+    // would have made thousands of calls in that second.
+    let calls = script_calls().await - before;
+    assert!(calls < 200, "{calls} script calls while waiting about a second");
+    d.ack().await.unwrap();
+    common::assert_verified(&q).await;
+}
