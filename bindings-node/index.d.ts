@@ -44,13 +44,19 @@ export declare class NativeDelivery {
 }
 
 /**
- * A queue's message stream (the core's `Messages`), one call at a time. Garbage-collected
- * unclosed, it releases what it fetched and did not hand out, as `close` does.
+ * A queue's message stream (the core's `Messages`). Garbage-collected unclosed, it releases
+ * what it fetched and did not hand out, as `close` does.
  */
 export declare class NativeMessages {
-  /** The next message, as a batch of one in columns (as `fetch` gives them). */
+  /**
+   * The next message, as a batch of one in columns (as `fetch` gives them); an empty batch
+   * once the stream is closed.
+   */
   next(): Promise<RawBatch>
-  /** The core's close: releases what was fetched and not handed out, and waits for it. */
+  /**
+   * The core's close: a waiting `next` ends (empty), and what was fetched and not handed
+   * out is released, waited for.
+   */
   close(): Promise<unknown>
 }
 

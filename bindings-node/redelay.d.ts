@@ -388,7 +388,8 @@ declare class MessageStream extends Handle implements AsyncIterableIterator<Mess
     /** What `break` calls: `close()`, then the iteration is done. */
     return(): Promise<IteratorResult<Message, undefined>>;
     /**
-     * Ends the stream: the messages fetched and not given out are handed back (due now, no
+     * Ends the stream, also from elsewhere while a loop waits (a signal handler: its `next()` then
+     * ends the iteration): the messages fetched and not given out are handed back (due now, no
      * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
      */
     close(): Promise<void>;
@@ -464,6 +465,10 @@ interface Subscription {
     /** Stops fetching, lets running handlers finish (up to drainTimeoutMs); then the process can exit. */
     close(): Promise<void>;
     /** `close()`, for `await using sub = await queue.subscribe(handler)` (Node 18.18+ and 20.4+ have the symbol). */
+    [Symbol.asyncDispose](): Promise<void>;
+}
+interface MessageStream {
+    /** `close()`, for `await using stream = queue.messages()` (Node 18.18+ and 20.4+ have the symbol). */
     [Symbol.asyncDispose](): Promise<void>;
 }
 /** One delivery of a message. Subscription handlers get one per delivery; so does `queue.fetch` or `client.fetch`. */

@@ -521,6 +521,11 @@ class MessageStream extends Handle {
         if (this.#closed)
             return { done: true, value: undefined };
         const [m] = await fetched(() => this[N].next());
+        // None: closed meanwhile (by close(), from elsewhere), which ends a waiting next().
+        if (m === undefined) {
+            this.#closed = true;
+            return { done: true, value: undefined };
+        }
         return { done: false, value: m };
     }
     /** What `break` calls: `close()`, then the iteration is done. */
@@ -529,7 +534,8 @@ class MessageStream extends Handle {
         return { done: true, value: undefined };
     }
     /**
-     * Ends the stream: the messages fetched and not given out are handed back (due now, no
+     * Ends the stream, also from elsewhere while a loop waits (a signal handler: its `next()` then
+     * ends the iteration): the messages fetched and not given out are handed back (due now, no
      * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
      */
     close() {
@@ -609,7 +615,7 @@ Subscription.prototype.close = function () {
     return call(() => this[N].close()).then(VOID);
 };
 if (typeof Symbol.asyncDispose === 'symbol') {
-    for (const C of [Client, Subscription])
+    for (const C of [Client, Subscription, MessageStream])
         C.prototype[Symbol.asyncDispose] = C.prototype.close;
 }
 /** One delivery of a message. Subscription handlers get one per delivery; so does `queue.fetch` or `client.fetch`. */

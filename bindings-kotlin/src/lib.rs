@@ -607,25 +607,26 @@ impl NativeFetched {
     }
 }
 
-/// A queue's message stream (the core's `Messages`), one call at a time. Dropped (Kotlin's
-/// `close()`), it releases what it fetched and did not hand out, as `shutdown` does.
+/// A queue's message stream (the core's `Messages`). Dropped (Kotlin's `close()`), it releases
+/// what it fetched and did not hand out, as `shutdown` does.
 #[derive(uniffi::Object)]
-pub struct NativeMessages(Arc<tokio::sync::Mutex<redelay::Messages>>);
+pub struct NativeMessages(redelay::Messages);
 
 #[uniffi::export]
 impl NativeMessages {
-    /// The next message, handed over in a `NativeFetched`: a coroutine cancelled after it came
-    /// never takes it, and it is released.
+    /// The next message, handed over in a `NativeFetched` (a coroutine cancelled after it came
+    /// never takes it, and it is released); empty once the stream is closed.
     pub async fn next(&self) -> Res<Arc<NativeFetched>> {
         let m = self.0.clone();
-        on_rt(async move { Ok(NativeFetched::new(vec![m.lock().await.next().await?])) }).await
+        on_rt(async move { Ok(NativeFetched::new(m.next().await?.into_iter().collect())) }).await
     }
 
-    /// The core's close: releases what was fetched and not handed out, and waits for it.
+    /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
+    /// out is released, waited for.
     pub async fn shutdown(&self) -> Res<()> {
         let m = self.0.clone();
         on_rt(async move {
-            m.lock().await.close().await;
+            m.close().await;
             Ok(())
         })
         .await
@@ -845,7 +846,7 @@ impl NativeQueue {
             wait: Some(dur("wait", wait)?),
             ttr: opt_dur("ttr", ttr)?,
         };
-        Ok(Arc::new(NativeMessages(Arc::new(tokio::sync::Mutex::new(self.0.messages(opts)?)))))
+        Ok(Arc::new(NativeMessages(self.0.messages(opts)?)))
     }
 
     /// Acknowledges a leased message by id and lease token.

@@ -916,6 +916,11 @@ class MessageStream extends Handle implements AsyncIterableIterator<Message> {
   async next(): Promise<IteratorResult<Message, undefined>> {
     if (this.#closed) return { done: true, value: undefined }
     const [m] = await fetched(() => this[N].next())
+    // None: closed meanwhile (by close(), from elsewhere), which ends a waiting next().
+    if (m === undefined) {
+      this.#closed = true
+      return { done: true, value: undefined }
+    }
     return { done: false, value: m }
   }
 
@@ -926,7 +931,8 @@ class MessageStream extends Handle implements AsyncIterableIterator<Message> {
   }
 
   /**
-   * Ends the stream: the messages fetched and not given out are handed back (due now, no
+   * Ends the stream, also from elsewhere while a loop waits (a signal handler: its `next()` then
+   * ends the iteration): the messages fetched and not given out are handed back (due now, no
    * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
    */
   close(): Promise<void> {
@@ -1068,8 +1074,14 @@ Subscription.prototype.close = function () {
   return call(() => this[N].close()).then(VOID)
 }
 
+// [Symbol.asyncDispose], set below, typed here.
+interface MessageStream {
+  /** `close()`, for `await using stream = queue.messages()` (Node 18.18+ and 20.4+ have the symbol). */
+  [Symbol.asyncDispose](): Promise<void>
+}
+
 if (typeof Symbol.asyncDispose === 'symbol') {
-  for (const C of [Client, Subscription]) C.prototype[Symbol.asyncDispose] = C.prototype.close
+  for (const C of [Client, Subscription, MessageStream]) C.prototype[Symbol.asyncDispose] = C.prototype.close
 }
 
 /** One delivery of a message. Subscription handlers get one per delivery; so does `queue.fetch` or `client.fetch`. */

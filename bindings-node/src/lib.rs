@@ -155,8 +155,7 @@ impl NativeQueue {
     /// The core's message stream of this queue (`opts`: its `MessagesOptions` in wire form).
     #[napi(ts_args_type = "opts: object")]
     pub fn messages(&self, env: &Env, opts: Wire<redelay::MessagesOptions>) -> Result<NativeMessages> {
-        let m = sync(env, self.q.messages(opts.0))?;
-        Ok(NativeMessages { m: std::sync::Arc::new(tokio::sync::Mutex::new(m)) })
+        Ok(NativeMessages { m: sync(env, self.q.messages(opts.0))? })
     }
 
     /// Every other operation, by the core's name, with its arguments in wire form; resolves to
@@ -168,28 +167,30 @@ impl NativeQueue {
     }
 }
 
-/// A queue's message stream (the core's `Messages`), one call at a time. Garbage-collected
-/// unclosed, it releases what it fetched and did not hand out, as `close` does.
+/// A queue's message stream (the core's `Messages`). Garbage-collected unclosed, it releases
+/// what it fetched and did not hand out, as `close` does.
 #[napi]
 pub struct NativeMessages {
-    m: std::sync::Arc<tokio::sync::Mutex<redelay::Messages>>,
+    m: redelay::Messages,
 }
 
 #[napi]
 impl NativeMessages {
-    /// The next message, as a batch of one in columns (as `fetch` gives them).
+    /// The next message, as a batch of one in columns (as `fetch` gives them); an empty batch
+    /// once the stream is closed.
     #[napi]
     pub fn next<'e>(&self, env: &'e Env) -> Result<PromiseRaw<'e, subscription::RawBatch>> {
         let m = self.m.clone();
-        fetched(env, async move { Ok(vec![m.lock().await.next().await?]) })
+        fetched(env, async move { Ok(m.next().await?.into_iter().collect()) })
     }
 
-    /// The core's close: releases what was fetched and not handed out, and waits for it.
+    /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
+    /// out is released, waited for.
     #[napi(ts_return_type = "Promise<unknown>")]
     pub fn close<'e>(&self, env: &'e Env) -> Result<JsPromise<'e>> {
         let m = self.m.clone();
         spawn(env, async move {
-            m.lock().await.close().await;
+            m.close().await;
             Ok(())
         })
     }

@@ -77,3 +77,24 @@ test('bad options are refused naming the field and its limit', async (t) => {
     )
   }
 })
+
+test('close from elsewhere ends a loop that waits on an empty queue; await using closes too', async (t) => {
+  const c = await connect('messages-close-waiting')
+  t.after(() => c.close())
+  const q = c.queue('stream-close-waiting')
+  const stream = q.messages({ waitMs: 120_000 }) // one fetch would wait two minutes
+  const got = []
+  const loop = (async () => {
+    for await (const m of stream) got.push(m)
+  })()
+  let ended = false
+  loop.then(() => (ended = true))
+  await new Promise((r) => setTimeout(r, 300))
+  assert.equal(ended, false, 'nothing is due: the loop waits')
+  await stream.close() // as a SIGTERM handler would
+  await loop
+  assert.deepEqual(got, [])
+  await q.publish('x', { id: 'after' })
+  assert.equal((await q.stats()).leased, 0, 'the closed stream takes nothing')
+  assert.equal(typeof Symbol.asyncDispose === 'symbol' ? stream[Symbol.asyncDispose] : stream.close, stream.close)
+})

@@ -175,32 +175,33 @@ impl NativeQueue {
     fn messages(&self, py: Python<'_>, opts: &str) -> PyResult<NativeMessages> {
         let (q, o) = (self.q.get(py, QUEUE)?, de::<redelay::MessagesOptions>(py, opts)?);
         let m = q.messages(o).map_err(|e| to_py_err(py, e))?;
-        Ok(NativeMessages { m: self.q.with(Arc::new(tokio::sync::Mutex::new(m))) })
+        Ok(NativeMessages { m: self.q.with(m) })
     }
 }
 
-/// A queue's message stream (the core's `Messages`), one call at a time. Dropped, it releases
-/// what it fetched and did not hand out, as `close` does.
+/// A queue's message stream (the core's `Messages`). Dropped, it releases what it fetched and
+/// did not hand out, as `close` does.
 #[pyclass(frozen, module = "redelay._native")]
 pub struct NativeMessages {
-    m: Homed<Arc<tokio::sync::Mutex<redelay::Messages>>>,
+    m: Homed<redelay::Messages>,
 }
 
 #[pymethods]
 impl NativeMessages {
-    /// The next message, as a list of one: a `Deliveries`, so that one whose caller is gone
-    /// when it comes is released (by the core's handover, or `_runtime.settle` for a cancelled
-    /// asyncio call).
+    /// The next message as a list of one, or an empty list once the stream is closed: a
+    /// `Deliveries`, so that one whose caller is gone when it comes is released (by the core's
+    /// handover, or `_runtime.settle` for a cancelled asyncio call).
     fn next<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
         let m = self.m.get(py, QUEUE)?.clone();
-        run(py, blocking, async move { Ok(Deliveries::new(vec![m.lock().await.next().await?], blocking)) })
+        run(py, blocking, async move { Ok(Deliveries::new(m.next().await?.into_iter().collect(), blocking)) })
     }
 
-    /// The core's close: releases what was fetched and not handed out, and waits for it.
+    /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
+    /// out is released, waited for.
     fn close<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
         let m = self.m.get(py, QUEUE)?.clone();
         run(py, blocking, async move {
-            m.lock().await.close().await;
+            m.close().await;
             Ok(())
         })
     }

@@ -499,3 +499,26 @@ def test_async_messages_cancelled_after_redis_leased_gives_the_message_back(url:
         await stream.aclose()
 
     run(body)
+
+
+def test_async_messages_closed_from_another_task_ends_the_waiting_loop(url: str, prefix: str) -> None:
+    async def body() -> None:
+        q = (await connect(url, prefix)).queue("stream-close-waiting")
+        stream = q.messages(wait=120)  # one fetch would wait two minutes
+        got: List[redelay.Message] = []
+
+        async def consume() -> None:
+            async for m in stream:
+                got.append(m)
+
+        task = asyncio.get_running_loop().create_task(consume())
+        await asyncio.sleep(0.3)
+        assert not task.done(), "nothing is due: the loop waits"
+        # Bounded only so that a close that does not reach the waiting loop fails, not hangs.
+        await asyncio.wait_for(stream.aclose(), 30)
+        await asyncio.wait_for(task, 30)
+        assert got == []
+        await q.publish(b"x", id="after")
+        assert (await q.stats()).leased == 0, "the closed stream takes nothing"
+
+    run(body)

@@ -350,3 +350,18 @@ def test_messages_refuses_bad_options_naming_the_field(client: redelay.Client) -
         q.messages(wait=0)
     with pytest.raises(redelay.InvalidArgumentError, match=r"^ttr: must be 100 ms to 24 h"):
         q.messages(ttr=0.05)
+
+
+def test_messages_closed_from_another_thread_ends_the_waiting_loop(client: redelay.Client) -> None:
+    q = client.queue("stream-close-waiting")
+    stream = q.messages(wait=120)  # one fetch would wait two minutes
+    got: List[redelay.SyncMessage] = []
+    consumer = threading.Thread(target=lambda: got.extend(stream))
+    consumer.start()
+    time.sleep(0.3)
+    assert consumer.is_alive(), "nothing is due: the loop waits"
+    stream.close()
+    consumer.join(30)  # bounded only so that a close that does not reach the loop fails, not hangs
+    assert not consumer.is_alive() and got == []
+    q.publish(b"x", id="after")
+    assert q.stats().leased == 0, "the closed stream takes nothing"

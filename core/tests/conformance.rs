@@ -72,9 +72,9 @@ async fn run(op: &str, a: &Value, client: &Client, q: &Queue) -> Result<Value, E
         "messages" => {
             // The stream first (its options are checked before anything is published), then
             // the message it is to hand out.
-            let mut stream = q.messages(options(a, &["body"])?)?;
+            let stream = q.messages(options(a, &["body"])?)?;
             q.publish(Message::new(s(a, "body").as_bytes().to_vec())).await?;
-            let d = stream.next().await?;
+            let d = stream.next().await?.expect("an open stream hands out the message");
             d.ack().await?;
             stream.close().await;
             json!(String::from_utf8_lossy(d.body()))

@@ -49,10 +49,10 @@ async fn hands_out_messages_in_order_fetching_a_batch_at_a_time() {
     let (_c, q) = common::queue("messages-order").await;
     let ids = ["m0", "m1", "m2", "m3", "m4"];
     q.publish_batch(ids.iter().map(|id| long(id)).collect()).await.unwrap();
-    let mut s = q.messages(batch(2)).unwrap();
+    let s = q.messages(batch(2)).unwrap();
     let mut got = Vec::new();
     for (i, id) in ids.iter().enumerate() {
-        let d = s.next().await.unwrap();
+        let d = s.next().await.unwrap().unwrap();
         assert_eq!((d.id(), d.attempt()), (*id, 1));
         // Fetched two at a time: the second of each batch waits in the stream, leased.
         let (buffered, leased) = [(1, 2), (0, 2), (1, 4), (0, 4), (0, 5)][i];
@@ -70,16 +70,14 @@ async fn hands_out_messages_in_order_fetching_a_batch_at_a_time() {
 async fn close_releases_what_was_fetched_and_not_handed_out_with_no_attempt_counted() {
     let (_c, q) = common::queue("messages-close").await;
     q.publish_batch(vec![long("a"), long("b"), long("c")]).await.unwrap();
-    let mut s = q.messages(batch(3)).unwrap();
-    let a = s.next().await.unwrap();
+    let s = q.messages(batch(3)).unwrap();
+    let a = s.next().await.unwrap().unwrap();
     assert_eq!((a.id(), s.buffered()), ("a", 2));
     s.close().await;
     // Back at once (the close waited for Redis), not held for their 60 s leases.
     assert!(released(&q, &["b", "c"]).await);
     assert_eq!(q.peek("a").await.unwrap().unwrap().state, State::Leased, "the handed-out one keeps its lease");
-    let e = s.next().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().contains("closed"), "{e}");
+    assert!(s.next().await.unwrap().is_none(), "closed: it ends");
     s.close().await; // again: nothing
     let again = q.fetch(3, Duration::ZERO).await.unwrap();
     let seen: Vec<_> = again.iter().map(|d| (d.id(), d.attempt())).collect();
@@ -94,8 +92,8 @@ async fn close_releases_what_was_fetched_and_not_handed_out_with_no_attempt_coun
 async fn a_dropped_stream_releases_what_it_had_not_handed_out() {
     let (_c, q) = common::queue("messages-drop").await;
     q.publish_batch(vec![long("a"), long("b")]).await.unwrap();
-    let mut s = q.messages(batch(2)).unwrap();
-    let a = s.next().await.unwrap();
+    let s = q.messages(batch(2)).unwrap();
+    let a = s.next().await.unwrap().unwrap();
     drop(s);
     eventually("the untaken message is back, due now", || released(&q, &["b"])).await;
     a.ack().await.unwrap();
@@ -136,7 +134,7 @@ async fn script_calls() -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn next_waits_for_a_message_published_later_without_spinning() {
     let (_c, q) = common::queue("messages-wait").await;
-    let mut s = q.messages(MessagesOptions { wait: Some(ms(200)), ..Default::default() }).unwrap();
+    let s = q.messages(MessagesOptions { wait: Some(ms(200)), ..Default::default() }).unwrap();
     // A next() given up while it waits leaves the stream as it was.
     assert!(tokio::time::timeout(ms(300), s.next()).await.is_err());
     let before = script_calls().await;
@@ -145,7 +143,7 @@ async fn next_waits_for_a_message_published_later_without_spinning() {
         tokio::time::sleep(Duration::from_secs(1)).await;
         q2.publish(long("later")).await.unwrap();
     });
-    let d: Delivery = s.next().await.unwrap();
+    let d: Delivery = s.next().await.unwrap().unwrap();
     assert_eq!((d.id(), d.attempt()), ("later", 1));
     publisher.await.unwrap();
     // About one fetch per wait of 200 ms (and a look per wake); a loop that did not wait
@@ -153,5 +151,30 @@ async fn next_waits_for_a_message_published_later_without_spinning() {
     let calls = script_calls().await - before;
     assert!(calls < 200, "{calls} script calls while waiting about a second");
     d.ack().await.unwrap();
+    common::assert_verified(&q).await;
+}
+
+/// A close from elsewhere (another task, a signal handler) while a `next()` waits on an empty
+/// queue: that `next()` ends with `None` at once instead of waiting for a message, the close
+/// returns, and nothing is left leased.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_while_next_waits_ends_that_next_with_none() {
+    let (_c, q) = common::queue("messages-close-waiting").await;
+    let s = q.messages(MessagesOptions { wait: Some(Duration::from_secs(120)), ..Default::default() }).unwrap();
+    let waiting = tokio::spawn({
+        let s = s.clone();
+        async move { s.next().await }
+    });
+    // Time for the next() to start its fetch (were it later, it would find the stream closed).
+    tokio::time::sleep(ms(300)).await;
+    assert!(!waiting.is_finished(), "nothing is due: the next() waits");
+    // Bounded only so that a close that does not reach the waiting next() fails, not hangs.
+    tokio::time::timeout(Duration::from_secs(30), s.close()).await.expect("close returns");
+    let ended = tokio::time::timeout(Duration::from_secs(30), waiting).await.expect("the waiting next() ends");
+    assert!(ended.unwrap().unwrap().is_none());
+    assert!(s.is_closed() && s.next().await.unwrap().is_none());
+    // A message published now is not taken by the closed stream.
+    q.publish(long("after")).await.unwrap();
+    assert_eq!(q.stats().await.unwrap().leased, 0);
     common::assert_verified(&q).await;
 }

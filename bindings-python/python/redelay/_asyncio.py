@@ -168,10 +168,14 @@ class MessageStream:
         if self._closed:
             raise StopAsyncIteration
         got: List[Message] = await self._native.next(False)
+        if not got:  # closed meanwhile (by aclose, from another task)
+            self._closed = True
+            raise StopAsyncIteration
         return got[0]
 
     async def aclose(self) -> None:
-        """Ends the stream: the messages fetched and not given out are handed back (due now, no
+        """Ends the stream, also from another task while the loop waits (its iteration then
+        ends): the messages fetched and not given out are handed back (due now, no
         attempt counted) before it returns. Iterating then ends at once; calling it again does
         nothing. A stream dropped unclosed (``break``) hands them back in the background."""
         self._closed = True

@@ -166,9 +166,10 @@ class NativeMessages:
     """A queue's message stream of the core (internal)."""
 
     def next(self, blocking: bool) -> Any:
-        """The next message as a list of one (or an awaitable of it)."""
+        """The next message as a list of one, empty once the stream is closed (or an awaitable of it)."""
     def close(self, blocking: bool) -> Any:
-        """Hands back what was fetched and not given out (or an awaitable of that)."""
+        """Ends the stream (a waiting ``next`` ends, empty) and hands back what was fetched and
+        not given out (or an awaitable of that)."""
 
 @final
 class NativeClient:

@@ -133,10 +133,14 @@ class SyncMessageStream:
         if self._closed:
             raise StopIteration
         got: List[SyncMessage] = self._native.next(True)
+        if not got:  # closed meanwhile (by close, from another thread)
+            self._closed = True
+            raise StopIteration
         return got[0]
 
     def close(self) -> None:
-        """Ends the stream: the messages fetched and not given out are handed back (due now, no
+        """Ends the stream, also from another thread while the loop waits (its iteration then
+        ends): the messages fetched and not given out are handed back (due now, no
         attempt counted) before it returns. Iterating then ends at once; calling it again does
         nothing. A stream dropped unclosed (``break``) hands them back in the background."""
         self._closed = True

@@ -172,7 +172,7 @@ class Queue internal constructor(
     fun messages(batch: Int? = null, wait: Duration = 1.seconds, ttr: Duration? = null): Flow<Delivery> = flow {
         native.messagesRaw(batch, wait, ttr).use { stream ->
             try {
-                while (true) emit(Delivery(stream.next().use { it.take() }.single(), null))
+                while (true) emit(Delivery(stream.next().use { it.take() }.singleOrNull() ?: break, null))
             } finally {
                 withContext(NonCancellable) { stream.shutdown() }
             }
