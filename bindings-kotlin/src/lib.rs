@@ -624,9 +624,9 @@ impl NativeMessages {
     /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
     /// out is released, waited for.
     pub async fn shutdown(&self) -> Res<()> {
-        let m = self.0.clone();
+        let release = self.0.close();
         on_rt(async move {
-            m.close().await;
+            release.await;
             Ok(())
         })
         .await
@@ -838,12 +838,12 @@ impl NativeQueue {
         call!(self, |q| NativeFetched::new(q.fetch_leasing(max, wait, ttr).await?))
     }
 
-    /// The stream behind Kotlin's `messages()` Flow (the core's `Queue::messages`): `batch`
-    /// null is the core's default (1).
-    pub fn messages_raw(&self, batch: Option<i32>, wait: Ms, ttr: Option<Ms>) -> Res<Arc<NativeMessages>> {
+    /// The stream behind Kotlin's `messages()` Flow (the core's `Queue::messages`): `batch` and
+    /// `wait` null are the core's defaults (1, 1 s).
+    pub fn messages_raw(&self, batch: Option<i32>, wait: Option<Ms>, ttr: Option<Ms>) -> Res<Arc<NativeMessages>> {
         let opts = redelay::MessagesOptions {
             batch: opt_count("batch", batch)?,
-            wait: Some(dur("wait", wait)?),
+            wait: opt_dur("wait", wait)?,
             ttr: opt_dur("ttr", ttr)?,
         };
         Ok(Arc::new(NativeMessages(self.0.messages(opts)?)))

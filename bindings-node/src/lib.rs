@@ -184,13 +184,13 @@ impl NativeMessages {
         fetched(env, async move { Ok(m.next().await?.into_iter().collect()) })
     }
 
-    /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
-    /// out is released, waited for.
+    /// The core's close: the stream ends at once (a waiting `next` ends empty, as every later
+    /// one does), and what was fetched and not handed out is released, waited for.
     #[napi(ts_return_type = "Promise<unknown>")]
     pub fn close<'e>(&self, env: &'e Env) -> Result<JsPromise<'e>> {
-        let m = self.m.clone();
+        let release = self.m.close();
         spawn(env, async move {
-            m.close().await;
+            release.await;
             Ok(())
         })
     }

@@ -196,12 +196,12 @@ impl NativeMessages {
         run(py, blocking, async move { Ok(Deliveries::new(m.next().await?.into_iter().collect(), blocking)) })
     }
 
-    /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
-    /// out is released, waited for.
+    /// The core's close: the stream ends at once (a waiting `next` ends empty, as every later
+    /// one does), and what was fetched and not handed out is released, waited for.
     fn close<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
-        let m = self.m.get(py, QUEUE)?.clone();
+        let release = self.m.get(py, QUEUE)?.close();
         run(py, blocking, async move {
-            m.close().await;
+            release.await;
             Ok(())
         })
     }

@@ -178,3 +178,22 @@ async fn close_while_next_waits_ends_that_next_with_none() {
     assert_eq!(q.stats().await.unwrap().leased, 0);
     common::assert_verified(&q).await;
 }
+
+/// `close()` ends the stream when it is called, not when its future is first polled: a binding
+/// that hands the future to its runtime (a Promise, an asyncio task) can iterate again at once
+/// and get `None`, with no flag of its own. The release still waits for the future.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_ends_the_stream_before_its_future_is_polled() {
+    let (_c, q) = common::queue("messages-close-at-once").await;
+    q.publish_batch(vec![long("a"), long("b")]).await.unwrap();
+    let s = q.messages(batch(2)).unwrap();
+    let a = s.next().await.unwrap().unwrap();
+    let release = s.close();
+    assert!(s.is_closed(), "closed as soon as close() is called");
+    assert!(s.next().await.unwrap().is_none(), "and the next next() ends, with the future not yet polled");
+    assert_eq!(q.peek("b").await.unwrap().unwrap().state, State::Leased, "not released before the future runs");
+    release.await;
+    assert!(released(&q, &["b"]).await);
+    a.ack().await.unwrap();
+    common::assert_verified(&q).await;
+}

@@ -1,6 +1,7 @@
 //! A queue's messages as a pull stream: fetches a batch at a time, hands them out one by one,
 //! and gives back what it fetched and did not hand out.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -97,13 +98,15 @@ impl Messages {
         self.inner.buffer.try_lock().map_or(0, |b| b.len())
     }
 
-    /// Ends the stream: a `next()` that waits ends with `None`, as every later one does; what
-    /// was fetched and not handed out is released (due again at once, no attempt counted), and
-    /// this waits until Redis has it back. Calling it again does nothing.
-    pub async fn close(&self) {
+    /// Ends the stream, at once (before the returned future is polled): a `next()` that waits
+    /// ends with `None`, as every later one does. The future releases what was fetched and not
+    /// handed out (due again at once, no attempt counted) and ends when Redis has it back.
+    /// Calling it again does nothing.
+    pub fn close(&self) -> impl Future<Output = ()> + Send + 'static {
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.closing.notify_waiters();
-        self.inner.buffer.lock().await.release().await;
+        let inner = self.inner.clone();
+        async move { inner.buffer.lock().await.release().await }
     }
 
     /// The queue streamed.
