@@ -8,7 +8,6 @@ import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.withContext
 import kotlin.coroutines.CoroutineContext
 import kotlin.time.Duration
-import kotlin.time.Duration.Companion.seconds
 
 /**
  * A handle to one queue: publish, consume ([subscribe], [consume], [fetch], [messages]), settle
@@ -106,7 +105,7 @@ class Queue internal constructor(
 
     override fun toString(): String = "Queue($name)"
 
-/**
+    /**
      * Starts consuming: [handler] runs for every due message, up to `concurrency` at a time, in
      * [context] (default [Dispatchers.Default]). Returning normally acks the message; throwing
      * nacks it with "SimpleClassName: message" (retried after the message's backoff, or after
@@ -120,7 +119,7 @@ class Queue internal constructor(
         handler: suspend (Delivery) -> Unit,
     ): Subscription = client.subscribe(listOf(this), null, options, context, handler)
 
-/** [subscribe] with the fields of [SubscribeOptions] as arguments. */
+    /** [subscribe] with the fields of [SubscribeOptions] as arguments. */
     suspend fun subscribe(
         concurrency: Int? = null,
         prefetch: Int? = null,
@@ -131,7 +130,7 @@ class Queue internal constructor(
         handler: suspend (Delivery) -> Unit,
     ): Subscription = subscribe(SubscribeOptions(concurrency, prefetch, ttr, drainTimeout, maxIdle), context, handler)
 
-/**
+    /**
      * Consumes until the calling coroutine is cancelled, then closes gracefully (running handlers
      * finish, up to the drain timeout) and rethrows the cancellation. For workers:
      * `scope.launch { queue.consume(concurrency = 8) { msg -> handle(msg) } }`, later `cancelAndJoin()`.
@@ -149,11 +148,11 @@ class Queue internal constructor(
         }
     }
 
-/** [consume] with `concurrency` handlers. */
+    /** [consume] with `concurrency` handlers. */
     suspend fun consume(concurrency: Int, handler: suspend (Delivery) -> Unit): Nothing =
         consume(SubscribeOptions(concurrency = concurrency), Dispatchers.Default, handler)
 
-/**
+    /**
      * Pulls up to [max] (1 to 1000; null, the default: the core's default, 1) due messages,
      * waiting up to [wait] for the first. Each is leased for its ttr (or [ttr]): ack, nack or
      * extend it before then, or it is delivered again.
@@ -161,15 +160,16 @@ class Queue internal constructor(
     suspend fun fetch(max: Int? = null, wait: Duration = Duration.ZERO, ttr: Duration? = null): List<Delivery> =
         fetchRaw(max, wait, ttr).use { it.take() }.map { Delivery(it, null) }
 
-/**
+    /**
      * The queue's messages as a cold [Flow], on the core's message stream: fetched [batch]
      * (1 to 1000; null, the default: the core's default, 1) at a time, each fetch waiting up to
-     * [wait] (10 ms or more) for a first message and fetching again while nothing is due, each
+     * [wait] (10 ms or more; null, the default: the core's default, 1 s) for a first message and
+     * fetching again while nothing is due, each
      * message leased for its ttr (or [ttr]). Settle every message you collect ([Delivery.ack] /
      * [Delivery.nack]). When collection stops early, the fetched messages not yet emitted are
      * released: due now, no attempt counted.
      */
-    fun messages(batch: Int? = null, wait: Duration = 1.seconds, ttr: Duration? = null): Flow<Delivery> = flow {
+    fun messages(batch: Int? = null, wait: Duration? = null, ttr: Duration? = null): Flow<Delivery> = flow {
         native.messagesRaw(batch, wait, ttr).use { stream ->
             try {
                 while (true) emit(Delivery(stream.next().use { it.take() }.singleOrNull() ?: break, null))
