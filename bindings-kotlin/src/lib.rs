@@ -746,7 +746,7 @@ pub struct Outcome {
 
 options!(
     /// Options of a subscription, one to one with the core's `SubscribeOptions`; null keeps the
-    /// core's default (10 handlers, prefetch as many as concurrency, each message's own ttr, 30 s
+    /// core's default (10 handlers, prefetch as many as concurrency up to 1000, each message's own ttr, 30 s
     /// drain, 1 s longest idle sleep between fetches in case a wake-up was lost).
     SubscribeOptions {
         concurrency: Option<i32>, prefetch: Option<i32>, ttr: Option<Ms>, drain_timeout: Option<Ms>, max_idle: Option<Ms>,

@@ -512,3 +512,56 @@ async fn a_batch_whose_chunks_arrive_out_of_order_is_stored_in_batch_order() {
     let e = q.publish_batch_sending_chunks_in((0..150).map(|_| Message::new(b"x".to_vec())).collect(), &[0, 0]);
     assert!(e.await.unwrap_err().message().contains("send_order: not a permutation of the 2 chunks"));
 }
+
+/// `concurrency` above 1,000 (the most one fetch leases) runs that many handlers at once, and
+/// the default prefetch is the concurrency up to 1,000: the total held is not cut to 1,000.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_above_a_thousand_runs_that_many_handlers_at_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (_c, q) = common::queue("wide").await;
+    let (concurrency, n) = (1_200, 1_300);
+    q.publish_batch((0..n).map(|i| Message::new(vec![(i % 251) as u8])).collect()).await.unwrap();
+    let running = Arc::new(AtomicUsize::new(0));
+    let go = Arc::new(tokio::sync::Notify::new());
+    let go_flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sub = q
+        .subscribe(
+            {
+                let (running, go, go_flag) = (running.clone(), go.clone(), go_flag.clone());
+                move |_d: Delivery| {
+                    let (running, go, go_flag) = (running.clone(), go.clone(), go_flag.clone());
+                    async move {
+                        running.fetch_add(1, Ordering::SeqCst);
+                        while !go_flag.load(Ordering::SeqCst) {
+                            let _ = tokio::time::timeout(ms(50), go.notified()).await;
+                        }
+                        Ok::<(), Failure>(())
+                    }
+                }
+            },
+            SubscribeOptions::concurrency(concurrency),
+        )
+        .await
+        .unwrap();
+    assert_eq!(SubscribeOptions::concurrency(concurrency).prefetch(), 1_000, "the default prefetch, capped");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while running.load(Ordering::SeqCst) < concurrency && std::time::Instant::now() < deadline {
+        tokio::time::sleep(ms(50)).await;
+    }
+    assert_eq!(running.load(Ordering::SeqCst), concurrency, "handlers running at once");
+    // The other 100 are prefetched (leased, waiting for a slot).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while q.stats().await.unwrap().leased < n as u64 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(ms(50)).await;
+    }
+    assert_eq!(q.stats().await.unwrap().leased, n as u64);
+    go_flag.store(true, Ordering::SeqCst);
+    go.notify_waiters();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while sub.counters().acked < n as u64 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(ms(50)).await;
+    }
+    assert_eq!(sub.counters().acked, n as u64);
+    sub.close().await;
+    common::assert_verified(&q).await;
+}

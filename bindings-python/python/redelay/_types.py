@@ -82,7 +82,7 @@ class ClientOptions(TypedDict, total=False):
 
 class SubscribeOptions(TypedDict, total=False):
     """The options of ``subscribe``: ``concurrency`` handlers at a time (default 10);
-    ``prefetch`` messages leased ahead (default: ``concurrency``); ``ttr`` overrides each
+    ``prefetch`` messages leased ahead (default: ``concurrency``, at most 1000); ``ttr`` overrides each
     message's lease length; ``drain_timeout`` bounds how long ``close`` waits for running
     handlers (default 30 s); ``max_idle`` is the longest sleep between fetches (default 1 s)."""
 

@@ -230,7 +230,8 @@ pub struct SubscribeOptions {
     /// Handlers running at once (default 10; 1 to [`MAX_CONCURRENCY`](limits::MAX_CONCURRENCY)).
     pub concurrency: usize,
     /// Messages leased ahead and waiting for a free handler slot (None: as many as
-    /// `concurrency`; 0 to [`MAX_FETCH`](limits::MAX_FETCH)). Their leases are kept alive too.
+    /// `concurrency`, at most [`MAX_FETCH`](limits::MAX_FETCH); 0 to `MAX_FETCH`). Their leases
+    /// are kept alive too.
     pub prefetch: Option<usize>,
     /// Lease length of each delivery; None uses each message's own ttr.
     #[serde(rename = "ttr_ms", with = "wire::opt_ms")]
@@ -266,7 +267,12 @@ impl SubscribeOptions {
 
     /// The prefetch in effect.
     pub fn prefetch(&self) -> usize {
-        self.prefetch.unwrap_or(self.concurrency)
+        self.prefetch.unwrap_or(self.concurrency.min(limits::MAX_FETCH))
+    }
+
+    /// Messages a subscription holds at most: `concurrency` running and `prefetch` waiting.
+    pub fn in_flight(&self) -> usize {
+        self.concurrency + self.prefetch()
     }
 
     pub fn validate(&self) -> Result<()> {

@@ -170,7 +170,7 @@ impl Queues {
         opts.validate()?;
         let first = self.list[0].0.clone();
         let (closing, _) = watch::channel(false);
-        let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
+        let cap = opts.in_flight();
         let shared = Arc::new(Shared {
             queue: first.clone(),
             sources: self.list.clone(),
@@ -384,7 +384,7 @@ fn pick(groups: &mut [Group], sources: &mut [Source], order: Order, now: Instant
 /// start).
 async fn fetch_loop(shared: Arc<Shared>, due_at: Vec<Option<i64>>) {
     let opts = shared.opts.clone();
-    let cap = (opts.concurrency + opts.prefetch()).min(limits::MAX_FETCH);
+    let cap = opts.in_flight();
     let inflight = shared.inflight.clone();
     // Leases per fetch call: keeps each script call short (SLOWLOG stays under a few ms even
     // over a million pending messages); more slots just mean more calls in a row.
