@@ -104,7 +104,8 @@ impl Client {
         let rt = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::invalid("Client::connect must run inside a tokio runtime"))?;
         let t = Timeouts { connect: opts.connect_timeout, response: opts.response_timeout };
-        let bound = opts.connect_timeout * 2 + Duration::from_secs(1);
+        // The whole connect (each attempt, a retry, a sentinel's lookup), as the docs promise.
+        let bound = opts.connect_timeout;
         let (conn, pubsub, opener) = match tokio::time::timeout(bound, connection::connect(url, t)).await {
             Ok(Ok(c)) => c,
             Ok(Err(e)) if e.kind() == ErrorKind::InvalidArgument => return Err(e),

@@ -21,6 +21,23 @@ async fn unreachable_redis_is_a_connection_error_within_bounded_time() {
     assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
 }
 
+/// A server that accepts and never answers: the error comes after the connect timeout, not after
+/// two of them (the connection's own retry had its own timeout). The bound is generous (the old
+/// code took twice the timeout and more).
+#[tokio::test]
+async fn a_silent_server_is_a_connection_error_within_the_connect_timeout() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap(); // accepted by the kernel, never answered
+    let port = silent.local_addr().unwrap().port();
+    let timeout = Duration::from_secs(3);
+    let t = Instant::now();
+    let e = Client::builder(&format!("redis://127.0.0.1:{port}")).connect_timeout(timeout).connect().await.err();
+    let took = t.elapsed();
+    let e = e.expect("no answer");
+    assert_eq!(e.kind(), ErrorKind::Connection, "{e}");
+    assert!(took >= timeout - Duration::from_millis(50), "waited the timeout: {took:?}");
+    assert!(took < timeout + Duration::from_secs(2), "one connect timeout, not two: took {took:?} ({e})");
+}
+
 #[tokio::test]
 async fn wrong_password_is_a_connection_error() {
     let mut u = common::url();
