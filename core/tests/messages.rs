@@ -197,3 +197,52 @@ async fn close_ends_the_stream_before_its_future_is_polled() {
     a.ack().await.unwrap();
     common::assert_verified(&q).await;
 }
+
+/// A message that waited in the stream's buffer while the one before it was worked on is
+/// handed out with a lease renewed to its ttr, not with what was left of the lease of the
+/// fetch: here its ack comes after the fetch's lease would have run out, and is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_waited_in_the_buffer_comes_with_its_lease_renewed() {
+    let (_c, q) = common::queue("messages-renewed").await;
+    let ttr = Duration::from_secs(2);
+    q.publish_batch(["a", "b"].map(|id| Message::new(id.as_bytes().to_vec()).id(id).ttr(ttr)).into()).await.unwrap();
+    let s = q.messages(batch(2)).unwrap();
+    let a = s.next().await.unwrap().unwrap();
+    let fetch_deadline = a.lease_deadline(); // b was leased with it, to the same deadline
+    tokio::time::sleep(ms(1_200)).await; // a's work: b's lease has less than half left
+    a.ack().await.unwrap();
+    let b = s.next().await.unwrap().unwrap();
+    assert_eq!(b.id(), "b");
+    let renewed = b.lease_deadline().duration_since(fetch_deadline).unwrap_or_default();
+    assert!(renewed >= ms(1_100), "b's lease runs {renewed:?} past the fetch's");
+    let stored = q.peek("b").await.unwrap().unwrap().lease_deadline.unwrap();
+    assert_eq!(stored, b.lease_deadline(), "renewed in Redis");
+    tokio::time::sleep(ms(1_000)).await; // past the fetch's deadline
+    b.ack().await.unwrap();
+    s.close().await;
+    common::assert_verified(&q).await;
+}
+
+/// A message whose lease ran out while it waited in the buffer (its process paused, the work
+/// on the one before took longer than the ttr) may be another consumer's by now: the stream
+/// does not hand it out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_whose_lease_ran_out_in_the_buffer_is_not_handed_out() {
+    let (_c, q) = common::queue("messages-lapsed").await;
+    let ttr = ms(300);
+    q.publish_batch(["a", "b"].map(|id| Message::new(id.as_bytes().to_vec()).id(id).ttr(ttr)).into()).await.unwrap();
+    let s = q.messages(MessagesOptions { batch: Some(2), wait: Some(ms(50)), ..Default::default() }).unwrap();
+    let a = s.next().await.unwrap().unwrap();
+    a.ack().await.unwrap();
+    tokio::time::sleep(ms(700)).await; // b's lease runs out
+                                       // Leased for longer than the wait below: it stays the other consumer's.
+    let other = q.fetch_leasing(1, Duration::ZERO, Some(Duration::from_secs(30))).await.unwrap();
+    assert_eq!(other.iter().map(|d| (d.id(), d.attempt())).collect::<Vec<_>>(), [("b", 2)], "another consumer has it");
+    // The stream skips its stale b and waits for more: nothing is due.
+    let next = tokio::time::timeout(ms(500), s.next()).await;
+    let handed = next.map(|d| d.map(|d| d.map(|d| (d.id().to_string(), d.attempt()))));
+    assert!(handed.is_err(), "handed out {handed:?}");
+    other[0].ack().await.unwrap();
+    s.close().await;
+    common::assert_verified(&q).await;
+}

@@ -41,6 +41,11 @@ impl Handover {
         release_all(self.take()).await
     }
 
+    /// The first delivery not yet taken, left in the handover.
+    pub(crate) fn first(&self) -> Option<&Delivery> {
+        self.deliveries.front()
+    }
+
     /// How many deliveries are still untaken.
     pub fn len(&self) -> usize {
         self.deliveries.len()

@@ -4,10 +4,11 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex, Notify};
 
-use crate::base::error::Result;
+use crate::base::error::{ErrorKind, Result};
 use crate::base::options::MessagesOptions;
 use crate::ops::delivery::Delivery;
 use crate::ops::handover::Handover;
@@ -16,7 +17,9 @@ use crate::ops::queue::Queue;
 /// The messages of one queue, pulled one at a time with [`next`](Messages::next): each fetch
 /// leases up to `batch` due messages (waiting up to `wait` for the first, woken by a publish,
 /// and fetching again while nothing is due), and the stream hands them out in their order.
-/// Settle every message it hands out.
+/// Settle every message it hands out. A message that waited in the stream while the ones
+/// before it were worked on comes with its lease renewed to its ttr when less than half of it
+/// was left, and not at all when its lease ran out meanwhile (another consumer may have it).
 ///
 /// [`close`](Messages::close) ends it from anywhere, also while a `next()` waits (that one
 /// then ends with `None`), and releases what was fetched and not handed out (due again at
@@ -32,12 +35,57 @@ pub struct Messages {
 struct Inner {
     queue: Queue,
     opts: MessagesOptions,
-    /// Fetched, not handed out yet (released when dropped); its lock makes `next()` calls
-    /// take turns.
-    buffer: Mutex<Handover>,
+    /// Its lock makes `next()` calls take turns.
+    buffer: Mutex<Buffer>,
     closed: AtomicBool,
     /// Wakes the `next()` that waits when `close` comes.
     closing: Notify,
+}
+
+/// What the last fetch brought and the stream has not handed out yet.
+struct Buffer {
+    /// Released when dropped.
+    fetched: Handover,
+    /// When that fetch came back: with each delivery's Redis time of delivery, an estimate of
+    /// the Redis clock now.
+    at: Instant,
+}
+
+impl Buffer {
+    /// The first message, ready to hand out. It may have waited in the buffer while the earlier
+    /// ones were worked on, and its lease ran on meanwhile: with less than half of its ttr left
+    /// it is extended to its ttr first (as a subscription's keeper extends prefetched leases);
+    /// one whose lease ran out is dropped, not handed out (another consumer may have the
+    /// message by now; it counts as a failed attempt, as for any lease that ran out).
+    async fn take_first(&mut self, opts: &MessagesOptions) -> Result<Option<Delivery>> {
+        while let Some(d) = self.fetched.first().cloned() {
+            let now_ms = d.inner.delivered_at_us / 1000 + self.at.elapsed().as_millis() as i64;
+            let left = d.inner.lease_deadline_ms.load(Ordering::Relaxed) - now_ms;
+            let ttr = opts.ttr.unwrap_or(Duration::from_millis(d.inner.record.ttr_ms));
+            let lost = if left <= 0 {
+                true
+            } else if left < (ttr.as_millis() / 2) as i64 {
+                // Left in the buffer while it is extended: a next() dropped meanwhile (closed,
+                // cancelled) leaves it to the release.
+                match d.extend(ttr).await {
+                    Err(e) if e.kind() == ErrorKind::LeaseLost => true,
+                    r => r.map(|()| false)?,
+                }
+            } else {
+                false
+            };
+            let d = self.fetched.take_first();
+            if !lost {
+                return Ok(d);
+            }
+            tracing::warn!(
+                queue = d.as_ref().map(Delivery::queue),
+                id = d.as_ref().map(Delivery::id),
+                "lease ran out while the message waited in the stream; not handed out"
+            );
+        }
+        Ok(None)
+    }
 }
 
 impl Queue {
@@ -45,7 +93,7 @@ impl Queue {
     /// (`InvalidArgument` naming the field and its limit) before anything is fetched.
     pub fn messages(&self, opts: MessagesOptions) -> Result<Messages> {
         opts.validate()?;
-        let buffer = Mutex::new(Handover::new(Vec::new()));
+        let buffer = Mutex::new(Buffer { fetched: Handover::new(Vec::new()), at: Instant::now() });
         let inner = Inner { queue: self.clone(), opts, buffer, closed: AtomicBool::new(false), closing: Notify::new() };
         Ok(Messages { inner: Arc::new(inner) })
     }
@@ -74,8 +122,13 @@ impl Messages {
             if self.is_closed() {
                 return Ok(None);
             }
-            if let Some(d) = buffer.take_first() {
-                return Ok(Some(d));
+            let first = tokio::select! {
+                biased;
+                _ = &mut closing => return Ok(None),
+                d = buffer.take_first(&s.opts) => d?,
+            };
+            if first.is_some() {
+                return Ok(first);
             }
             let got = tokio::select! {
                 biased;
@@ -84,7 +137,7 @@ impl Messages {
             };
             // No await from here on: the fetched messages are in the buffer before the future
             // can be dropped.
-            *buffer = Handover::new(got);
+            *buffer = Buffer { fetched: Handover::new(got), at: Instant::now() };
         }
     }
 
@@ -95,7 +148,7 @@ impl Messages {
 
     /// How many fetched messages wait to be handed out (0 while a `next()` holds the buffer).
     pub fn buffered(&self) -> usize {
-        self.inner.buffer.try_lock().map_or(0, |b| b.len())
+        self.inner.buffer.try_lock().map_or(0, |b| b.fetched.len())
     }
 
     /// Ends the stream, at once (before the returned future is polled): a `next()` that waits
@@ -106,7 +159,7 @@ impl Messages {
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.closing.notify_waiters();
         let inner = self.inner.clone();
-        async move { inner.buffer.lock().await.release().await }
+        async move { inner.buffer.lock().await.fetched.release().await }
     }
 
     /// The queue streamed.
