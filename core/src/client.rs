@@ -292,6 +292,9 @@ impl Client {
         futures_util::future::join_all(subs.iter().map(|s| s.close_and_drain())).await;
         self.inner.closed.store(true, std::sync::atomic::Ordering::Release);
         self.inner.wake.shutdown();
+        // The sockets close once the calls under way are done, whatever handles are still held.
+        self.inner.conn.close();
+        self.inner.dedicated.close().await;
     }
 
     /// True once `close` was called.

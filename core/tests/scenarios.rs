@@ -250,6 +250,50 @@ async fn a_closed_client_refuses_calls() {
     assert_eq!(q.stats().await.unwrap_err().kind(), redelay::ErrorKind::Connection);
 }
 
+/// `Client::close` closes the client's sockets even while its handles (a queue, a delivery, a
+/// message stream) are still held, hands back what an open stream fetched and did not hand
+/// out, and a held delivery's settle is refused as every later call is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_closes_the_sockets_and_streams_while_handles_are_held() {
+    let server = common::RedisServer::start();
+    let other = Client::connect(&server.url()).await.unwrap(); // to look, and to count
+    let mut raw = redis::Client::open(server.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let connected = |info: String| -> usize {
+        info.lines().find_map(|l| l.strip_prefix("connected_clients:")).unwrap().trim().parse().unwrap()
+    };
+    other.ping().await.unwrap();
+    let before = connected(redis::cmd("INFO").arg("clients").query_async(&mut raw).await.unwrap());
+    let c = Client::connect(&server.url()).await.unwrap();
+    let q = c.queue("q").unwrap();
+    let ttr = Duration::from_secs(60);
+    q.publish_batch(["a", "b", "c"].map(|id| Message::new(id.as_bytes().to_vec()).id(id).ttr(ttr)).into())
+        .await
+        .unwrap();
+    let s = q.messages(redelay::MessagesOptions { batch: Some(3), ..Default::default() }).unwrap();
+    let a = s.next().await.unwrap().unwrap();
+    c.close().await;
+    // What the stream fetched and did not hand out is back, due now, no attempt counted.
+    let look = other.queue("q").unwrap();
+    for id in ["b", "c"] {
+        let info = look.peek(id).await.unwrap().unwrap();
+        assert_eq!((info.state, info.attempts), (State::Ready, 0), "{id}");
+    }
+    assert!(s.next().await.unwrap().is_none(), "the stream is closed");
+    let e = a.ack().await.unwrap_err();
+    assert_eq!((e.kind(), e.message()), (redelay::ErrorKind::Connection, "client is closed"));
+    // The sockets close although `q`, `a` and `s` are still held.
+    let t = std::time::Instant::now();
+    loop {
+        let now = connected(redis::cmd("INFO").arg("clients").query_async(&mut raw).await.unwrap());
+        if now <= before {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "{now} connections, {before} before the client");
+        tokio::time::sleep(ms(50)).await;
+    }
+    drop((q, a, s));
+}
+
 #[tokio::test]
 async fn destroy_deletes_every_state() {
     let (c, q) = common::queue("destroy").await;

@@ -75,7 +75,7 @@ impl ErrorKind {
 }
 
 /// The message of [`Error::client_closed`].
-const CLIENT_CLOSED: &str = "client is closed";
+pub(crate) const CLIENT_CLOSED: &str = "client is closed";
 
 /// An error with a kind and a human-readable message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +185,10 @@ fn unavailable_for_now(e: &redis::RedisError) -> bool {
 
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
+        // A call on a connection `Client::close` let go of (`storage::connection`).
+        if e.is_io_error() && e.to_string().contains(CLIENT_CLOSED) {
+            return Error::client_closed();
+        }
         let kind = if e.is_timeout() {
             ErrorKind::Timeout
         } else if unavailable_for_now(&e) {

@@ -13,6 +13,8 @@ use crate::base::options::MessagesOptions;
 use crate::ops::delivery::Delivery;
 use crate::ops::handover::Handover;
 use crate::ops::queue::Queue;
+use crate::storage::ctx::Closes;
+use futures_util::future::BoxFuture;
 
 /// The messages of one queue, pulled one at a time with [`next`](Messages::next): each fetch
 /// leases up to `batch` due messages (waiting up to `wait` for the first, woken by a publish,
@@ -95,7 +97,11 @@ impl Queue {
         opts.validate()?;
         let buffer = Mutex::new(Buffer { fetched: Handover::new(Vec::new()), at: Instant::now() });
         let inner = Inner { queue: self.clone(), opts, buffer, closed: AtomicBool::new(false), closing: Notify::new() };
-        Ok(Messages { inner: Arc::new(inner) })
+        let inner = Arc::new(inner);
+        // `Client::close` closes it first, as it does subscriptions: what it fetched goes back.
+        let weak: std::sync::Weak<dyn Closes> = Arc::downgrade(&inner) as _;
+        self.inner.ctx.register(weak);
+        Ok(Messages { inner })
     }
 }
 
@@ -156,15 +162,29 @@ impl Messages {
     /// handed out (due again at once, no attempt counted) and ends when Redis has it back.
     /// Calling it again does nothing.
     pub fn close(&self) -> impl Future<Output = ()> + Send + 'static {
-        self.inner.closed.store(true, Ordering::SeqCst);
-        self.inner.closing.notify_waiters();
         let inner = self.inner.clone();
+        inner.end();
         async move { inner.buffer.lock().await.fetched.release().await }
     }
 
     /// The queue streamed.
     pub fn queue(&self) -> &Queue {
         &self.inner.queue
+    }
+}
+
+impl Inner {
+    /// Marks the stream closed and wakes a `next()` that waits.
+    fn end(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.closing.notify_waiters();
+    }
+}
+
+impl Closes for Inner {
+    fn close_and_drain(&self) -> BoxFuture<'_, ()> {
+        self.end();
+        Box::pin(async move { self.buffer.lock().await.fetched.release().await })
     }
 }
 

@@ -208,9 +208,19 @@ fn enc(s: &str) -> String {
         .collect()
 }
 
-/// The connection every script call goes through; cheap to clone (clones share sockets).
+/// The connection every script call goes through; cheap to clone (clones share sockets and
+/// its close). Closed ([`Conn::close`], by `Client::close`), it lets go of its link, so that its
+/// sockets close once the calls under way are done, whatever handles (queues, deliveries) are
+/// still held; every later call fails with the "client is closed" error.
 #[derive(Clone)]
-pub(crate) enum Conn {
+pub(crate) struct Conn {
+    link: Arc<RwLock<Option<Link>>>,
+    cluster: bool,
+}
+
+/// What a [`Conn`] sends through while it is open.
+#[derive(Clone)]
+pub(crate) enum Link {
     /// Multiplexed and reconnecting by itself.
     Single(ConnectionManager),
     /// Routes each script to the master of its queue's slot; follows MOVED/ASK.
@@ -236,15 +246,15 @@ pub(crate) enum Opener {
 }
 
 impl Opener {
-    pub async fn open(&self) -> Result<Conn> {
+    pub async fn open(&self) -> Result<Link> {
         Ok(match self {
             Opener::Single(c, config) => {
-                Conn::Single(ConnectionManager::new_with_config(c.clone(), config.clone()).await?)
+                Link::Single(ConnectionManager::new_with_config(c.clone(), config.clone()).await?)
             }
-            Opener::Cluster(c) => Conn::Cluster(c.get_async_connection().await?),
+            Opener::Cluster(c) => Link::Cluster(c.get_async_connection().await?),
             Opener::Sentinel(s) => {
                 let master = s.sentinel.lock().await.async_get_client().await?;
-                Conn::Single(ConnectionManager::new_with_config(master, s.config.clone()).await?)
+                Link::Single(ConnectionManager::new_with_config(master, s.config.clone()).await?)
             }
         })
     }
@@ -307,7 +317,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
             let client = p.client(&node)?;
             let conn = ConnectionManager::new_with_config(client.clone(), manager_config(t)).await?;
             let opener = Opener::Single(client.clone(), manager_config(t));
-            Ok((Conn::Single(conn), PubSubTarget::Client(Box::new(client)), opener))
+            Ok((Conn::new(Link::Single(conn)), PubSubTarget::Client(Box::new(client)), opener))
         }
         Kind::Cluster => {
             let nodes: Vec<String> = p.hosts.iter().map(|h| p.node_url(h, "")).collect();
@@ -321,7 +331,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
             let cluster = b.build().map_err(|e| invalid(url, e))?;
             let conn = cluster.get_async_connection().await?;
             let subs = nodes.iter().map(|n| p.client(n)).collect::<Result<Vec<_>>>()?;
-            Ok((Conn::Cluster(conn), PubSubTarget::AnyOf(subs), Opener::Cluster(cluster)))
+            Ok((Conn::new(Link::Cluster(conn)), PubSubTarget::AnyOf(subs), Opener::Cluster(cluster)))
         }
         Kind::Sentinel => {
             let sentinels: Vec<String> = p.hosts.iter().map(|h| format!("redis://{h}")).collect();
@@ -353,7 +363,7 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
                 last_resolve: StdMutex::new(Instant::now()),
             });
             tokio::spawn(watch_switch_master(Arc::downgrade(&s)));
-            Ok((Conn::Sentinel(s.clone()), PubSubTarget::Sentinel(s.clone()), Opener::Sentinel(s)))
+            Ok((Conn::new(Link::Sentinel(s.clone())), PubSubTarget::Sentinel(s.clone()), Opener::Sentinel(s)))
         }
     }
 }
@@ -441,19 +451,61 @@ async fn watch_switch_master(conn: std::sync::Weak<SentinelConn>) {
 }
 
 impl Conn {
+    fn new(link: Link) -> Self {
+        let cluster = matches!(link, Link::Cluster(_));
+        Conn { link: Arc::new(RwLock::new(Some(link))), cluster }
+    }
+
     /// True on Redis Cluster, whose client sends a call again by itself when its connection
     /// drops (after a reconnect), even when Redis had run it.
     pub(crate) fn is_cluster(&self) -> bool {
-        matches!(self, Conn::Cluster(_))
+        self.cluster
     }
+
+    /// Lets go of the link: calls under way finish, later ones fail with "client is closed".
+    pub(crate) fn close(&self) {
+        self.link.write().unwrap().take();
+    }
+
+    /// The link to send a call through, while open.
+    fn link(&self) -> redis::RedisResult<Link> {
+        self.link.read().unwrap().clone().ok_or_else(closed)
+    }
+}
+
+/// The redis error of a call on a closed [`Conn`]; `Error::from` makes it the core's
+/// "client is closed".
+fn closed() -> redis::RedisError {
+    redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, crate::base::error::CLIENT_CLOSED))
 }
 
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        let link = self.link();
+        Box::pin(async move { link?.req_packed_command(cmd).await })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        let link = self.link();
+        Box::pin(async move { link?.req_packed_commands(cmd, offset, count).await })
+    }
+
+    fn get_db(&self) -> i64 {
+        self.link().map_or(0, |l| l.get_db())
+    }
+}
+
+impl ConnectionLike for Link {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
-            Conn::Single(c) => c.req_packed_command(cmd),
-            Conn::Cluster(c) => c.req_packed_command(cmd),
-            Conn::Sentinel(s) => Box::pin(async move {
+            Link::Single(c) => c.req_packed_command(cmd),
+            Link::Cluster(c) => c.req_packed_command(cmd),
+            Link::Sentinel(s) => Box::pin(async move {
                 let mut c = s.current();
                 let r = c.req_packed_command(cmd).await;
                 if let Err(e) = &r {
@@ -471,9 +523,9 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
-            Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
-            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
-            Conn::Sentinel(s) => Box::pin(async move {
+            Link::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Link::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+            Link::Sentinel(s) => Box::pin(async move {
                 let mut c = s.current();
                 let r = c.req_packed_commands(cmd, offset, count).await;
                 if let Err(e) = &r {
@@ -486,9 +538,9 @@ impl ConnectionLike for Conn {
 
     fn get_db(&self) -> i64 {
         match self {
-            Conn::Single(c) => c.get_db(),
-            Conn::Cluster(c) => c.get_db(),
-            Conn::Sentinel(s) => s.current().get_db(),
+            Link::Single(c) => c.get_db(),
+            Link::Cluster(c) => c.get_db(),
+            Link::Sentinel(s) => s.current().get_db(),
         }
     }
 }

@@ -13,7 +13,7 @@ use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Pipeline, Value};
 
 use crate::base::error::{Error, Result};
-use crate::storage::connection::{Conn, Opener};
+use crate::storage::connection::{Link, Opener};
 use crate::storage::scripts::Script;
 
 /// Idle dedicated connections kept for the next durable publish.
@@ -21,12 +21,17 @@ const KEEP: usize = 4;
 
 pub(crate) struct Dedicated {
     opener: Opener,
-    idle: tokio::sync::Mutex<Vec<Conn>>,
+    idle: tokio::sync::Mutex<Vec<Link>>,
 }
 
 impl Dedicated {
     pub fn new(opener: Opener) -> Self {
         Dedicated { opener, idle: tokio::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// Closes the idle connections (`Client::close`; the client refuses publishes from then on).
+    pub async fn close(&self) {
+        self.idle.lock().await.clear();
     }
 
     /// Runs `script` once per element of `calls` (its ARGV) with `keys`, then `WAIT replicas
@@ -75,9 +80,9 @@ impl Dedicated {
     }
 }
 
-async fn send(conn: &mut Conn, p: Pipeline, route_key: &str, n: usize) -> Result<Vec<Value>> {
+async fn send(conn: &mut Link, p: Pipeline, route_key: &str, n: usize) -> Result<Vec<Value>> {
     let r = match conn {
-        Conn::Cluster(c) => {
+        Link::Cluster(c) => {
             let route = SingleNodeRoutingInfo::SpecificNode(Route::with_key(route_key, SlotAddr::Master));
             c.route_pipeline(p, 0, n, route).await
         }
