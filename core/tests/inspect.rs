@@ -28,6 +28,13 @@ async fn upcoming_counts_what_falls_due_per_bucket() {
     assert_eq!(counts, [3, 0, 5, 0, 0, 0, 0, 0, 0, 1]);
     assert_eq!(b[2].0, base + Duration::from_secs(120));
     assert_eq!(q.upcoming(base, ms(1), 0).await.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // Spans ending past the longest delay (3650 days x 1000 would end past the year 9999).
+    let day = Duration::from_secs(86_400);
+    let e = q.upcoming(base, day * 3650, 1000).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().starts_with("width: the 1000 spans must end within 3650 days"), "{e}");
+    assert_eq!(q.upcoming(base, day * 3650, 1).await.unwrap().len(), 1, "one span of the longest width");
+    assert_eq!(q.upcoming(base, day * 3, 1000).await.unwrap().len(), 1000);
     q.destroy().await.unwrap();
 }
 

@@ -1162,6 +1162,15 @@ impl Queue {
             )));
         }
         limits::check_span("width", width, Duration::from_millis(1), limits::MAX_DELAY)?;
+        // The spans end within the longest delay too: their start times stay times every
+        // language can show (3650 days x 1000 would end past the year 9999).
+        if width.saturating_mul(buckets as u32) > limits::MAX_DELAY {
+            return Err(Error::invalid(format!(
+                "width: the {buckets} spans must end within {} days of the start (width x buckets), got {} days",
+                limits::MAX_DELAY.as_secs() / 86_400,
+                width.saturating_mul(buckets as u32).as_secs() / 86_400
+            )));
+        }
         let start = time_to_ms(from);
         limits::check_time("from", start, time_to_ms(SystemTime::now()))?;
         let w = width.as_millis() as i64;
@@ -1205,10 +1214,10 @@ impl Queue {
         };
         if needle.is_empty() && kind != "header" {
             let field = if kind == "id" { "id_prefix" } else { kind };
-            return Err(Error::invalid(format!("search {field}: give something to look for (it is empty)")));
+            return Err(Error::invalid(format!("search.{field}: give something to look for (it is empty)")));
         }
         if kind == "header" && name.is_empty() {
-            return Err(Error::invalid("search header: the header name is empty"));
+            return Err(Error::invalid("search.header: the header name is empty"));
         }
         let cursor = cursor.unwrap_or("0");
         if cursor.is_empty() || !cursor.bytes().all(|b| b.is_ascii_digit()) {

@@ -376,7 +376,8 @@ impl Queue {
 
     /// How many waiting messages fall due in each of `buckets` (1 to
     /// [`MAX_UPCOMING_BUCKETS`](limits::MAX_UPCOMING_BUCKETS)) consecutive spans
-    /// of `width` from `from` — the load ahead. Leased messages are not counted.
+    /// of `width` from `from` — the load ahead, ending within [`MAX_DELAY`](limits::MAX_DELAY) of
+    /// `from` (`width` x `buckets`). Leased messages are not counted.
     pub async fn upcoming(&self, from: SystemTime, width: Duration, buckets: usize) -> Result<Vec<(SystemTime, u64)>> {
         if !self.is_sharded() {
             return self.upcoming_here(from, width, buckets).await;
