@@ -296,7 +296,7 @@ test('search: by id prefix, header, body or last error, step by step with a curs
   assert.deepEqual((await all({ error: 'declined' })).ids, ['bad'])
   const first = await q.search({ idPrefix: 'bad' })
   assert.equal(first.cursor === null || typeof first.cursor === 'string', true)
-  await assert.rejects(q.search({ body: '' }), isInvalid(/search body/))
+  await assert.rejects(q.search({ body: '' }), isInvalid(/search\.body/))
   await assert.rejects(q.search({ idPrefix: 'x' }, 'abc'), isInvalid(/cursor/))
   await assert.rejects(q.search({}), isInvalid(/search/))
   // A header is one { name: value } entry; anything else is refused, not read as something else.

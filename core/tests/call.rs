@@ -130,7 +130,7 @@ async fn bad_arguments_and_names_are_refused_naming_the_field() {
         ("history", json!({"until_ms": 60_000}), vec!["since_ms", "missing"]),
         ("history", json!({"since_ms": 32_503_680_000_000u64}), vec!["since: is in the future", "until, not given"]),
         ("reschedule", json!({"id": "a"}), vec!["delay/at", "needs a new due time"]),
-        ("search", json!({"search": {"id_prefix": ""}}), vec!["search id_prefix: give something"]),
+        ("search", json!({"search": {"id_prefix": ""}}), vec!["search.id_prefix: give something"]),
         ("upcoming", json!({"buckets": 3}), vec!["width_ms", "missing"]),
         ("frobnicate", Value::Null, vec!["op", "no operation \"frobnicate\""]),
     ] {

@@ -158,10 +158,10 @@ fn path(head: &str, spell: impl Fn(&str) -> String) -> Option<String> {
     Some(out)
 }
 
-/// A head in [`Spelling::SnakeMs`] that [`path`] would leave as it is but that stands for wire
-/// fields exactly: the core's "backoff base" and "backoff max" (`backoff_base_ms`,
-/// `backoff_max_ms`; "default_backoff base" alike), and the "backoff" of a pair whose base is
-/// above its max (both fields).
+/// A head in [`Spelling::SnakeMs`] (and [`Spelling::CamelMs`], camelCased) that [`path`] would
+/// leave as it is but that stands for wire fields exactly: the core's "backoff base" and
+/// "backoff max" (`backoff_base_ms`, `backoff_max_ms`; "default_backoff base" alike), and the
+/// "backoff" of a pair whose base is above its max (both fields).
 fn snake_ms_head(head: &str) -> Option<String> {
     let (name, part) = head.rsplit_once(' ').unwrap_or((head, ""));
     if !is_name(name) || !name.ends_with("backoff") {
@@ -231,6 +231,9 @@ fn respell_names(message: &str, spelling: Spelling) -> String {
         false if spelling == Spelling::SnakeMs => {
             snake_ms_head(&rest[..n]).or_else(|| path(&rest[..n], |f| field(f, spelling)))
         }
+        false if spelling == Spelling::CamelMs => snake_ms_head(&rest[..n])
+            .and_then(|h| path(&h, |f| camel(f)))
+            .or_else(|| path(&rest[..n], |f| field(f, spelling))),
         false => path(&rest[..n], |f| field(f, spelling)),
     };
     let rest = match rest.find(": ").and_then(|n| head(n).map(|p| (p, n))) {
@@ -243,9 +246,14 @@ fn respell_names(message: &str, spelling: Spelling) -> String {
     // `name` anywhere after the path.
     let mut parts = rest.split('`');
     out.push_str(parts.next().unwrap_or(""));
+    // serde's "unknown variant `x`, expected one of …" lists values, not fields: no unit is
+    // added to them (`deliver_now` is no time).
+    let values = rest.contains("unknown variant `");
     for (i, part) in parts.enumerate() {
         out.push('`');
-        if i % 2 == 0 && is_name(part) {
+        if values && spelling == Spelling::SnakeMs {
+            out.push_str(part);
+        } else if i % 2 == 0 && is_name(part) {
             // serde's "unknown field `x`" names a field as given; other names are the core's.
             let unknown = out.ends_with("unknown field `");
             out.push_str(&if unknown { given(part, spelling) } else { field(part, spelling) });
@@ -502,8 +510,15 @@ mod tests {
         for (core, json) in messages {
             assert_eq!(respell(core, Spelling::SnakeMs), json);
         }
-        // The other spellings keep "backoff base" as it is.
-        assert_eq!(respell("backoff base: x", Spelling::CamelMs), "backoff base: x");
+        // Node names them as its options do; Kotlin and Python give a pair, described as such.
+        assert_eq!(respell("backoff base: x", Spelling::CamelMs), "backoffBaseMs: x");
+        assert_eq!(respell("default_backoff max: x", Spelling::CamelMs), "defaultBackoffMaxMs: x");
+        assert_eq!(respell("backoff: base above max", Spelling::CamelMs), "backoffBaseMs/backoffMaxMs: base above max");
+        assert_eq!(respell("backoff base: x", Spelling::Camel), "backoff base: x");
+        // Values of an enum are no fields: `deliver_now` gets no unit.
+        let variant = "action: unknown variant `x`, expected one of `cancel`, `deliver_now`, `purge`";
+        assert_eq!(respell(variant, Spelling::SnakeMs), variant);
+        assert_eq!(respell("search.id_prefix: empty", Spelling::CamelMs), "search.idPrefix: empty");
         let e = crate::Error::invalid("ttr: must be 100 ms to 24 h, got 50 ms").spelled(Spelling::SnakeMs);
         assert_eq!(e.message(), "ttr_ms: must be 100 ms to 24 h, got 50 ms");
     }
