@@ -278,6 +278,20 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Secs {
     }
 }
 
+/// A str argument as UTF-8, refused naming `field` as the Python API's own arguments are: another
+/// type (`bytes` too), or a str with a lone surrogate (`redelay._results.surrogate`'s wording).
+pub fn text(v: &Bound<'_, PyAny>, field: &str) -> PyResult<String> {
+    let py = v.py();
+    let Ok(s) = v.cast::<pyo3::types::PyString>() else {
+        let msg = format!("{field}: invalid type: {}, expected a str", v.get_type().name()?);
+        return Err(to_py_err(py, redelay::Error::invalid(msg)));
+    };
+    match s.to_cow() {
+        Ok(s) => Ok(s.into_owned()),
+        Err(_) => Err(PyErr::from_value(py.import("redelay._results")?.call_method1("surrogate", (field,))?)),
+    }
+}
+
 /// A queue's weight (an int, as `redelay._ops` checked): one beyond 64 bits as its text, for
 /// the core to refuse as it was given rather than a raw `OverflowError`.
 pub struct Weight(pub Result<i64, String>);

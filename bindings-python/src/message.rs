@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use std::time::SystemTime;
 
-use crate::convert::{dur, run, Homed, Secs};
+use crate::convert::{dur, run, text, Homed, Secs};
 
 /// One delivery of a message.
 #[pyclass(frozen, subclass, module = "redelay._native")]
@@ -90,9 +90,15 @@ methods! {
         run(py, self.blocking, self.d.get(py, MESSAGE)?.ack())
     }
     /// Give the message back for another attempt, after `retry_in` or its backoff; True when it went to the dead letters.
-    #[pyo3(signature = (retry_in=None, reason=String::new()), text_signature = "(self, /, retry_in=None, reason='')")]
-    fn nack<'py>(&self, py: Python<'py>, retry_in: Option<Secs>, reason: String) -> PyResult<Bound<'py, PyAny>> {
+    #[pyo3(signature = (retry_in=None, reason=None), text_signature = "(self, /, retry_in=None, reason='')")]
+    fn nack<'py>(
+        &self,
+        py: Python<'py>,
+        retry_in: Option<Secs>,
+        reason: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let retry_in = retry_in.map(crate::convert::retry_in).transpose()?;
+        let reason = reason.map(|r| text(&r, "reason")).transpose()?.unwrap_or_default();
         run(py, self.blocking, self.d.get(py, MESSAGE)?.nack(retry_in, &reason))
     }
     /// Hand the message back unprocessed, due now, without counting an attempt.

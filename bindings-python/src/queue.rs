@@ -72,7 +72,7 @@ impl NativeClient {
         let weights =
             weights.map(|ws| ws.into_iter().zip(&queues).map(|(Weight(w), q)| w.map_err(|b| refused(&q.0, b))));
         let weights = weights.map(Iterator::collect::<PyResult<Vec<_>>>).transpose()?;
-        let w = Arc::new(PyWake { wake, closed });
+        let w = Arc::new(PyWake::new(wake, closed));
         run(py, blocking, async move {
             let qs = c.queues_named(queues, weights).await?;
             qs.subscribe_foreign(w, o).await.map(NativeSubscription::from)

@@ -11,22 +11,41 @@ use crate::convert::{Homed, Secs, ACTIVE, SHUTDOWN};
 use crate::message::new_message;
 
 /// Wakes the event loop: calls the Python `wake` (`loop.call_soon_threadsafe(drain)`); None
-/// for worker threads, which wait in `take_wait` instead. `closed` is called once at close.
+/// for worker threads, which wait in `take_wait` instead. `closed` is called once at close,
+/// and then both are let go of: `wake` leads back to this subscription (its runner holds it),
+/// a cycle through Rust that Python's collector cannot see, so nothing of it would be freed.
 pub struct PyWake {
-    pub wake: Option<Py<PyAny>>,
-    pub closed: Option<Py<PyAny>>,
+    pub wake: std::sync::Mutex<Option<Py<PyAny>>>,
+    pub closed: std::sync::Mutex<Option<Py<PyAny>>>,
+}
+
+impl PyWake {
+    pub fn new(wake: Option<Py<PyAny>>, closed: Option<Py<PyAny>>) -> Self {
+        PyWake { wake: std::sync::Mutex::new(wake), closed: std::sync::Mutex::new(closed) }
+    }
 }
 
 impl redelay::Wake for PyWake {
     fn wake(&self) -> bool {
-        let Some(wake) = &self.wake else { return true };
-        crate::convert::with_python(|py| wake.call0(py).is_ok()).unwrap_or(false)
+        if self.wake.lock().unwrap().is_none() {
+            return true; // worker threads take by themselves; or closed
+        }
+        crate::convert::with_python(|py| {
+            // Not called under the lock: the call may let another thread take the GIL.
+            let wake = self.wake.lock().unwrap().as_ref().map(|w| w.clone_ref(py));
+            wake.is_none_or(|w| w.call0(py).is_ok())
+        })
+        .unwrap_or(false)
     }
 
     fn closed(&self) {
-        if let Some(closed) = &self.closed {
-            crate::convert::with_python(|py| drop(closed.call0(py)));
-        }
+        crate::convert::with_python(|py| {
+            let (closed, wake) = (self.closed.lock().unwrap().take(), self.wake.lock().unwrap().take());
+            if let Some(closed) = closed {
+                drop(closed.call0(py));
+            }
+            drop(wake);
+        });
     }
 }
 

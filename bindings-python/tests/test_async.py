@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
+import warnings
+import weakref
 from typing import Any, Awaitable, Callable, List
 
 import pytest
@@ -194,6 +197,57 @@ def test_a_pull_from_several_queues_cancelled_after_redis_leased_gives_the_messa
         await _cancelled_after_redis_leased(q, lambda: c.fetch(["cancel-other", "cancel-late-many"]))
 
     run(body)
+
+
+def test_a_subscribe_never_awaited_warns_and_consumes_nothing(url: str, prefix: str) -> None:
+    """``q.subscribe(handler)`` without ``await`` (or ``async with``) starts nothing; as for a
+    coroutine never awaited, Python is told so with a RuntimeWarning when it is dropped."""
+
+    async def handle(msg: redelay.Message) -> None:
+        raise AssertionError("never runs")
+
+    async def body() -> None:
+        c = await connect(url, prefix)
+        q = c.queue("subscribe-never-awaited")
+        await q.publish(b"x", id="a")
+        with pytest.warns(RuntimeWarning, match="subscribe\\(\\) was never awaited"):
+            q.subscribe(handle)  # dropped at once
+            c.subscribe(["subscribe-never-awaited"], handle)
+        started = q.subscribe(handle)
+        async with started:  # started: no warning when it is dropped
+            pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            del started
+        stats = await q.stats()
+        assert (stats.ready, stats.leased) == (1, 0)
+        await c.close()
+
+    run(body)
+
+
+def test_a_closed_subscription_and_its_client_are_freed(url: str, prefix: str) -> None:
+    """An ``async def`` handler's runner and the native subscription refer to each other through
+    Rust (its wake), which Python's collector cannot see: once the subscription is closed that
+    link is let go of, so they are freed (they once stayed, with the client's connection)."""
+    refs: List[Any] = []
+
+    async def handle(msg: redelay.Message) -> None:
+        await msg.ack()
+
+    async def body() -> None:
+        c = await connect(url, prefix)
+        sub = await c.queue("freed").subscribe(handle)
+        refs.extend([weakref.ref(sub), weakref.ref(sub._runner), weakref.ref(c)])
+        await sub.close()
+        await c.close()
+
+    run(body)
+    deadline = time.monotonic() + 10
+    while any(r() is not None for r in refs) and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+    assert [r() for r in refs] == [None, None, None]
 
 
 def test_a_fetch_never_awaited_leases_nothing(url: str, prefix: str) -> None:

@@ -199,6 +199,39 @@ def test_keyboard_interrupt_or_system_exit_in_an_async_handler_gives_the_message
 
 
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
+def test_a_program_stop_in_an_async_handler_gives_back_the_batch_that_did_not_start(
+    url: str, prefix: str, exc: type
+) -> None:
+    """The deliveries after the one whose handler stops the program, in the same batch: their
+    tasks exist but never ran their first step (before Python 3.12 tasks start a loop round
+    later), and the end of ``asyncio.run`` cancels them. Each is given back at once: the close
+    does not wait out the drain timeout for them, and none is left leased."""
+
+    async def handler(msg: redelay.Message) -> None:
+        if msg.id == "stop":
+            raise exc("from the handler")
+        await asyncio.sleep(0)
+
+    async def body() -> None:
+        async with await redelay.AsyncClient.connect(url, prefix=prefix) as c:
+            q = c.queue("stop-batch")
+            await q.publish_batch([{"body": b"", "id": i} for i in ["stop", "after-1", "after-2"]])
+            async with q.subscribe(handler, concurrency=3, drain_timeout=60):
+                await asyncio.sleep(30)
+
+    t0 = time.monotonic()
+    with pytest.raises(exc, match="from the handler"):
+        asyncio.run(body())
+    assert time.monotonic() - t0 < 20  # not the 60 s drain timeout
+    with redelay.Client(url, prefix=prefix) as client:
+        q = client.queue("stop-batch")
+        for id in ["stop", "after-1", "after-2"]:
+            info = q.peek(id)
+            # Given back (due now, no attempt counted), or done (3.12+ runs them eagerly).
+            assert info is None or (info.state, info.attempts) == ("ready", 0), (id, info)
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit])
 def test_keyboard_interrupt_or_system_exit_in_a_sync_handler_gives_the_message_back_and_closes(
     client: redelay.Client, exc: type
 ) -> None:

@@ -55,7 +55,9 @@ def test_header_names_that_json_would_merge_are_refused(client: redelay.Client) 
 
 
 @pytest.mark.parametrize(
-    "messages", ["hello", b"hello", bytearray(b"hi"), memoryview(b"hi")], ids=lambda m: type(m).__name__
+    "messages",
+    ["hello", b"hello", bytearray(b"hi"), memoryview(b"hi"), {"body": b"x", "delay": 60}],
+    ids=lambda m: type(m).__name__,
 )
 def test_publish_batch_refuses_a_single_body(client: redelay.Client, messages: Any) -> None:
     q = client.queue("batch-single")
@@ -230,3 +232,55 @@ def test_retry_later_takes_seconds_as_delay_does(client: redelay.Client) -> None
         client.queue("retry-later").publish(b"x", delay=True)  # the same refusal
     assert redelay.RetryLater(5).retry_in == 5.0 and redelay.RetryLater(1.5).retry_in == 1.5
     assert redelay.RetryLater(timedelta(minutes=1)).retry_in == 60.0
+
+
+@pytest.mark.parametrize(
+    ("call", "field"), [(lambda c: c.queue(None), "queue name"), (lambda c: c.queue(b"q"), "queue name")]
+)
+def test_a_queue_name_of_another_type_is_refused_naming_it(client: redelay.Client, call: Any, field: str) -> None:
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        call(client)
+    assert str(ei.value).startswith(f"{field}: invalid type: "), ei.value
+    assert isinstance(ei.value, TypeError)
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^url: invalid type: NoneType, expected a str$"):
+        redelay.Client(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("reason", "words"),
+    cases(
+        (5, "reason: invalid type: int, expected a str"),
+        (b"x", "reason: invalid type: bytes, expected a str"),
+        ("a\ud800", f"reason: {SURROGATE}"),
+    ),
+)
+def test_a_message_nack_reason_is_checked_naming_it(client: redelay.Client, reason: Any, words: str) -> None:
+    q = client.queue("nack-reason")
+    q.publish(b"x", id="r")
+    [m] = q.fetch(1)
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        m.nack(reason=reason)
+    assert str(ei.value) == words
+    assert q.peek("r").state == "leased", "nothing was sent"  # type: ignore[union-attr]
+    m.nack(reason="fine")
+    info = q.peek("r")
+    assert info is not None and info.last_error == "fine"
+
+
+def test_invalid_argument_errors_pickle_as_they_are() -> None:
+    import pickle
+
+    wrong = redelay._errors.from_core("InvalidArgument", "id: invalid type: bytes, expected a str")
+    e = pickle.loads(pickle.dumps(wrong))
+    assert type(e) is type(wrong) and isinstance(e, TypeError) and isinstance(e, redelay.InvalidArgumentError)
+    assert str(e) == str(wrong)
+    run = redelay._errors.from_core("Connection", "redis connection: reset", [("count", 3)])
+    e = pickle.loads(pickle.dumps(run))
+    assert type(e) is redelay.ConnectionError and e.so_far == {"count": 3} and str(e) == str(run)
+
+
+def test_upcoming_spans_past_the_longest_delay_are_refused(client: redelay.Client) -> None:
+    q = client.queue("upcoming-far")
+    with pytest.raises(redelay.InvalidArgumentError, match=r"^width: the 1000 spans must end within 3650 days"):
+        q.upcoming(timedelta(days=3650), 1000)
+    assert len(q.upcoming(timedelta(days=3), 1000)) == 1000

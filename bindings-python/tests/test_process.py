@@ -34,6 +34,9 @@ HANDLERS = textwrap.dedent(
         _log("start " + msg.id)
         time.sleep(float(msg.headers.get("sleep", "0")))
         _log("done " + msg.id)
+
+    def exiting(msg):
+        raise SystemExit("stop the worker")
     """
 )
 
@@ -221,6 +224,20 @@ def test_ctrl_c_interrupts_a_blocking_call(tmp_path: Path, url: str, prefix: str
             proc.wait()
     assert "KeyboardInterrupt" in stderr, stderr
     assert "panicked" not in stderr and "Fatal" not in stderr, stderr
+
+
+def test_worker_exits_when_a_handler_stops_the_program(
+    tmp_path: Path, url: str, prefix: str, client: redelay.Client
+) -> None:
+    """A plain ``def`` handler raising SystemExit closes the subscription (its message given
+    back, no attempt counted): the worker then exits by itself, as it does on a signal."""
+    with running_worker(tmp_path, url, prefix, "handlers:exiting", "exiting") as (proc, _):
+        client.queue("exiting").publish(b"x", id="x")
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert "redelay worker stopped" in stdout, stdout + stderr
+    info = client.queue("exiting").peek("x")
+    assert info is not None and (info.state, info.attempts) == ("ready", 0), info
 
 
 def test_worker_consumes_a_sharded_queue(tmp_path: Path, url: str, prefix: str, client: redelay.Client) -> None:

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use redelay::limits::*;
+use redelay::SubscribeOptions;
 
 /// `10000` as `10,000`.
 fn thousands(n: usize) -> String {
@@ -187,7 +188,20 @@ fn table() -> Vec<(&'static str, Vec<String>)> {
             ],
         ),
         ("bindings-kotlin/jvm/src/main/kotlin/dev/redelay/Errors.kt", vec![format!("0 to {delay} days")]),
-        ("bindings-kotlin/jvm/src/main/kotlin/dev/redelay/Queue.kt", vec![format!("Pulls up to [max] (1 to {MAX_FETCH};")]),
+        (
+            "bindings-kotlin/jvm/src/main/kotlin/dev/redelay/Queue.kt",
+            vec![
+                format!("Pulls up to [max] (1 to {MAX_FETCH};"),
+                format!("[wait] ({} ms or more; null, the default: the core's default, {} s)", MIN_MESSAGES_WAIT.as_millis(), DEFAULT_MESSAGES_WAIT.as_secs()),
+            ],
+        ),
+        (
+            "bindings-python/python/redelay/_worker.py",
+            vec![
+                format!("(default: the core's, {})", SubscribeOptions::default().concurrency),
+                format!("(default: the core's, {})", SubscribeOptions::default().drain_timeout.as_secs()),
+            ],
+        ),
     ]
 }
 

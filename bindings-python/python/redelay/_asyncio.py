@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import warnings
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Iterable, List, Optional, Union
 
 from . import _runtime
@@ -124,10 +125,11 @@ class AsyncQueue(QueueOps, Async):
         Each fetch leases up to ``batch`` (1 to 1000; default 1) due messages, waiting up to
         ``wait`` (10 ms or more; default 1 s) for a first one and fetching again while nothing
         is due, so the iteration waits as long as the queue is empty. Each message is leased for
-        its ttr (or ``ttr``): settle every one (``ack``, ``nack``). Leaving the loop early
-        (``break``, an exception, a cancelled task) or :meth:`MessageStream.aclose` hands back
-        the fetched messages not yet given out: due now, no attempt counted. Bad options raise
-        :class:`InvalidArgumentError` here."""
+        its ttr (or ``ttr``): settle every one (``ack``, ``nack``). :meth:`MessageStream.aclose`,
+        the end of ``async with`` (however the block ends) or Python freeing a stream nobody
+        holds (the loop's own, at ``break``) hands back the fetched messages not yet given out:
+        due now, no attempt counted; a stream kept in a variable stays open after ``break``
+        until it is closed. Bad options raise :class:`InvalidArgumentError` here."""
         return MessageStream(self._native.messages(messages_args(batch, wait, ttr)))
 
     def subscribe(
@@ -153,11 +155,10 @@ class MessageStream:
     """The messages of :meth:`AsyncQueue.messages`: an async iterator of :class:`Message`,
     usable as ``async with`` too (the block's end closes it). It never ends by itself."""
 
-    __slots__ = ("_closed", "_native")
+    __slots__ = ("_native",)
 
     def __init__(self, native: NativeMessages) -> None:
         self._native = native
-        self._closed = False
 
     def __aiter__(self) -> MessageStream:
         return self
@@ -165,11 +166,8 @@ class MessageStream:
     async def __anext__(self) -> Message:
         """The next message: one fetched earlier and not given out yet, or the first of the
         next fetch that leases any. Cancelling the call leaves nothing leased to nobody."""
-        if self._closed:
-            raise StopAsyncIteration
         got: List[Message] = await self._native.next(False)
-        if not got:  # closed meanwhile (by aclose, from another task)
-            self._closed = True
+        if not got:  # closed (by aclose, also from another task while this one waited)
             raise StopAsyncIteration
         return got[0]
 
@@ -178,7 +176,6 @@ class MessageStream:
         ends): the messages fetched and not given out are handed back (due now, no
         attempt counted) before it returns. Iterating then ends at once; calling it again does
         nothing. A stream dropped unclosed (``break``) hands them back in the background."""
-        self._closed = True
         await self._native.close(False)
 
     async def __aenter__(self) -> MessageStream:
@@ -206,18 +203,26 @@ class SubscribeCall:
     """What :meth:`AsyncQueue.subscribe` returns: await it for a :class:`Subscription`, or use it
     as ``async with`` to close the subscription when the block ends."""
 
-    __slots__ = ("_start", "_sub")
+    __slots__ = ("_start", "_started", "_sub")
     _sub: Subscription  # set by __aenter__
 
     def __init__(self, start: Callable[[], Awaitable[Subscription]]) -> None:
         self._start = start
+        self._started = False
 
     def __await__(self) -> Generator[Any, None, Subscription]:
+        self._started = True
         return self._start().__await__()
 
     async def __aenter__(self) -> Subscription:
+        self._started = True
         self._sub = await self._start()
         return self._sub
+
+    def __del__(self) -> None:
+        # As Python warns of a coroutine never awaited: this one is no coroutine, so it would not.
+        if not self._started:
+            warnings.warn("subscribe() was never awaited: the subscription did not start", RuntimeWarning, 2)
 
     async def __aexit__(self, *exc: object) -> None:
         await self._sub.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import builtins
 from datetime import timedelta
-from typing import ClassVar, Dict, List, Optional, Tuple, Type, Union
+from typing import Any, ClassVar, Dict, List, Optional, Tuple, Type, Union
 
 from . import _native
 
@@ -34,6 +34,10 @@ class RedelayError(Exception):
         super().__init__(message)
         self.message = message
         self.so_far = so_far
+
+    def __reduce__(self) -> Tuple[Any, Tuple[str, Optional[Dict[str, int]]]]:
+        """Pickled with ``so_far`` (for multiprocessing, concurrent.futures, celery)."""
+        return type(self), (self.message, self.so_far)
 
 
 class InvalidArgumentError(RedelayError, ValueError):
@@ -90,6 +94,15 @@ class _WrongType(InvalidArgumentError, TypeError):
     Shown as ``redelay.InvalidArgumentError``: the class is an implementation detail."""
 
     __module__ = "redelay"
+
+    def __reduce__(self) -> Tuple[Any, Tuple[str, Optional[Dict[str, int]]]]:
+        # By a function: pickle would look the class up by its shown name, and find
+        # InvalidArgumentError itself.
+        return _wrong_type, (self.message, self.so_far)
+
+
+def _wrong_type(message: str, so_far: Optional[Dict[str, int]]) -> _WrongType:
+    return _WrongType(message, so_far)
 
 
 _WrongType.__name__ = _WrongType.__qualname__ = "InvalidArgumentError"

@@ -33,7 +33,7 @@ from typing import (
 )
 
 from . import _native, _runtime, _types
-from ._errors import RedelayError
+from ._errors import RedelayError, _WrongType
 from ._native import DEFAULT_PAGE_LIMIT, NativeClient, NativeQueue, NativeSubscription
 from ._results import (
     BulkReport,
@@ -53,7 +53,6 @@ from ._results import (
     of,
     text,
     time,
-    value,
     wire,
 )
 from ._types import Body, PublishItem, Queues, SearchQuery, Seconds
@@ -81,13 +80,21 @@ def _answer(raw: Any, blocking: bool, conv: Callable[[Any], Any]) -> Any:
 def connect_args(url: str, options: Mapping[str, Any]) -> Tuple[str, str]:
     """The native ``connect`` call's arguments: the URL, and the options as JSON, each checked as
     it is converted."""
-    return value(url, "url"), dumps(_types.options(options, _types.ClientOptions))
+    return _str(url, "url"), dumps(_types.options(options, _types.ClientOptions))
 
 
 def queue_args(name: str, shards: int) -> Tuple[str, str]:
     """The native ``queue`` call's arguments: the name, and ``{"shards"}`` as JSON, each checked
     as it is converted (a lone surrogate or a NaN names its field)."""
-    return value(name, "queue name"), dumps(checked({"shards": shards}))
+    return _str(name, "queue name"), dumps(checked({"shards": shards}))
+
+
+def _str(v: Any, field: str) -> str:
+    """A str argument, checked as :func:`value` checks one; another type (None too) is refused
+    naming ``field``."""
+    if not isinstance(v, str):
+        raise _WrongType(f"{field}: invalid type: {type(v).__name__}, expected a str")
+    return text(v, field)
 
 
 def _ids(ids: Optional[Iterable[str]]) -> Optional[List[str]]:
@@ -248,8 +255,9 @@ class QueueOps:
         """Publishes many messages in one round trip (up to 100,000). Each item is a body or a
         dict with ``publish``'s arguments as keys (``{"body": b"..", "delay": 5}``). One bad
         message refuses the whole batch and nothing is written. A single body (``str``,
-        ``bytes`` ...) is refused: it would be read as one message per character or byte."""
-        if isinstance(messages, (str, bytes, bytearray, memoryview)):  # a list of one is one message
+        ``bytes`` ...) or a single dict is refused: it would be read as one message per
+        character, byte or key."""
+        if isinstance(messages, (str, bytes, bytearray, memoryview, Mapping)):  # a list of one is one message
             raise TypeError(f"messages: expected a list of messages, got {type(messages).__name__}")
         items = [_types.item(i, m) for i, m in enumerate(messages)]
         return self._call("publish_batch", [o for _, o in items], many(Published), [b for b, _ in items])
@@ -374,7 +382,8 @@ class QueueOps:
     @op
     def upcoming(self, width: Seconds, buckets: int, *, start: Optional[datetime] = None) -> List[Tuple[datetime, int]]:
         """How many waiting messages fall due in each of ``buckets`` (1 to 1000) spans of
-        ``width`` from ``start`` (default now): the load ahead, as (start of span, count)."""
+        ``width`` from ``start`` (default now), ending within 3650 days of it: the load ahead, as
+        (start of span, count)."""
         args = wire({"start": start, "width": width, "buckets": buckets})  # the core's default: now
         return self._call("upcoming", args, lambda v: [(time(b["at_ms"]), b["count"]) for b in v])
 

@@ -197,6 +197,7 @@ class LoopRunner:
                 fut = start(run(key, msg))
                 if not fut.done():
                     tasks[key] = fut
+                    fut.add_done_callback(functools.partial(self.ended, key))
         except BaseException:
             if batch[i + 1 :]:
                 sub.give_back([k for k, _ in batch[i + 1 :]])
@@ -228,6 +229,14 @@ class LoopRunner:
             raise
         self.tasks.pop(key, None)
         self.report(key, outcome)
+
+    def ended(self, key: int, task: asyncio.Future[Any]) -> None:
+        """A handler task ended. One cancelled before its first step (the end of
+        ``asyncio.run`` cancels every task; before Python 3.12 a task starts a loop round after
+        it is made) never ran :meth:`run`, which would have seen the cancellation: it is
+        :meth:`cancelled` here."""
+        if task.cancelled() and self.tasks.pop(key, None) is not None:
+            self.cancelled(key)
 
     def cancelled(self, key: int) -> None:
         """A handler task was cancelled: while closing its message is given back (due now

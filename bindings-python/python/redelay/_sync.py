@@ -101,9 +101,10 @@ class Queue(QueueOps, Sync):
         self, *, batch: Optional[int] = None, wait: Optional[Seconds] = None, ttr: Optional[Seconds] = None
     ) -> SyncMessageStream:
         """The queue's messages, one at a time: ``for msg in queue.messages(batch=10):``, each
-        fetch blocking (GIL released) as :meth:`AsyncQueue.messages` waits. Leaving the loop
-        early (``break``, an exception, Ctrl-C) or :meth:`SyncMessageStream.close` hands back
-        the fetched messages not yet given out: due now, no attempt counted."""
+        fetch blocking (GIL released) as :meth:`AsyncQueue.messages` waits.
+        :meth:`SyncMessageStream.close`, the end of ``with`` (however the block ends) or Python
+        freeing a stream nobody holds (the loop's own, at ``break``) hands back the fetched
+        messages not yet given out: due now, no attempt counted."""
         return SyncMessageStream(self._native.messages(messages_args(batch, wait, ttr)))
 
     def subscribe(self, handler: Callable[[SyncMessage], Any], **options: Unpack[SubscribeOptions]) -> SyncSubscription:
@@ -118,11 +119,10 @@ class SyncMessageStream:
     """The messages of :meth:`Queue.messages`: an iterator of :class:`SyncMessage`, usable as
     ``with`` too (the block's end closes it). It never ends by itself."""
 
-    __slots__ = ("_closed", "_native")
+    __slots__ = ("_native",)
 
     def __init__(self, native: NativeMessages) -> None:
         self._native = native
-        self._closed = False
 
     def __iter__(self) -> SyncMessageStream:
         return self
@@ -130,11 +130,8 @@ class SyncMessageStream:
     def __next__(self) -> SyncMessage:
         """The next message: one fetched earlier and not given out yet, or the first of the
         next fetch that leases any (blocking, GIL released, as long as nothing is due)."""
-        if self._closed:
-            raise StopIteration
         got: List[SyncMessage] = self._native.next(True)
-        if not got:  # closed meanwhile (by close, from another thread)
-            self._closed = True
+        if not got:  # closed (by close, also from another thread while this one waited)
             raise StopIteration
         return got[0]
 
@@ -143,7 +140,6 @@ class SyncMessageStream:
         ends): the messages fetched and not given out are handed back (due now, no
         attempt counted) before it returns. Iterating then ends at once; calling it again does
         nothing. A stream dropped unclosed (``break``) hands them back in the background."""
-        self._closed = True
         self._native.close(True)
 
     def __enter__(self) -> SyncMessageStream:

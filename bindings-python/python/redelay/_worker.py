@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     w = sub.add_parser("worker", help="run a handler for every message of a queue until SIGTERM/SIGINT")
     w.add_argument("target", help="the handler, as module:function")
     w.add_argument("--queue", "-q", required=True, help="queue name")
-    w.add_argument("--concurrency", "-c", type=int, default=10, help="handlers running at once (default 10)")
+    w.add_argument("--concurrency", "-c", type=int, help="handlers running at once (default: the core's, 10)")
     w.add_argument(
         "--url",
         default=None,
@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--prefix", default=None, help="key prefix (default redelay)")
     w.add_argument("--ttr", type=float, default=None, help="lease length in seconds (default: each message's)")
     w.add_argument(
-        "--drain-timeout", type=float, default=30.0, help="seconds to let running handlers finish on stop (default 30)"
+        "--drain-timeout", type=float, help="seconds to let running handlers finish on stop (default: the core's, 30)"
     )
     w.add_argument(
         "--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS, help="logging level (default INFO)"
@@ -100,9 +100,13 @@ async def run_worker(handler: Any, args: argparse.Namespace, url: str) -> int:
     sub = await client.subscribe(
         [queue], handler, concurrency=concurrency, ttr=args.ttr, drain_timeout=args.drain_timeout
     )
-    logger.info("worker started: queue %r, concurrency %d, pid %d", queue, concurrency, os.getpid())
+    logger.info("worker started: queue %r, concurrency %s, pid %d", queue, concurrency or "default", os.getpid())
     print(f"redelay worker ready: queue={queue} pid={os.getpid()}", flush=True)
-    await stop.wait()
+    # Until a signal, or the subscription closing by itself (a handler raised SystemExit or
+    # KeyboardInterrupt: the program is to stop).
+    closed, signalled = asyncio.ensure_future(sub.wait()), asyncio.ensure_future(stop.wait())
+    await asyncio.wait([closed, signalled], return_when=asyncio.FIRST_COMPLETED)
+    signalled.cancel()
     await sub.close()
     c = sub.counters()
     logger.info("worker stopped: delivered %d, acked %d, nacked %d", c.delivered, c.acked, c.nacked)
