@@ -98,7 +98,7 @@ export interface Published {
 export interface SubscribeOptions {
     /** Handlers running at once (default 10). */
     concurrency?: number;
-    /** Messages leased ahead, waiting for a free handler (default: same as concurrency). */
+    /** Messages leased ahead, waiting for a free handler (0 to 1000; default: same as concurrency, at most 1000). */
     prefetch?: number;
     /** Lease of each delivery, ms; default: each message's own ttr. Leases are extended while the handler runs. */
     ttrMs?: number;
@@ -380,7 +380,6 @@ declare class Queue extends Handle {
 }
 /** The messages of `queue.messages()`: an async iterator that never ends by itself (see there). */
 declare class MessageStream extends Handle implements AsyncIterableIterator<Message> {
-    #private;
     private constructor();
     [Symbol.asyncIterator](): this;
     /** The next message: one fetched earlier and not given out yet, or the first of the next fetch that leases any. */

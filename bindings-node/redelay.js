@@ -509,7 +509,6 @@ class Queue extends Handle {
 exports.Queue = Queue;
 /** The messages of `queue.messages()`: an async iterator that never ends by itself (see there). */
 class MessageStream extends Handle {
-    #closed = false;
     constructor(token, n) {
         super(token, n);
     }
@@ -518,15 +517,9 @@ class MessageStream extends Handle {
     }
     /** The next message: one fetched earlier and not given out yet, or the first of the next fetch that leases any. */
     async next() {
-        if (this.#closed)
-            return { done: true, value: undefined };
         const [m] = await fetched(() => this[N].next());
-        // None: closed meanwhile (by close(), from elsewhere), which ends a waiting next().
-        if (m === undefined) {
-            this.#closed = true;
-            return { done: true, value: undefined };
-        }
-        return { done: false, value: m };
+        // None: closed (by close(), also from elsewhere while this next() waited).
+        return m === undefined ? { done: true, value: undefined } : { done: false, value: m };
     }
     /** What `break` calls: `close()`, then the iteration is done. */
     async return() {
@@ -539,7 +532,6 @@ class MessageStream extends Handle {
      * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
      */
     close() {
-        this.#closed = true;
         return call(() => this[N].close()).then(VOID);
     }
 }

@@ -121,7 +121,7 @@ export interface Published {
 export interface SubscribeOptions {
   /** Handlers running at once (default 10). */
   concurrency?: number
-  /** Messages leased ahead, waiting for a free handler (default: same as concurrency). */
+  /** Messages leased ahead, waiting for a free handler (0 to 1000; default: same as concurrency, at most 1000). */
   prefetch?: number
   /** Lease of each delivery, ms; default: each message's own ttr. Leases are extended while the handler runs. */
   ttrMs?: number
@@ -902,7 +902,6 @@ class Queue extends Handle {
 class MessageStream extends Handle implements AsyncIterableIterator<Message> {
   /** @internal */
   declare readonly [N]: NativeMessages
-  #closed = false
 
   private constructor(token: symbol, n: NativeMessages) {
     super(token, n)
@@ -914,14 +913,9 @@ class MessageStream extends Handle implements AsyncIterableIterator<Message> {
 
   /** The next message: one fetched earlier and not given out yet, or the first of the next fetch that leases any. */
   async next(): Promise<IteratorResult<Message, undefined>> {
-    if (this.#closed) return { done: true, value: undefined }
     const [m] = await fetched(() => this[N].next())
-    // None: closed meanwhile (by close(), from elsewhere), which ends a waiting next().
-    if (m === undefined) {
-      this.#closed = true
-      return { done: true, value: undefined }
-    }
-    return { done: false, value: m }
+    // None: closed (by close(), also from elsewhere while this next() waited).
+    return m === undefined ? { done: true, value: undefined } : { done: false, value: m }
   }
 
   /** What `break` calls: `close()`, then the iteration is done. */
@@ -936,7 +930,6 @@ class MessageStream extends Handle implements AsyncIterableIterator<Message> {
    * attempt counted) before it resolves. Iterating then ends at once; calling it again does nothing.
    */
   close(): Promise<void> {
-    this.#closed = true
     return call(() => this[N].close()).then(VOID)
   }
 }
