@@ -232,7 +232,7 @@ fn respell_names(message: &str, spelling: Spelling) -> String {
             snake_ms_head(&rest[..n]).or_else(|| path(&rest[..n], |f| field(f, spelling)))
         }
         false if spelling == Spelling::CamelMs => snake_ms_head(&rest[..n])
-            .and_then(|h| path(&h, |f| camel(f)))
+            .and_then(|h| path(&h, camel))
             .or_else(|| path(&rest[..n], |f| field(f, spelling))),
         false => path(&rest[..n], |f| field(f, spelling)),
     };
