@@ -72,11 +72,23 @@ async fn a_foreign_retry_delay_that_is_negative_is_now_and_an_infinite_one_the_l
     let hour = Duration::from_secs(3600);
     q.publish(Message::new(b"neg".to_vec()).id("neg").max_attempts(2).backoff(hour, hour)).await.unwrap();
     q.publish(Message::new(b"far".to_vec()).id("far").max_attempts(5)).await.unwrap();
+    // A failure a binding reports is logged by the core (debug), as a Rust handler's is.
+    let logged: Arc<Mutex<Vec<String>>> = Default::default();
+    let into = logged.clone();
+    assert!(redelay::forward_logs(4, move |_, target, msg| into.lock().unwrap().push(format!("{target} {msg}"))));
     let seen: Arc<Mutex<Vec<(String, u32)>>> = Default::default();
     let (lp, slot) = event_loop(seen.clone());
     let sub = Arc::new(q.subscribe_foreign(lp.clone(), SubscribeOptions::concurrency(5)).await.unwrap());
     *slot.lock().unwrap() = Some(sub.clone());
     let _ = lp.wake();
+    eventually("the failure logged", Duration::from_secs(20), || {
+        logged
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("handler failed") && l.contains("planned") && l.contains("neg"))
+    })
+    .await;
     // Retried at once (not after its hour of backoff), then dead at its second attempt.
     eventually("neg retried now, then dead", Duration::from_secs(20), || sub.counters().nacked == 3).await;
     assert!(seen.lock().unwrap().contains(&("neg".to_string(), 2)));

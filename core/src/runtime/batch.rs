@@ -45,7 +45,12 @@ impl Completer {
             }
             let op = match &out {
                 Ok(()) => d.ack_op().map(|op| (d.clone(), op, Settle::Ack)),
-                Err(f) => d.nack_op(f.retry_after(), f.reason()).map(|op| (d.clone(), op, Settle::Nack)),
+                Err(f) => {
+                    // As the consumer logs a Rust handler's failure (the reason only: the stack
+                    // trace is the binding's; Python logs its own with the traceback).
+                    tracing::debug!(queue = d.queue(), id = d.id(), reason = f.reason(), "handler failed");
+                    d.nack_op(f.retry_after(), f.reason()).map(|op| (d.clone(), op, Settle::Nack))
+                }
             };
             match op {
                 Ok(op) => ops.push(op),
