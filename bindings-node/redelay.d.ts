@@ -406,7 +406,7 @@ interface Queue {
     reschedule(id: string, when: Date | number | OneOf<Required<Due>>): Promise<Date>;
     peek(id: string): Promise<MessageInfo | null>;
     stats(): Promise<Stats>;
-    /** Dead letters, the oldest death first (default offset 0, limit 100). */
+    /** Dead letters, the oldest death first (default offset 0, limit 100); a page ends early at about 1 MiB of bodies. */
     deadLetters(opts?: {
         offset?: number;
         limit?: number;
@@ -438,7 +438,7 @@ interface Queue {
         at: Date;
         count: number;
     }[]>;
-    /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000). */
+    /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000); it ends early at about 1 MiB of bodies. */
     list(state: MessageState, opts?: {
         offset?: number;
         limit?: number;

@@ -947,7 +947,7 @@ interface Queue {
   reschedule(id: string, when: Date | number | OneOf<Required<Due>>): Promise<Date>
   peek(id: string): Promise<MessageInfo | null>
   stats(): Promise<Stats>
-  /** Dead letters, the oldest death first (default offset 0, limit 100). */
+  /** Dead letters, the oldest death first (default offset 0, limit 100); a page ends early at about 1 MiB of bodies. */
   deadLetters(opts?: { offset?: number; limit?: number }): Promise<MessageInfo[]>
   /**
    * Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
@@ -973,7 +973,7 @@ interface Queue {
   historyTotals(): Promise<HistoryPoint>
   /** How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `widthMs` from `from`. */
   upcoming(from: Date | number, widthMs: number, buckets: number): Promise<{ at: Date; count: number }[]>
-  /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000). */
+  /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000); it ends early at about 1 MiB of bodies. */
   list(state: MessageState, opts?: { offset?: number; limit?: number }): Promise<ListPage>
   /** One bounded step of a search over every message; call again with `cursor` until it is null. */
   search(what: SearchFor, cursor?: string | null): Promise<SearchPage>

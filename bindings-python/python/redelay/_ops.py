@@ -310,7 +310,8 @@ class QueueOps:
     @op
     def dead_letters(self, limit: Optional[int] = None, *, offset: Optional[int] = None) -> List[MessageInfo]:
         """Dead letters, the oldest death first: ``limit`` (default 100, at most 1000) from
-        ``offset`` (default 0)."""
+        ``offset`` (default 0). A page ends early once it holds about 1 MiB of bodies: page on
+        until one comes back empty, not until one is short."""
         return self._call("dead_letters", wire({"limit": limit, "offset": offset}), many(MessageInfo))
 
     @op
@@ -390,7 +391,8 @@ class QueueOps:
     @op
     def list(self, state: Union[State, str], *, offset: int = 0, limit: int = DEFAULT_PAGE_LIMIT) -> ListPage:
         """A page of the messages in ``state``, in its order (due time, lease deadline or time
-        of death): ``limit`` (1 to 1000, default 100) from ``offset`` (default 0)."""
+        of death): ``limit`` (1 to 1000, default 100) from ``offset`` (default 0). A page ends
+        early once it holds about 1 MiB of bodies: ``total`` says how many there are."""
         args = checked({"state": str(state), "offset": offset, "limit": limit})
         return self._call("list", args, partial(of, ListPage))
 
