@@ -1079,6 +1079,15 @@ impl Gateway {
         self.reader.take().unwrap().join().unwrap()
     }
 
+    /// Sends it `signal` (`TERM`, `INT`) and waits for it to end: its exit status, and what it
+    /// wrote to stderr after its first line.
+    fn signal(mut self, signal: &str) -> (std::process::ExitStatus, String) {
+        let kill = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        let status = self.child.wait().unwrap();
+        (status, self.reader.take().unwrap().join().unwrap())
+    }
+
     /// `GET path` with `token`: the status and the body as JSON.
     fn get_json(&self, path: &str, token: &str) -> (u16, serde_json::Value) {
         let (status, body) = http(self.port, "GET", path, token, "").expect("the gateway answers");
@@ -1099,6 +1108,41 @@ fn serve_on_port_zero_prints_the_port_it_got() {
     let gw = Gateway::start(&format!("cliport{}", std::process::id()), None);
     assert_ne!(gw.port, 0);
     assert_eq!(http(gw.port, "GET", "/healthz", "", "").map(|(st, _)| st), Some(200));
+}
+
+/// SIGTERM (what `kill`, systemd, Docker and Kubernetes send) stops `redelay serve` as Ctrl-C
+/// (SIGINT) does: a long-poll in flight is still answered (here with a job published after the
+/// signal), the server says it stops, and it exits 0.
+#[test]
+fn serve_stops_gracefully_on_sigterm_as_on_sigint() {
+    let prefix = format!("clisig{}", std::process::id());
+    let mut c = redis::Client::open(redis_url().as_str()).unwrap().get_connection().unwrap();
+    for sig in ["TERM", "INT"] {
+        let gw = Gateway::start(&prefix, Some("adm"));
+        let (port, q) = (gw.port, format!("q{sig}"));
+        let path = format!("/api/ns/{q}?timeout=60");
+        let poll = std::thread::spawn(move || http(port, "GET", &path, "adm", ""));
+        // The long-poll's fetch waits once the queue's wake channel has its subscriber.
+        let channel = format!("{prefix}:{{ns:{q}}}:wake");
+        let t = std::time::Instant::now();
+        loop {
+            let (_, n): (String, u64) = redis::cmd("PUBSUB").arg("NUMSUB").arg(&channel).query(&mut c).unwrap();
+            if n > 0 {
+                break;
+            }
+            assert!(t.elapsed() < std::time::Duration::from_secs(30), "the long-poll never waited");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let stopping = std::thread::spawn(move || gw.signal(sig));
+        assert!(redelay(&prefix, &["publish", &format!("ns:{q}"), "late"]).status.success());
+        let (status, logged) = stopping.join().unwrap();
+        let answer = poll.join().unwrap();
+        assert_eq!(status.code(), Some(0), "SIG{sig}: {status:?} {logged}");
+        assert!(logged.contains(&format!("redelay serve: SIG{sig}: stopping")), "SIG{sig}: {logged}");
+        let (st, body) = answer.unwrap_or_else(|| panic!("SIG{sig}: the long-poll got no answer"));
+        assert_eq!(st, 200, "SIG{sig}: {body}");
+        assert!(body.contains(r#""msg":"new job""#), "SIG{sig}: {body}");
+    }
 }
 
 /// `redelay serve` logs the gateway's warnings on stderr (a request that failed in Redis), one

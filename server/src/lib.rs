@@ -178,7 +178,44 @@ pub async fn run(
     }
 }
 
-/// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C.
+/// The first stop signal, named: SIGINT (Ctrl-C) or SIGTERM (what `kill`, systemd, Docker and
+/// Kubernetes send to stop a service). The signals are caught from this call on, not from the
+/// first poll, so that one sent as soon as the server says it listens stops it gracefully. A
+/// signal that cannot be listened to is waited on never, rather than taken as received.
+fn stop_signal() -> impl std::future::Future<Output = &'static str> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let recv = |kind| {
+            let s = signal(kind).ok();
+            async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+        };
+        let (int, term) = (recv(SignalKind::interrupt()), recv(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = int => "SIGINT",
+                () = term => "SIGTERM",
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        "SIGINT"
+    }
+}
+
+/// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C
+/// (SIGINT) or SIGTERM.
 pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Result<()> {
     let tokens = auth::TokenStore::new(&client)?;
     webhook::http_client(&config)?;
@@ -193,6 +230,7 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
         None => None,
     };
     // The bound addresses, so that a port 0 (any free one) prints the port it got.
+    let stop = stop_signal();
     let data_addr = data.local_addr().unwrap_or(config.listen);
     let admin_addr = admin.as_ref().and_then(|l| l.local_addr().ok().or(config.admin_listen));
     eprintln!(
@@ -205,8 +243,8 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
     }
     let st = AppState::new(client.clone(), tokens, config);
     let r = run(st, data, admin, async {
-        let _ = tokio::signal::ctrl_c().await;
-        eprintln!("redelay serve: stopping (requests in flight get {} s)", SHUTDOWN_GRACE.as_secs());
+        let sig = stop.await;
+        eprintln!("redelay serve: {sig}: stopping (requests in flight get {} s)", SHUTDOWN_GRACE.as_secs());
     })
     .await;
     client.close().await;
