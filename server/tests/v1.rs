@@ -710,6 +710,48 @@ async fn a_sharded_queue_is_served_with_its_stored_shard_count() {
     assert_eq!(sharded.peek("h1").await.unwrap().unwrap().body, b"via http");
 }
 
+/// A queue read (or long-polled) before anyone created it, then made sharded by a producer:
+/// the gateway serves it with its count from then on (it kept a 1-shard handle, and every
+/// later call was refused: "has 4 shards in Redis and this handle was opened with 1").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_made_sharded_after_the_gateway_first_saw_it_is_served_sharded() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:later";
+    let (st, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 0}))).await;
+    assert_eq!((st, v), (200, json!({"messages": []})));
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(0)), "{v}");
+    let sharded = s.client.queue_with("app:later", redelay::QueueOptions::shards(4)).unwrap();
+    sharded.publish(redelay::Message::new(b"first".to_vec()).id("p1")).await.unwrap();
+    let (st, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 0}))).await;
+    assert_eq!((st, v["messages"][0]["id"].as_str()), (200, Some("p1")), "{v}");
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "id": "h1"}))).await;
+    assert_eq!(st, 201, "{v}");
+    assert!(sharded.peek("h1").await.unwrap().is_some());
+}
+
+/// A sharded queue the gateway serves, destroyed by another client and made again with another
+/// count: once the old count's confirmation runs out (the core trusts it 5 s), the gateway
+/// serves the new count (it kept its old handle, refused at every call from then on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_one() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:recount";
+    let four = s.client.queue_with("app:recount", redelay::QueueOptions::shards(4)).unwrap();
+    four.publish(redelay::Message::new(b"x".to_vec()).id("a")).await.unwrap();
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
+    four.destroy().await.unwrap();
+    let two = s.client.queue_with("app:recount", redelay::QueueOptions::shards(2)).unwrap();
+    two.publish(redelay::Message::new(b"y".to_vec()).id("b")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "z", "id": "c"}))).await;
+    assert_eq!(st, 201, "{v}");
+    assert!(two.peek("c").await.unwrap().is_some(), "published into the queue of 2 shards");
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(2)), "{v}");
+}
+
 /// `/dead/respawn` and a bulk respawn take the core's expiry choice: `expires_in_ms` (fresh,
 /// from the respawn), `clear_expiry`, or neither (each keeps its own).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
