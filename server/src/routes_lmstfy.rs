@@ -411,21 +411,37 @@ fn not_found(msg: &str) -> Response {
     (StatusCode::NOT_FOUND, Json(json!({ "error": msg }))).into_response()
 }
 
-/// `GET /api/:ns/:queue/job/:job_id` — the job without consuming it.
-async fn peek_job(r: Read) -> ApiResult<Response> {
-    let qu = r.queue().await?;
-    Ok(match qu.peek(&r.job_id).await.api(S)? {
-        Some(m) => Json(info_json(&r.ns, &r.queue, &m, qu.redis_now().await.api(S)?)).into_response(),
-        None => not_found("job not found"),
-    })
+/// Whether `m` expired (its `ttl` passed, by the Redis clock `now`) while it waited: the core
+/// drops such a job at the next fetch; until then it is shown no more, as lmstfy shows none.
+/// (A job delivered before its expiry, leased or dead, is kept, as the core keeps it.)
+fn expired(m: &MessageInfo, now: SystemTime) -> bool {
+    matches!(m.state, MsgState::Scheduled | MsgState::Ready) && m.expires_at.is_some_and(|t| t <= now)
 }
 
-/// `GET /api/:ns/:queue/peek` — the next ready job, without consuming it.
+/// `GET /api/:ns/:queue/job/:job_id` — the job without consuming it; 404 once expired.
+async fn peek_job(r: Read) -> ApiResult<Response> {
+    let qu = r.queue().await?;
+    let Some(m) = qu.peek(&r.job_id).await.api(S)? else { return Ok(not_found("job not found")) };
+    let now = qu.redis_now().await.api(S)?;
+    if expired(&m, now) {
+        return Ok(not_found("job not found"));
+    }
+    Ok(Json(info_json(&r.ns, &r.queue, &m, now)).into_response())
+}
+
+/// Ready jobs one peek looks at for one that has not expired.
+const PEEK_PAGE: usize = 100;
+
+/// `GET /api/:ns/:queue/peek` — the next ready job that has not expired, without consuming it.
 async fn peek_queue(r: Read) -> ApiResult<Response> {
     let qu = r.queue().await?;
-    let page = qu.list(MsgState::Ready, 0, 1).await.api(S)?;
-    Ok(match page.items.first() {
-        Some(m) => Json(info_json(&r.ns, &r.queue, m, qu.redis_now().await.api(S)?)).into_response(),
+    let page = qu.list(MsgState::Ready, 0, PEEK_PAGE).await.api(S)?;
+    if page.items.is_empty() {
+        return Ok(not_found("the queue is empty"));
+    }
+    let now = qu.redis_now().await.api(S)?;
+    Ok(match page.items.iter().find(|m| !expired(m, now)) {
+        Some(m) => Json(info_json(&r.ns, &r.queue, m, now)).into_response(),
         None => not_found("the queue is empty"),
     })
 }

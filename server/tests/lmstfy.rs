@@ -571,3 +571,27 @@ async fn respawn_gives_a_fresh_ttl_from_the_respawn() {
         assert!(v["error"].as_str().unwrap().starts_with("expires_in: "), "{ttl}: {v}");
     }
 }
+
+/// A job whose `ttl` ran out before it was consumed is gone, as in lmstfy: `GET job/:id` is 404
+/// and `peek` shows the next job that has not expired (or 404). It showed with `"ttl":1`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_job_is_not_found_by_peek() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    let get = |path: String| {
+        let r = http.get(s.url(&path)).header("X-Token", &t);
+        async move { json(r.send().await.unwrap()).await }
+    };
+    let r = http.put(s.url("/api/ns/qx?ttl=1")).header("X-Token", &t).body("short").send().await.unwrap();
+    let id = json(r).await.1["job_id"].as_str().unwrap().to_string();
+    let (st, v) = get(format!("/api/ns/qx/job/{id}")).await;
+    assert_eq!((st, v["ttl"].as_u64()), (200, Some(1)), "not expired yet: {v}");
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert_eq!(get(format!("/api/ns/qx/job/{id}")).await, (404, json!({"error": "job not found"})));
+    assert_eq!(get("/api/ns/qx/peek".into()).await, (404, json!({"error": "the queue is empty"})));
+    let r = http.put(s.url("/api/ns/qx")).header("X-Token", &t).body("lasting").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let (st, v) = get("/api/ns/qx/peek".into()).await;
+    assert_eq!((st, v["data"].as_str()), (200, Some(b64("lasting").as_str())), "{v}");
+}
