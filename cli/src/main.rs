@@ -19,7 +19,8 @@ use clap::{Parser, Subcommand};
 #[command(name = "redelay", version, about = "Delayed messages on Redis: demo, publish, inspect, dead letters, bench")]
 struct Cli {
     /// Redis URL: redis://[user:pass@]host:port[/db], rediss://… (TLS), unix:///path.sock
-    #[arg(long, global = true, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    // (The help names REDIS_URL without its value: it may hold a password.)
+    #[arg(long, global = true, env = "REDIS_URL", hide_env_values = true, default_value = "redis://127.0.0.1:6379")]
     url: String,
     /// Key prefix of the queues
     #[arg(long, global = true, env = "REDELAY_PREFIX", default_value = "redelay")]

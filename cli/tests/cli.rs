@@ -250,6 +250,22 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
     assert!(help.contains("minute when --last is at most 23h59m"), "{help}");
 }
 
+/// The help names `REDIS_URL` but never shows its value, which may hold a password (clap
+/// printed `[env: REDIS_URL=redis://app:hunter2@…]`).
+#[test]
+fn help_shows_no_password_of_redis_url() {
+    for args in [&["--help"][..], &["stats", "--help"], &["serve", "--help"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_redelay"))
+            .args(args)
+            .env("REDIS_URL", "redis://app:hunter2@127.0.0.1:1/0")
+            .output()
+            .unwrap();
+        let help = text(&o);
+        assert!(help.contains("[env: REDIS_URL]"), "{args:?}: {help}");
+        assert!(!help.contains("hunter2"), "{args:?}: {help}");
+    }
+}
+
 /// The limits the help texts state are the core's, which the core enforces: one number each,
 /// written once (in `redelay::limits`).
 #[test]
