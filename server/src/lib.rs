@@ -52,8 +52,10 @@ fn api_of(path: &str) -> usize {
 /// Every answer gets an `X-Request-ID` (as lmstfy's do) and is counted for `/metrics`.
 async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let api = api_of(req.uri().path());
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let mut res = next.run(req).await;
-    // A body over the request limit is refused by axum in plain text: answer in the API's shape.
+    // What axum answers itself, in plain text or with no body — a body over the request limit,
+    // a method the route does not take — is answered in the API's shape.
     let json = res.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
     if res.status() == StatusCode::PAYLOAD_TOO_LARGE && !json {
         res = if api == 1 {
@@ -63,6 +65,16 @@ async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response
             error::ApiError::too_large("body too large", error::Style::Lmstfy)
         }
         .into_response();
+    } else if res.status() == StatusCode::METHOD_NOT_ALLOWED && !json {
+        res = if api == 1 {
+            let msg = format!("method: {method} is not allowed on {path}");
+            let e =
+                error::ApiError::new(StatusCode::METHOD_NOT_ALLOWED, error::METHOD_NOT_ALLOWED, msg, error::Style::V1);
+            e.into_response()
+        } else {
+            // lmstfy (gin) answers a route's other methods as an unknown route.
+            routes_lmstfy::no_route().await
+        };
     }
     let mut b = [0u8; 8];
     rand::rng().fill_bytes(&mut b);

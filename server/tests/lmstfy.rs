@@ -465,6 +465,12 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
     assert_eq!((st, v), (400, json!({"error": "request body should be an array of objects"})));
     let (st, v) = json(http.get(s.url("/nothing/here")).send().await.unwrap()).await;
     assert_eq!((st, v), (404, json!({"error": "api not found"})));
+    // A method a route does not take is an unknown route to lmstfy (gin): its 404 and shape.
+    for (method, path) in [("POST", "/api/ns/q"), ("PATCH", "/api/ns/q/job/x"), ("POST", "/healthz")] {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let (st, v) = json(http.request(m, s.url(path)).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((st, v), (404, json!({"error": "api not found"})), "{method} {path}");
+    }
 }
 
 /// `PUT .../job/:id` checks the whole request before it touches the job: a refused one (400,

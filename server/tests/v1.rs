@@ -423,6 +423,11 @@ async fn dead_letters_several_queues_and_bad_input() {
     assert_eq!((st, v["error"]["code"].as_str()), (413, Some("ERR_REDELAY_TOO_LARGE")), "{v}");
     let (st, v) = call(&s, "GET", "/v1/nothing", None).await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NO_ROUTE")));
+    // A method the route does not take: 405 in the API's shape (it had no body).
+    let (st, v) = call(&s, "GET", &format!("{q}/fetch"), None).await;
+    let want = json!({"error": {"code": "ERR_REDELAY_METHOD_NOT_ALLOWED",
+        "message": format!("method: GET is not allowed on {q}/fetch")}});
+    assert_eq!((st, v), (405, want));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
