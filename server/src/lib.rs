@@ -35,8 +35,12 @@ use serde_json::json;
 pub use config::{LmstfyDefaults, ServerConfig};
 pub use state::AppState;
 
-/// Index of an API in the answer counters: 0 lmstfy (and unknown routes), 1 v1, 2 admin,
-/// 3 the dashboard's files.
+/// Names of the APIs in the answer counters, by index ([`api_of`]).
+const APIS: [&str; 5] = ["lmstfy", "v1", "admin", "dashboard", "probe"];
+
+/// Index of an API in the answer counters ([`APIS`]): 0 lmstfy (and unknown routes), 1 v1,
+/// 2 admin, 3 the dashboard's files, 4 the probes (`/healthz`, `/metrics`: a load balancer's
+/// checks and Prometheus' scrapes, which are no API's answers).
 fn api_of(path: &str) -> usize {
     if path.starts_with("/v1") {
         1
@@ -44,6 +48,8 @@ fn api_of(path: &str) -> usize {
         2
     } else if dashboard::is_asset(path) {
         3
+    } else if path == "/healthz" || path == "/metrics" {
+        4
     } else {
         0
     }
@@ -99,7 +105,7 @@ async fn metrics(State(st): State<AppState>) -> Response {
     let mut out = String::from(
         "# HELP redelay_http_answers_total HTTP answers of redelay serve by API and status class.\n# TYPE redelay_http_answers_total counter\n",
     );
-    for (api, name) in ["lmstfy", "v1", "admin", "dashboard"].iter().enumerate() {
+    for (api, name) in APIS.iter().enumerate() {
         for class in 0..5 {
             let n = st.answers[api][class].load(Ordering::Relaxed);
             let _ = writeln!(out, "redelay_http_answers_total{{api=\"{name}\",code=\"{}xx\"}} {n}", class + 1);

@@ -40,9 +40,9 @@ pub struct Inner {
     /// Token hash → (what it allows, when it was read).
     known: Mutex<HashMap<String, (Access, std::time::Instant)>>,
     /// Answers by API and status class: `[api][class]`, api 0 = lmstfy, 1 = v1, 2 = admin,
-    /// 3 = the dashboard's files;
+    /// 3 = the dashboard's files, 4 = the probes (`/healthz`, `/metrics`);
     /// class 0..5 = 1xx..5xx.
-    pub answers: [[AtomicU64; 5]; 4],
+    pub answers: [[AtomicU64; 5]; 5],
     /// The webhook workers this server runs (`webhook.rs`).
     pub webhooks: Webhooks,
     /// The queues whose overview row is an error now (`Inner::overview_failed`): the warning

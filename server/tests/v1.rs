@@ -573,9 +573,13 @@ async fn metrics_when_enabled_need_no_token() {
     assert_eq!(call(&s, "GET", "/v1/queues", None).await.0, 200);
     assert_eq!(call_as(&s, "nope", "GET", "/v1/queues", None).await.0, 401);
     assert_eq!(s.http.get(s.url("/dashboard.css")).send().await.unwrap().status().as_u16(), 200);
+    // A health probe, and a scrape before this one: the probes' answers, not lmstfy's.
+    assert_eq!(s.http.get(s.url("/healthz")).send().await.unwrap().status().as_u16(), 200);
+    assert_eq!(s.http.get(s.url("/metrics")).send().await.unwrap().status().as_u16(), 200);
     let r = s.http.get(s.url("/metrics")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let text = r.text().await.unwrap();
+    assert!(text.contains("redelay_http_answers_total{api=\"probe\",code=\"2xx\"} 2\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"2xx\"} 1\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"4xx\"} 1\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"dashboard\",code=\"2xx\"} 1\n"), "{text}");
