@@ -266,6 +266,19 @@ fn help_shows_no_password_of_redis_url() {
     }
 }
 
+/// `stats --help` describes the JSON `stats --json` prints: `{"queues": [...]}` whatever the
+/// number of queues named (it said one queue named gave the bare stats object).
+#[test]
+fn stats_help_describes_the_json_it_prints() {
+    let prefix = format!("clistatshelp{}", std::process::id());
+    assert!(redelay(&prefix, &["publish", "q", "x"]).status.success());
+    let help = text(&redelay(&prefix, &["stats", "--help"]));
+    assert!(help.contains(r#"{"queues": [{"queue", "stats"}]}, one row per queue however many are named"#), "{help}");
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "q", "--json"]))).unwrap();
+    assert_eq!((v["queues"][0]["queue"].as_str(), v["queues"][0]["stats"]["ready"].as_u64()), (Some("q"), Some(1)));
+    redelay(&prefix, &["destroy", "q", "--yes"]);
+}
+
 /// The limits the help texts state are the core's, which the core enforces: one number each,
 /// written once (in `redelay::limits`).
 #[test]
