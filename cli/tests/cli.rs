@@ -18,6 +18,12 @@ fn redelay(prefix: &str, args: &[&str]) -> Output {
         .expect("run redelay")
 }
 
+/// An error as the README promises it: one line on stderr, `redelay: …`.
+fn one_error_line(o: &Output) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("redelay: ") && err.ends_with('\n') && err.lines().count() == 1, "{o:?}");
+}
+
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -112,8 +118,13 @@ fn publish_inspect_change_dead_letters_verify() {
     for args in [&["dead", "list", "jobs", "--limit", "abc"][..], &["publish"], &["no-such-command"]] {
         let o = redelay(&prefix, args);
         assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
-        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: "), "{args:?}: {o:?}");
+        one_error_line(&o);
     }
+    // The line says what clap says: the value and what it should be, the missing arguments.
+    let err = stderr(&redelay(&prefix, &["publish", "q", "x", "--delay", "5x"]));
+    assert!(err.starts_with("redelay: invalid value '5x' for '--delay <DELAY>'"), "{err}");
+    let err = stderr(&redelay(&prefix, &["publish"]));
+    assert!(err.contains("the following required arguments were not provided: <QUEUE> <BODY>"), "{err}");
     let o = redelay(&prefix, &["--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o).contains("Usage: redelay"), "{o:?}");
@@ -624,7 +635,7 @@ fn set_history_off_then_on_reports_the_change_and_stops_the_counters() {
     for args in [&["set-history", "h", "maybe"][..], &["set-history", "h"]] {
         let o = redelay(&prefix, args);
         assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
-        assert!(stderr(&o).starts_with("error: "), "{args:?}: {o:?}");
+        one_error_line(&o);
     }
     redelay(&prefix, &["destroy", "h", "--yes"]);
 }
