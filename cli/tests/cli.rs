@@ -874,6 +874,14 @@ fn exit_codes_follow_the_kind_of_error() {
         assert_eq!(o.status.code(), Some(74), "{}", stderr(&o));
         assert!(stderr(&o).contains("cannot write to stdout"), "{}", stderr(&o));
     }
+    // A stdout closed at start (`>&-`) is no failed write (README): Rust's runtime opens
+    // /dev/null in its place before the command runs, so the command succeeds.
+    let o = Command::new("sh")
+        .args(["-c", r#""$0" "$@" >&-"#, env!("CARGO_BIN_EXE_redelay"), "--url", &redis_url(), "--prefix", &prefix])
+        .arg("stats")
+        .output()
+        .unwrap();
+    assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
     redelay(&prefix, &["destroy", "q", "--yes"]);
 }
 
