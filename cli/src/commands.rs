@@ -144,8 +144,8 @@ pub async fn publish(client: &Conn, a: PublishArgs) -> Result<ExitCode> {
 pub struct StatsArgs {
     /// Queues to show (default: every registered queue)
     pub queues: Vec<String>,
-    /// JSON: of one queue named, its counts as the gateway's /v1 stats; else
-    /// {"queues": [{"queue", "stats"}]}. A queue whose counts could not be read (a shard out of
+    /// JSON: {"queues": [{"queue", "stats"}]}, one row per queue however many are named, its
+    /// "stats" the gateway's /v1 stats. A queue whose counts could not be read (a shard out of
     /// reach) is {"queue", "error"} and the exit status is 2, the other queues shown as usual
     #[arg(long)]
     pub json: bool,

@@ -19,7 +19,8 @@ use clap::{Parser, Subcommand};
 #[command(name = "redelay", version, about = "Delayed messages on Redis: demo, publish, inspect, dead letters, bench")]
 struct Cli {
     /// Redis URL: redis://[user:pass@]host:port[/db], rediss://… (TLS), unix:///path.sock
-    #[arg(long, global = true, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
+    // (The help names REDIS_URL without its value: it may hold a password.)
+    #[arg(long, global = true, env = "REDIS_URL", hide_env_values = true, default_value = "redis://127.0.0.1:6379")]
     url: String,
     /// Key prefix of the queues
     #[arg(long, global = true, env = "REDELAY_PREFIX", default_value = "redelay")]
@@ -134,9 +135,15 @@ async fn main() -> ExitCode {
         Ok(cli) => cli,
         // Bad arguments exit 64 like any other bad input (clap's own code is 2, which is ours
         // for an unreachable Redis); --help and --version print to stdout and exit 0.
-        Err(e) => {
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 64 } else { 0 });
+            return ExitCode::SUCCESS;
+        }
+        // One line on stderr, as every error (README, "CLI"): clap's message without its
+        // `error:`, usage and tips.
+        Err(e) => {
+            eprintln!("redelay: {}", one_line(&e.to_string()));
+            return ExitCode::from(64);
         }
     };
     logs::to_stderr(&cli.log);
@@ -172,6 +179,14 @@ async fn main() -> ExitCode {
         }
     };
     result.unwrap_or_else(|e| fail(&e))
+}
+
+/// clap's error text as one line: its first paragraph (the message, and the lines that go
+/// with it such as `[possible values: …]` or the missing arguments), without `error: `.
+fn one_line(clap_text: &str) -> String {
+    let first = clap_text.split("\n\n").next().unwrap_or_default();
+    let lines: Vec<&str> = first.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines.join(" ").trim_start_matches("error: ").to_string()
 }
 
 /// The error on stderr, and the exit status of its kind (README, "CLI"): bad input 64, a

@@ -18,6 +18,12 @@ fn redelay(prefix: &str, args: &[&str]) -> Output {
         .expect("run redelay")
 }
 
+/// An error as the README promises it: one line on stderr, `redelay: …`.
+fn one_error_line(o: &Output) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("redelay: ") && err.ends_with('\n') && err.lines().count() == 1, "{o:?}");
+}
+
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -112,8 +118,13 @@ fn publish_inspect_change_dead_letters_verify() {
     for args in [&["dead", "list", "jobs", "--limit", "abc"][..], &["publish"], &["no-such-command"]] {
         let o = redelay(&prefix, args);
         assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
-        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: "), "{args:?}: {o:?}");
+        one_error_line(&o);
     }
+    // The line says what clap says: the value and what it should be, the missing arguments.
+    let err = stderr(&redelay(&prefix, &["publish", "q", "x", "--delay", "5x"]));
+    assert!(err.starts_with("redelay: invalid value '5x' for '--delay <DELAY>'"), "{err}");
+    let err = stderr(&redelay(&prefix, &["publish"]));
+    assert!(err.contains("the following required arguments were not provided: <QUEUE> <BODY>"), "{err}");
     let o = redelay(&prefix, &["--help"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o).contains("Usage: redelay"), "{o:?}");
@@ -248,6 +259,35 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
     }
     let help = text(&redelay(&prefix, &["history", "--help"]));
     assert!(help.contains("minute when --last is at most 23h59m"), "{help}");
+}
+
+/// The help names `REDIS_URL` but never shows its value, which may hold a password (clap
+/// printed `[env: REDIS_URL=redis://app:hunter2@…]`).
+#[test]
+fn help_shows_no_password_of_redis_url() {
+    for args in [&["--help"][..], &["stats", "--help"], &["serve", "--help"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_redelay"))
+            .args(args)
+            .env("REDIS_URL", "redis://app:hunter2@127.0.0.1:1/0")
+            .output()
+            .unwrap();
+        let help = text(&o);
+        assert!(help.contains("[env: REDIS_URL]"), "{args:?}: {help}");
+        assert!(!help.contains("hunter2"), "{args:?}: {help}");
+    }
+}
+
+/// `stats --help` describes the JSON `stats --json` prints: `{"queues": [...]}` whatever the
+/// number of queues named (it said one queue named gave the bare stats object).
+#[test]
+fn stats_help_describes_the_json_it_prints() {
+    let prefix = format!("clistatshelp{}", std::process::id());
+    assert!(redelay(&prefix, &["publish", "q", "x"]).status.success());
+    let help = text(&redelay(&prefix, &["stats", "--help"]));
+    assert!(help.contains(r#"{"queues": [{"queue", "stats"}]}, one row per queue however many are named"#), "{help}");
+    let v: serde_json::Value = serde_json::from_str(&text(&redelay(&prefix, &["stats", "q", "--json"]))).unwrap();
+    assert_eq!((v["queues"][0]["queue"].as_str(), v["queues"][0]["stats"]["ready"].as_u64()), (Some("q"), Some(1)));
+    redelay(&prefix, &["destroy", "q", "--yes"]);
 }
 
 /// The limits the help texts state are the core's, which the core enforces: one number each,
@@ -595,7 +635,7 @@ fn set_history_off_then_on_reports_the_change_and_stops_the_counters() {
     for args in [&["set-history", "h", "maybe"][..], &["set-history", "h"]] {
         let o = redelay(&prefix, args);
         assert_eq!(o.status.code(), Some(64), "{args:?}: {o:?}");
-        assert!(stderr(&o).starts_with("error: "), "{args:?}: {o:?}");
+        one_error_line(&o);
     }
     redelay(&prefix, &["destroy", "h", "--yes"]);
 }
@@ -834,6 +874,14 @@ fn exit_codes_follow_the_kind_of_error() {
         assert_eq!(o.status.code(), Some(74), "{}", stderr(&o));
         assert!(stderr(&o).contains("cannot write to stdout"), "{}", stderr(&o));
     }
+    // A stdout closed at start (`>&-`) is no failed write (README): Rust's runtime opens
+    // /dev/null in its place before the command runs, so the command succeeds.
+    let o = Command::new("sh")
+        .args(["-c", r#""$0" "$@" >&-"#, env!("CARGO_BIN_EXE_redelay"), "--url", &redis_url(), "--prefix", &prefix])
+        .arg("stats")
+        .output()
+        .unwrap();
+    assert_eq!((o.status.code(), stderr(&o)), (Some(0), String::new()));
     redelay(&prefix, &["destroy", "q", "--yes"]);
 }
 
@@ -1079,6 +1127,15 @@ impl Gateway {
         self.reader.take().unwrap().join().unwrap()
     }
 
+    /// Sends it `signal` (`TERM`, `INT`) and waits for it to end: its exit status, and what it
+    /// wrote to stderr after its first line.
+    fn signal(mut self, signal: &str) -> (std::process::ExitStatus, String) {
+        let kill = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        let status = self.child.wait().unwrap();
+        (status, self.reader.take().unwrap().join().unwrap())
+    }
+
     /// `GET path` with `token`: the status and the body as JSON.
     fn get_json(&self, path: &str, token: &str) -> (u16, serde_json::Value) {
         let (status, body) = http(self.port, "GET", path, token, "").expect("the gateway answers");
@@ -1099,6 +1156,41 @@ fn serve_on_port_zero_prints_the_port_it_got() {
     let gw = Gateway::start(&format!("cliport{}", std::process::id()), None);
     assert_ne!(gw.port, 0);
     assert_eq!(http(gw.port, "GET", "/healthz", "", "").map(|(st, _)| st), Some(200));
+}
+
+/// SIGTERM (what `kill`, systemd, Docker and Kubernetes send) stops `redelay serve` as Ctrl-C
+/// (SIGINT) does: a long-poll in flight is still answered (here with a job published after the
+/// signal), the server says it stops, and it exits 0.
+#[test]
+fn serve_stops_gracefully_on_sigterm_as_on_sigint() {
+    let prefix = format!("clisig{}", std::process::id());
+    let mut c = redis::Client::open(redis_url().as_str()).unwrap().get_connection().unwrap();
+    for sig in ["TERM", "INT"] {
+        let gw = Gateway::start(&prefix, Some("adm"));
+        let (port, q) = (gw.port, format!("q{sig}"));
+        let path = format!("/api/ns/{q}?timeout=60");
+        let poll = std::thread::spawn(move || http(port, "GET", &path, "adm", ""));
+        // The long-poll's fetch waits once the queue's wake channel has its subscriber.
+        let channel = format!("{prefix}:{{ns:{q}}}:wake");
+        let t = std::time::Instant::now();
+        loop {
+            let (_, n): (String, u64) = redis::cmd("PUBSUB").arg("NUMSUB").arg(&channel).query(&mut c).unwrap();
+            if n > 0 {
+                break;
+            }
+            assert!(t.elapsed() < std::time::Duration::from_secs(30), "the long-poll never waited");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let stopping = std::thread::spawn(move || gw.signal(sig));
+        assert!(redelay(&prefix, &["publish", &format!("ns:{q}"), "late"]).status.success());
+        let (status, logged) = stopping.join().unwrap();
+        let answer = poll.join().unwrap();
+        assert_eq!(status.code(), Some(0), "SIG{sig}: {status:?} {logged}");
+        assert!(logged.contains(&format!("redelay serve: SIG{sig}: stopping")), "SIG{sig}: {logged}");
+        let (st, body) = answer.unwrap_or_else(|| panic!("SIG{sig}: the long-poll got no answer"));
+        assert_eq!(st, 200, "SIG{sig}: {body}");
+        assert!(body.contains(r#""msg":"new job""#), "SIG{sig}: {body}");
+    }
 }
 
 /// `redelay serve` logs the gateway's warnings on stderr (a request that failed in Redis), one

@@ -33,7 +33,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
 pub struct ApiError {
     pub status: StatusCode,
     /// `ERR_REDELAY_...`: the core's code, or one of the gateway's own (unauthorized,
-    /// forbidden, too large, no such route).
+    /// forbidden, too large, no such route, a method the route does not take).
     pub code: &'static str,
     pub message: String,
     pub style: Style,
@@ -47,6 +47,7 @@ pub const UNAUTHORIZED: &str = "ERR_REDELAY_UNAUTHORIZED";
 pub const FORBIDDEN: &str = "ERR_REDELAY_FORBIDDEN";
 pub const TOO_LARGE: &str = "ERR_REDELAY_TOO_LARGE";
 pub const NO_ROUTE: &str = "ERR_REDELAY_NO_ROUTE";
+pub const METHOD_NOT_ALLOWED: &str = "ERR_REDELAY_METHOD_NOT_ALLOWED";
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>, style: Style) -> Self {

@@ -35,8 +35,12 @@ use serde_json::json;
 pub use config::{LmstfyDefaults, ServerConfig};
 pub use state::AppState;
 
-/// Index of an API in the answer counters: 0 lmstfy (and unknown routes), 1 v1, 2 admin,
-/// 3 the dashboard's files.
+/// Names of the APIs in the answer counters, by index ([`api_of`]).
+const APIS: [&str; 5] = ["lmstfy", "v1", "admin", "dashboard", "probe"];
+
+/// Index of an API in the answer counters ([`APIS`]): 0 lmstfy (and unknown routes), 1 v1,
+/// 2 admin, 3 the dashboard's files, 4 the probes (`/healthz`, `/metrics`: a load balancer's
+/// checks and Prometheus' scrapes, which are no API's answers).
 fn api_of(path: &str) -> usize {
     if path.starts_with("/v1") {
         1
@@ -44,6 +48,8 @@ fn api_of(path: &str) -> usize {
         2
     } else if dashboard::is_asset(path) {
         3
+    } else if path == "/healthz" || path == "/metrics" {
+        4
     } else {
         0
     }
@@ -52,8 +58,10 @@ fn api_of(path: &str) -> usize {
 /// Every answer gets an `X-Request-ID` (as lmstfy's do) and is counted for `/metrics`.
 async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let api = api_of(req.uri().path());
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let mut res = next.run(req).await;
-    // A body over the request limit is refused by axum in plain text: answer in the API's shape.
+    // What axum answers itself, in plain text or with no body — a body over the request limit,
+    // a method the route does not take — is answered in the API's shape.
     let json = res.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
     if res.status() == StatusCode::PAYLOAD_TOO_LARGE && !json {
         res = if api == 1 {
@@ -63,6 +71,16 @@ async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response
             error::ApiError::too_large("body too large", error::Style::Lmstfy)
         }
         .into_response();
+    } else if res.status() == StatusCode::METHOD_NOT_ALLOWED && !json {
+        res = if api == 1 {
+            let msg = format!("method: {method} is not allowed on {path}");
+            let e =
+                error::ApiError::new(StatusCode::METHOD_NOT_ALLOWED, error::METHOD_NOT_ALLOWED, msg, error::Style::V1);
+            e.into_response()
+        } else {
+            // lmstfy (gin) answers a route's other methods as an unknown route.
+            routes_lmstfy::no_route().await
+        };
     }
     let mut b = [0u8; 8];
     rand::rng().fill_bytes(&mut b);
@@ -87,7 +105,7 @@ async fn metrics(State(st): State<AppState>) -> Response {
     let mut out = String::from(
         "# HELP redelay_http_answers_total HTTP answers of redelay serve by API and status class.\n# TYPE redelay_http_answers_total counter\n",
     );
-    for (api, name) in ["lmstfy", "v1", "admin", "dashboard"].iter().enumerate() {
+    for (api, name) in APIS.iter().enumerate() {
         for class in 0..5 {
             let n = st.answers[api][class].load(Ordering::Relaxed);
             let _ = writeln!(out, "redelay_http_answers_total{{api=\"{name}\",code=\"{}xx\"}} {n}", class + 1);
@@ -178,7 +196,44 @@ pub async fn run(
     }
 }
 
-/// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C.
+/// The first stop signal, named: SIGINT (Ctrl-C) or SIGTERM (what `kill`, systemd, Docker and
+/// Kubernetes send to stop a service). The signals are caught from this call on, not from the
+/// first poll, so that one sent as soon as the server says it listens stops it gracefully. A
+/// signal that cannot be listened to is waited on never, rather than taken as received.
+fn stop_signal() -> impl std::future::Future<Output = &'static str> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let recv = |kind| {
+            let s = signal(kind).ok();
+            async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+        };
+        let (int, term) = (recv(SignalKind::interrupt()), recv(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = int => "SIGINT",
+                () = term => "SIGTERM",
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        "SIGINT"
+    }
+}
+
+/// `redelay serve`: connects the token store, binds the listeners, serves until Ctrl-C
+/// (SIGINT) or SIGTERM.
 pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Result<()> {
     let tokens = auth::TokenStore::new(&client)?;
     webhook::http_client(&config)?;
@@ -193,6 +248,7 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
         None => None,
     };
     // The bound addresses, so that a port 0 (any free one) prints the port it got.
+    let stop = stop_signal();
     let data_addr = data.local_addr().unwrap_or(config.listen);
     let admin_addr = admin.as_ref().and_then(|l| l.local_addr().ok().or(config.admin_listen));
     eprintln!(
@@ -205,8 +261,8 @@ pub async fn serve(client: redelay::Client, config: ServerConfig) -> redelay::Re
     }
     let st = AppState::new(client.clone(), tokens, config);
     let r = run(st, data, admin, async {
-        let _ = tokio::signal::ctrl_c().await;
-        eprintln!("redelay serve: stopping (requests in flight get {} s)", SHUTDOWN_GRACE.as_secs());
+        let sig = stop.await;
+        eprintln!("redelay serve: {sig}: stopping (requests in flight get {} s)", SHUTDOWN_GRACE.as_secs());
     })
     .await;
     client.close().await;

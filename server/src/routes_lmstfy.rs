@@ -269,28 +269,44 @@ fn check_body(st: &AppState, len: usize, what: &str) -> ApiResult<()> {
     Ok(())
 }
 
-async fn publish_one(st: &AppState, queue: &Queue, q: &Params, h: &HeaderMap, body: Bytes) -> ApiResult<Response> {
+/// The message of a publish request, every part of it checked (body size, query, attributes):
+/// nothing is written before this succeeds.
+fn publish_message(st: &AppState, q: &Params, h: &HeaderMap, body: Bytes) -> ApiResult<redelay::Message> {
     check_body(st, body.len(), "body")?;
     let mut opts = publish_options(st, q)?;
     // The job attributes are the message's headers; checked last, as lmstfy does.
     opts.headers = attributes(h)?;
-    let m = opts.message(body.to_vec()).api(S)?;
-    let p = queue.publish(m).await.api(S)?;
-    Ok((StatusCode::CREATED, Json(json!({ "msg": "published", "job_id": p.id }))).into_response())
+    opts.message(body.to_vec()).api(S)
+}
+
+fn published(id: &str) -> Response {
+    (StatusCode::CREATED, Json(json!({ "msg": "published", "job_id": id }))).into_response()
 }
 
 /// `PUT /api/:ns/:queue` — publish; `delay`, `ttl` (0 = forever), `tries`; the raw body;
 /// `Job-Attr-*` headers with `Enable-Job-Version: YES` (see [`attributes`]).
 async fn publish(r: Write, h: HeaderMap, body: Bytes) -> ApiResult<Response> {
     let qu = r.queue().await?;
-    publish_one(&r.st, &qu, &r.q, &h, body).await
+    let m = publish_message(&r.st, &r.q, &h, body)?;
+    Ok(published(&qu.publish(m).await.api(S)?.id))
 }
 
-/// `PUT /api/:ns/:queue/job/:job_id` — delete the job, then publish the body as a new one.
+/// `PUT /api/:ns/:queue/job/:job_id` — the body as a new job (a new id, as in lmstfy) in place
+/// of the job. The request is checked whole first, so a refused one (400, 413) leaves the job
+/// as it was; then the new job is stored, and only then the old one deleted: a failure between
+/// the two (Redis lost) leaves both, never neither.
 async fn republish(r: Write, h: HeaderMap, body: Bytes) -> ApiResult<Response> {
     let qu = r.queue().await?;
+    let m = publish_message(&r.st, &r.q, &h, body)?;
+    // The id the delete below takes (the core's rule for an id to act on), checked before the
+    // publish too.
+    if r.job_id.len() > redelay::limits::MAX_ID_BYTES {
+        let n = r.job_id.len();
+        return Err(ApiError::invalid(format!("id: must be 1 to {} bytes, got {n}", redelay::limits::MAX_ID_BYTES), S));
+    }
+    let p = qu.publish(m).await.api(S)?;
     qu.cancel(&r.job_id).await.api(S)?;
-    publish_one(&r.st, &qu, &r.q, &h, body).await
+    Ok(published(&p.id))
 }
 
 /// `PUT /api/:ns/:queue/bulk` — a JSON array of up to 64 jobs (each element's JSON text is a
@@ -395,21 +411,37 @@ fn not_found(msg: &str) -> Response {
     (StatusCode::NOT_FOUND, Json(json!({ "error": msg }))).into_response()
 }
 
-/// `GET /api/:ns/:queue/job/:job_id` — the job without consuming it.
-async fn peek_job(r: Read) -> ApiResult<Response> {
-    let qu = r.queue().await?;
-    Ok(match qu.peek(&r.job_id).await.api(S)? {
-        Some(m) => Json(info_json(&r.ns, &r.queue, &m, qu.redis_now().await.api(S)?)).into_response(),
-        None => not_found("job not found"),
-    })
+/// Whether `m` expired (its `ttl` passed, by the Redis clock `now`) while it waited: the core
+/// drops such a job at the next fetch; until then it is shown no more, as lmstfy shows none.
+/// (A job delivered before its expiry, leased or dead, is kept, as the core keeps it.)
+fn expired(m: &MessageInfo, now: SystemTime) -> bool {
+    matches!(m.state, MsgState::Scheduled | MsgState::Ready) && m.expires_at.is_some_and(|t| t <= now)
 }
 
-/// `GET /api/:ns/:queue/peek` — the next ready job, without consuming it.
+/// `GET /api/:ns/:queue/job/:job_id` — the job without consuming it; 404 once expired.
+async fn peek_job(r: Read) -> ApiResult<Response> {
+    let qu = r.queue().await?;
+    let Some(m) = qu.peek(&r.job_id).await.api(S)? else { return Ok(not_found("job not found")) };
+    let now = qu.redis_now().await.api(S)?;
+    if expired(&m, now) {
+        return Ok(not_found("job not found"));
+    }
+    Ok(Json(info_json(&r.ns, &r.queue, &m, now)).into_response())
+}
+
+/// Ready jobs one peek looks at for one that has not expired.
+const PEEK_PAGE: usize = 100;
+
+/// `GET /api/:ns/:queue/peek` — the next ready job that has not expired, without consuming it.
 async fn peek_queue(r: Read) -> ApiResult<Response> {
     let qu = r.queue().await?;
-    let page = qu.list(MsgState::Ready, 0, 1).await.api(S)?;
-    Ok(match page.items.first() {
-        Some(m) => Json(info_json(&r.ns, &r.queue, m, qu.redis_now().await.api(S)?)).into_response(),
+    let page = qu.list(MsgState::Ready, 0, PEEK_PAGE).await.api(S)?;
+    if page.items.is_empty() {
+        return Ok(not_found("the queue is empty"));
+    }
+    let now = qu.redis_now().await.api(S)?;
+    Ok(match page.items.iter().find(|m| !expired(m, now)) {
+        Some(m) => Json(info_json(&r.ns, &r.queue, m, now)).into_response(),
         None => not_found("the queue is empty"),
     })
 }

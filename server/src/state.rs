@@ -20,6 +20,11 @@ const MAX_CACHED_TOKENS: usize = 10_000;
 
 /// Queue handles kept at most (each has a settler task); past that the cache starts over.
 const MAX_CACHED_QUEUES: usize = 10_000;
+/// How long a sharded queue's handle is kept before it is opened again with the count then
+/// stored: the core's handle trusts its check of the count as long, so a queue destroyed and
+/// re-created by another client with another count is seen before the old handle would check
+/// again and refuse every call.
+const QUEUE_HANDLE_LIFE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Shared by every handler. Cheap to clone.
 #[derive(Clone)]
@@ -30,13 +35,14 @@ pub struct Inner {
     pub tokens: TokenStore,
     pub config: ServerConfig,
     admin_hash: Option<String>,
-    queues: Mutex<HashMap<String, Queue>>,
+    /// Handles of sharded queues, with when each was opened ([`AppState::queue_handle`]).
+    queues: Mutex<HashMap<String, (Queue, std::time::Instant)>>,
     /// Token hash → (what it allows, when it was read).
     known: Mutex<HashMap<String, (Access, std::time::Instant)>>,
     /// Answers by API and status class: `[api][class]`, api 0 = lmstfy, 1 = v1, 2 = admin,
-    /// 3 = the dashboard's files;
+    /// 3 = the dashboard's files, 4 = the probes (`/healthz`, `/metrics`);
     /// class 0..5 = 1xx..5xx.
-    pub answers: [[AtomicU64; 5]; 4],
+    pub answers: [[AtomicU64; 5]; 5],
     /// The webhook workers this server runs (`webhook.rs`).
     pub webhooks: Webhooks,
     /// The queues whose overview row is an error now (`Inner::overview_failed`): the warning
@@ -68,28 +74,40 @@ impl AppState {
         }))
     }
 
-    /// The handle of queue `name` (kept, so that each queue has one settler and its fetch
-    /// replay keys are cleaned up by its next fetch).
+    /// The handle of queue `name`, opened with the shard count stored in Redis.
     pub async fn queue(&self, name: &str, style: Style) -> Result<Queue, ApiError> {
         self.queue_handle(name).await.api(style)
     }
 
     /// [`queue`](Self::queue) with the core's error, for a caller that answers it its own way
     /// (the overview's rows).
+    ///
+    /// The handle of a sharded queue is kept for [`QUEUE_HANDLE_LIFE`] (one settler per queue,
+    /// and one look at the count per queue and period rather than per request), then opened
+    /// again with the count stored then. A queue with no count stored (a plain queue, or one
+    /// not created yet) is opened at each request: a producer may make it sharded at any
+    /// moment (a worker long-polls a queue before the first publish), and a plain handle kept
+    /// would then be refused at every call.
     pub async fn queue_handle(&self, name: &str) -> redelay::Result<Queue> {
         let cached = self.queues.lock().unwrap().get(name).cloned();
-        if let Some(q) = cached {
-            return Ok(q);
+        if let Some((q, opened)) = cached {
+            if opened.elapsed() < QUEUE_HANDLE_LIFE {
+                return Ok(q);
+            }
         }
-        // A sharded queue is opened with the shard count stored in Redis. A name no URL can
-        // carry (`.`, `..`: a legacy queue `queue_stored` would open) is refused as before.
+        // A name no URL can carry (`.`, `..`: a legacy queue `queue_stored` would open) is
+        // refused as before.
         redelay::limits::check_queue_name(name)?;
         let q = self.client.queue_stored(name).await?;
         let mut m = self.queues.lock().unwrap();
-        if m.len() >= MAX_CACHED_QUEUES {
-            m.clear();
+        if q.shards() > 1 {
+            if m.len() >= MAX_CACHED_QUEUES {
+                m.clear();
+            }
+            m.insert(name.to_string(), (q.clone(), std::time::Instant::now()));
+        } else {
+            m.remove(name);
         }
-        m.insert(name.to_string(), q.clone());
         Ok(q)
     }
 

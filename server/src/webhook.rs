@@ -125,10 +125,11 @@ pub async fn sync(st: &AppState) {
 fn spawn(st: &AppState, http: reqwest::Client, q: String, queue: Queue, url: String) -> Worker {
     let (handle, stop, end) = Worker::new(url.clone());
     let refused = literal_refusal(&url, &st.config.webhook_allow);
+    let shown = redact(&url);
     if let Some(why) = &refused {
-        tracing::warn!(target: "redelay::server", "webhook of {q}: {url}: {why}");
+        tracing::warn!(target: "redelay::server", "webhook of {q}: {shown}: {why}");
     }
-    let (st, endpoint) = (st.clone(), Endpoint { url, refused });
+    let (st, endpoint) = (st.clone(), Endpoint { url, shown, refused });
     tokio::spawn(async move {
         worker(http, queue, endpoint, stop).await;
         st.webhooks.remove_ended(&q, &end);
@@ -236,13 +237,36 @@ async fn worker(http: reqwest::Client, queue: Queue, endpoint: Endpoint, mut sto
 /// or through a server that allows more).
 struct Endpoint {
     url: String,
+    /// The URL as reasons and logs show it ([`redact`]).
+    shown: String,
     refused: Option<String>,
+}
+
+/// A webhook URL as a failed delivery's reason (kept with the message, shown to every token
+/// that reads the queue) and the logs show it: the user info (`user:password@`, or a token as
+/// the user) is `***`, and so is each query value (`?apikey=***`), where credentials go too.
+pub fn redact(url: &str) -> String {
+    let Ok(mut u) = reqwest::Url::parse(url) else {
+        // Not a URL reqwest would POST to: at least no password (the core's rule).
+        return redelay::redact(url);
+    };
+    if !u.username().is_empty() || u.password().is_some() {
+        let _ = u.set_password(None);
+        let _ = u.set_username("***");
+    }
+    if let Some(q) = u.query().map(str::to_string) {
+        let hidden: Vec<String> =
+            q.split('&').map(|kv| format!("{}=***", kv.split_once('=').map_or(kv, |(k, _)| k))).collect();
+        u.set_query(Some(&hidden.join("&")));
+    }
+    u.set_fragment(None);
+    u.to_string()
 }
 
 /// POSTs `d`, fetched at the local instant `fetched`, and settles it from the answer (a refused
 /// endpoint is not POSTed to: the message is nacked with the reason).
 async fn push(http: &reqwest::Client, endpoint: &Endpoint, d: &Delivery, fetched: std::time::Instant) {
-    let url = endpoint.url.as_str();
+    let (url, shown) = (endpoint.url.as_str(), endpoint.shown.as_str());
     // What a fetch shows, but the lease: the server settles push deliveries itself.
     let mut v = wire::delivery(d);
     if let Some(m) = v.as_object_mut() {
@@ -256,8 +280,8 @@ async fn push(http: &reqwest::Client, endpoint: &Endpoint, d: &Delivery, fetched
     let left = lease.saturating_sub(fetched.elapsed());
     let timeout = left.saturating_sub(Duration::from_millis(50)).max(Duration::from_millis(50));
     let outcome = match &endpoint.refused {
-        Some(why) => Err(format!("webhook: {url}: {why}")),
-        None => post(http, url, &v, timeout).await,
+        Some(why) => Err(format!("webhook: {shown}: {why}")),
+        None => post(http, url, shown, &v, timeout).await,
     };
     let settled = match outcome {
         Ok(()) => d.ack().await,
@@ -268,12 +292,19 @@ async fn push(http: &reqwest::Client, endpoint: &Endpoint, d: &Delivery, fetched
     }
 }
 
-/// POSTs `v` to `url`: Ok on a 2xx answer, else the reason of the failure.
-async fn post(http: &reqwest::Client, url: &str, v: &serde_json::Value, timeout: Duration) -> Result<(), String> {
+/// POSTs `v` to `url`: Ok on a 2xx answer, else the reason of the failure, naming the URL as
+/// `shown` ([`redact`]; reqwest's own error, which would name it whole, without it).
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    shown: &str,
+    v: &serde_json::Value,
+    timeout: Duration,
+) -> Result<(), String> {
     match http.post(url).json(v).timeout(timeout).send().await {
         Ok(r) if r.status().is_success() => Ok(()),
-        Ok(r) => Err(format!("webhook: HTTP {} from {url}", r.status().as_u16())),
-        Err(e) => Err(format!("webhook: {url}: {}", chain(&e))),
+        Ok(r) => Err(format!("webhook: HTTP {} from {shown}", r.status().as_u16())),
+        Err(e) => Err(format!("webhook: {shown}: {}", chain(&e.without_url()))),
     }
 }
 

@@ -465,6 +465,63 @@ async fn bad_input_is_refused_with_lmstfy_messages() {
     assert_eq!((st, v), (400, json!({"error": "request body should be an array of objects"})));
     let (st, v) = json(http.get(s.url("/nothing/here")).send().await.unwrap()).await;
     assert_eq!((st, v), (404, json!({"error": "api not found"})));
+    // A method a route does not take is an unknown route to lmstfy (gin): its 404 and shape.
+    for (method, path) in [("POST", "/api/ns/q"), ("PATCH", "/api/ns/q/job/x"), ("POST", "/healthz")] {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let (st, v) = json(http.request(m, s.url(path)).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((st, v), (404, json!({"error": "api not found"})), "{method} {path}");
+    }
+}
+
+/// `PUT .../job/:id` checks the whole request before it touches the job: a refused one (400,
+/// 413) leaves the job as it was and stores nothing, as lmstfy does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_republish_keeps_the_job() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    let r = http.put(s.url("/api/ns/rp?delay=600")).header("X-Token", &t).body("orig").send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    let id = v["job_id"].as_str().unwrap().to_string();
+    let attrs: Vec<(String, String)> = (0..17).map(|i| (format!("Job-Attr-k{i}"), format!("v{i}"))).collect();
+    // (query, with 17 attributes, body size, answer)
+    let cases = [
+        ("tries=0", false, 3, 400),
+        ("delay=10&ttl=5", false, 3, 400),
+        ("delay=abc", false, 3, 400),
+        ("", true, 3, 400),
+        ("", false, common::MAX_BODY + 1, 413),
+    ];
+    for (query, with_attrs, size, want) in cases {
+        let mut r =
+            http.put(s.url(&format!("/api/ns/rp/job/{id}?{query}"))).header("X-Token", &t).body(vec![b'x'; size]);
+        if with_attrs {
+            r = r.header("Enable-Job-Version", "YES");
+            for (k, v) in &attrs {
+                r = r.header(k, v);
+            }
+        }
+        let (st, v) = json(r.send().await.unwrap()).await;
+        assert_eq!(st, want, "{query}: {v}");
+        let (st, v) =
+            json(http.get(s.url(&format!("/api/ns/rp/job/{id}"))).header("X-Token", &t).send().await.unwrap()).await;
+        assert_eq!((st, v["data"].as_str()), (200, Some(b64("orig").as_str())), "{query}: the job after the 400");
+    }
+    // An id no job can have: refused before the new job is stored.
+    let (st, v) = json(
+        http.put(s.url(&format!("/api/ns/rp/job/{}", "i".repeat(257))))
+            .header("X-Token", &t)
+            .body("new")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(st, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().starts_with("id: "), "{v}");
+    let stats = s.client.queue("ns:rp").unwrap().stats().await.unwrap();
+    assert_eq!((stats.scheduled, stats.ready), (1, 0), "only the original job is stored");
 }
 
 /// lmstfy's respawn gives each job a fresh `ttl` counted from the respawn (its default when
@@ -519,4 +576,28 @@ async fn respawn_gives_a_fresh_ttl_from_the_respawn() {
         assert_eq!(st, 400, "{ttl}");
         assert!(v["error"].as_str().unwrap().starts_with("expires_in: "), "{ttl}: {v}");
     }
+}
+
+/// A job whose `ttl` ran out before it was consumed is gone, as in lmstfy: `GET job/:id` is 404
+/// and `peek` shows the next job that has not expired (or 404). It showed with `"ttl":1`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_job_is_not_found_by_peek() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    let get = |path: String| {
+        let r = http.get(s.url(&path)).header("X-Token", &t);
+        async move { json(r.send().await.unwrap()).await }
+    };
+    let r = http.put(s.url("/api/ns/qx?ttl=1")).header("X-Token", &t).body("short").send().await.unwrap();
+    let id = json(r).await.1["job_id"].as_str().unwrap().to_string();
+    let (st, v) = get(format!("/api/ns/qx/job/{id}")).await;
+    assert_eq!((st, v["ttl"].as_u64()), (200, Some(1)), "not expired yet: {v}");
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert_eq!(get(format!("/api/ns/qx/job/{id}")).await, (404, json!({"error": "job not found"})));
+    assert_eq!(get("/api/ns/qx/peek".into()).await, (404, json!({"error": "the queue is empty"})));
+    let r = http.put(s.url("/api/ns/qx")).header("X-Token", &t).body("lasting").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let (st, v) = get("/api/ns/qx/peek".into()).await;
+    assert_eq!((st, v["data"].as_str()), (200, Some(b64("lasting").as_str())), "{v}");
 }

@@ -423,6 +423,11 @@ async fn dead_letters_several_queues_and_bad_input() {
     assert_eq!((st, v["error"]["code"].as_str()), (413, Some("ERR_REDELAY_TOO_LARGE")), "{v}");
     let (st, v) = call(&s, "GET", "/v1/nothing", None).await;
     assert_eq!((st, v["error"]["code"].as_str()), (404, Some("ERR_REDELAY_NO_ROUTE")));
+    // A method the route does not take: 405 in the API's shape (it had no body).
+    let (st, v) = call(&s, "GET", &format!("{q}/fetch"), None).await;
+    let want = json!({"error": {"code": "ERR_REDELAY_METHOD_NOT_ALLOWED",
+        "message": format!("method: GET is not allowed on {q}/fetch")}});
+    assert_eq!((st, v), (405, want));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -568,9 +573,13 @@ async fn metrics_when_enabled_need_no_token() {
     assert_eq!(call(&s, "GET", "/v1/queues", None).await.0, 200);
     assert_eq!(call_as(&s, "nope", "GET", "/v1/queues", None).await.0, 401);
     assert_eq!(s.http.get(s.url("/dashboard.css")).send().await.unwrap().status().as_u16(), 200);
+    // A health probe, and a scrape before this one: the probes' answers, not lmstfy's.
+    assert_eq!(s.http.get(s.url("/healthz")).send().await.unwrap().status().as_u16(), 200);
+    assert_eq!(s.http.get(s.url("/metrics")).send().await.unwrap().status().as_u16(), 200);
     let r = s.http.get(s.url("/metrics")).send().await.unwrap();
     assert_eq!(r.status().as_u16(), 200);
     let text = r.text().await.unwrap();
+    assert!(text.contains("redelay_http_answers_total{api=\"probe\",code=\"2xx\"} 2\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"2xx\"} 1\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"v1\",code=\"4xx\"} 1\n"), "{text}");
     assert!(text.contains("redelay_http_answers_total{api=\"dashboard\",code=\"2xx\"} 1\n"), "{text}");
@@ -708,6 +717,48 @@ async fn a_sharded_queue_is_served_with_its_stored_shard_count() {
     let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "via http", "id": "h1"}))).await;
     assert_eq!((st, v["status"].as_str()), (201, Some("stored")), "{v}");
     assert_eq!(sharded.peek("h1").await.unwrap().unwrap().body, b"via http");
+}
+
+/// A queue read (or long-polled) before anyone created it, then made sharded by a producer:
+/// the gateway serves it with its count from then on (it kept a 1-shard handle, and every
+/// later call was refused: "has 4 shards in Redis and this handle was opened with 1").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_made_sharded_after_the_gateway_first_saw_it_is_served_sharded() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:later";
+    let (st, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 0}))).await;
+    assert_eq!((st, v), (200, json!({"messages": []})));
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(0)), "{v}");
+    let sharded = s.client.queue_with("app:later", redelay::QueueOptions::shards(4)).unwrap();
+    sharded.publish(redelay::Message::new(b"first".to_vec()).id("p1")).await.unwrap();
+    let (st, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 0}))).await;
+    assert_eq!((st, v["messages"][0]["id"].as_str()), (200, Some("p1")), "{v}");
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "id": "h1"}))).await;
+    assert_eq!(st, 201, "{v}");
+    assert!(sharded.peek("h1").await.unwrap().is_some());
+}
+
+/// A sharded queue the gateway serves, destroyed by another client and made again with another
+/// count: once the old count's confirmation runs out (the core trusts it 5 s), the gateway
+/// serves the new count (it kept its old handle, refused at every call from then on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_one() {
+    let s = common::start().await;
+    let q = "/v1/queues/app:recount";
+    let four = s.client.queue_with("app:recount", redelay::QueueOptions::shards(4)).unwrap();
+    four.publish(redelay::Message::new(b"x".to_vec()).id("a")).await.unwrap();
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
+    four.destroy().await.unwrap();
+    let two = s.client.queue_with("app:recount", redelay::QueueOptions::shards(2)).unwrap();
+    two.publish(redelay::Message::new(b"y".to_vec()).id("b")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "z", "id": "c"}))).await;
+    assert_eq!(st, 201, "{v}");
+    assert!(two.peek("c").await.unwrap().is_some(), "published into the queue of 2 shards");
+    let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
+    assert_eq!((st, v["total"].as_u64()), (200, Some(2)), "{v}");
 }
 
 /// `/dead/respawn` and a bulk respawn take the core's expiry choice: `expires_in_ms` (fresh,

@@ -590,3 +590,28 @@ async fn recording_receiver_on(ip: &str) -> (String, Arc<Mutex<Vec<Value>>>) {
     tokio::spawn(async move { axum::serve(l, router).await });
     (url, got)
 }
+
+/// A webhook URL's credentials (user info, query values) never reach a failed delivery's
+/// reason, kept with the message and shown to every token that reads the queue: not on an
+/// HTTP error, nor when the receiver cannot be reached (reqwest's error names the URL whole).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_delivery_s_reason_shows_no_credentials_of_the_url() {
+    let (receiver, _) = receiver(usize::MAX);
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, receiver).await });
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let s = common::start_with(allow_local_receivers).await;
+    for (q, host, shown) in [
+        ("cred-500", addr, format!("webhook: HTTP 500 from http://***@{addr}/hook?apikey=***&v=***")),
+        ("cred-down", closed, format!("webhook: http://***@{closed}/hook?apikey=***&v=***: ")),
+    ] {
+        let url = format!("http://user:s3cret@{host}/hook?apikey=K123&v=2#frag");
+        assert_eq!(put_hook(&s, q, &url).await.0, 200);
+        let reason = deliver_once(&s, q, "w").await.expect("dead, with its reason");
+        assert!(reason.starts_with(&shown), "{q}: {reason}");
+        for secret in ["user", "s3cret", "K123", "frag"] {
+            assert!(!reason.contains(secret), "{q}: {secret} in {reason}");
+        }
+    }
+}
