@@ -25,6 +25,12 @@ const MAX_CACHED_QUEUES: usize = 10_000;
 /// re-created by another client with another count is seen before the old handle would check
 /// again and refuse every call.
 const QUEUE_HANDLE_LIFE: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long the handle of a queue with no shard count stored (a plain queue, or one not
+/// created yet) is kept: a producer may make it sharded at any moment (a worker long-polls a
+/// queue before its first publish), and until the handle is opened again every call on it is
+/// refused before anything is written. Short, so that such a queue is served sharded within a
+/// second; kept at all, so that a busy plain queue is not looked up at each request.
+const PLAIN_HANDLE_LIFE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Shared by every handler. Cheap to clone.
 #[derive(Clone)]
@@ -35,7 +41,7 @@ pub struct Inner {
     pub tokens: TokenStore,
     pub config: ServerConfig,
     admin_hash: Option<String>,
-    /// Handles of sharded queues, with when each was opened ([`AppState::queue_handle`]).
+    /// Queue handles, with when each was opened ([`AppState::queue_handle`]).
     queues: Mutex<HashMap<String, (Queue, std::time::Instant)>>,
     /// Token hash → (what it allows, when it was read).
     known: Mutex<HashMap<String, (Access, std::time::Instant)>>,
@@ -82,16 +88,15 @@ impl AppState {
     /// [`queue`](Self::queue) with the core's error, for a caller that answers it its own way
     /// (the overview's rows).
     ///
-    /// The handle of a sharded queue is kept for [`QUEUE_HANDLE_LIFE`] (one settler per queue,
-    /// and one look at the count per queue and period rather than per request), then opened
-    /// again with the count stored then. A queue with no count stored (a plain queue, or one
-    /// not created yet) is opened at each request: a producer may make it sharded at any
-    /// moment (a worker long-polls a queue before the first publish), and a plain handle kept
-    /// would then be refused at every call.
+    /// A handle is kept (one settler per queue, and one look at the count per queue and period
+    /// rather than per request), then opened again with the count stored then: a sharded
+    /// queue's after [`QUEUE_HANDLE_LIFE`], one with no count stored after
+    /// [`PLAIN_HANDLE_LIFE`].
     pub async fn queue_handle(&self, name: &str) -> redelay::Result<Queue> {
         let cached = self.queues.lock().unwrap().get(name).cloned();
         if let Some((q, opened)) = cached {
-            if opened.elapsed() < QUEUE_HANDLE_LIFE {
+            let life = if q.shards() > 1 { QUEUE_HANDLE_LIFE } else { PLAIN_HANDLE_LIFE };
+            if opened.elapsed() < life {
                 return Ok(q);
             }
         }
@@ -100,14 +105,10 @@ impl AppState {
         redelay::limits::check_queue_name(name)?;
         let q = self.client.queue_stored(name).await?;
         let mut m = self.queues.lock().unwrap();
-        if q.shards() > 1 {
-            if m.len() >= MAX_CACHED_QUEUES {
-                m.clear();
-            }
-            m.insert(name.to_string(), (q.clone(), std::time::Instant::now()));
-        } else {
-            m.remove(name);
+        if m.len() >= MAX_CACHED_QUEUES {
+            m.clear();
         }
+        m.insert(name.to_string(), (q.clone(), std::time::Instant::now()));
         Ok(q)
     }
 

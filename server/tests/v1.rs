@@ -732,6 +732,8 @@ async fn a_queue_made_sharded_after_the_gateway_first_saw_it_is_served_sharded()
     assert_eq!((st, v["total"].as_u64()), (200, Some(0)), "{v}");
     let sharded = s.client.queue_with("app:later", redelay::QueueOptions::shards(4)).unwrap();
     sharded.publish(redelay::Message::new(b"first".to_vec()).id("p1")).await.unwrap();
+    // The plain handle is kept a second (until then a call on it is refused, nothing written).
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     let (st, v) = call(&s, "POST", &format!("{q}/fetch"), Some(json!({"wait_ms": 0}))).await;
     assert_eq!((st, v["messages"][0]["id"].as_str()), (200, Some("p1")), "{v}");
     let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "x", "id": "h1"}))).await;
