@@ -325,7 +325,7 @@ class Client extends Handle {
 }
 exports.Client = Client;
 // close: every subscription of the client drains, then the connections go; later calls fail.
-ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] });
+ops(Client, { queues: [], ping: [null, VOID], close: [null, forgetClosed] });
 // A subscription of the native client `native` over `queues` (names in priority order, or
 // { name: weight }); `shards` is the shard count of every queue (a Queue's own, for its
 // subscribe), or null to use the counts stored in Redis.
@@ -365,6 +365,15 @@ const closeAllBeforeExit = () => {
     unrefd.clear();
     process.removeListener('beforeExit', closeAllBeforeExit);
 };
+/**
+ * Forgets the unref'd subscriptions that are closed (a client's close closes all of its own):
+ * kept, each would hold its client's connections, and the last one the `beforeExit` listener.
+ */
+function forgetClosed() {
+    for (const sub of unrefd)
+        if (sub.closed)
+            sub[EXIT]?.();
+}
 function closeBeforeExit(sub) {
     if (unrefd.size === 0)
         process.on('beforeExit', closeAllBeforeExit);

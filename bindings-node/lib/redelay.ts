@@ -693,7 +693,7 @@ interface Client {
   [Symbol.asyncDispose](): Promise<void>
 }
 // close: every subscription of the client drains, then the connections go; later calls fail.
-ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] })
+ops(Client, { queues: [], ping: [null, VOID], close: [null, forgetClosed] })
 
 // A subscription of the native client `native` over `queues` (names in priority order, or
 // { name: weight }); `shards` is the shard count of every queue (a Queue's own, for its
@@ -736,6 +736,14 @@ const closeAllBeforeExit = () => {
   for (const sub of unrefd) void sub.close()
   unrefd.clear()
   process.removeListener('beforeExit', closeAllBeforeExit)
+}
+
+/**
+ * Forgets the unref'd subscriptions that are closed (a client's close closes all of its own):
+ * kept, each would hold its client's connections, and the last one the `beforeExit` listener.
+ */
+function forgetClosed(): void {
+  for (const sub of unrefd) if (sub.closed) sub[EXIT]?.()
 }
 
 function closeBeforeExit(sub: Subscription) {

@@ -276,6 +276,20 @@ test('many unref subscriptions share one beforeExit listener', async (t) => {
   assert.equal(process.listenerCount('beforeExit'), before)
 })
 
+// Closed by their client's close (not their own), unref'd subscriptions were kept for
+// beforeExit, each holding its client's connections, and the listener stayed.
+test("a client's close lets go of its unref subscriptions and of the beforeExit listener", async () => {
+  const before = process.listenerCount('beforeExit')
+  for (let i = 0; i < 3; i++) {
+    const c = await connect('unref-client-close')
+    await c.queue('q').subscribe(() => {}, { unref: true })
+    await c.queue('r').subscribe(() => {}, { unref: true })
+    assert.equal(process.listenerCount('beforeExit'), before + 1)
+    await c.close()
+    assert.equal(process.listenerCount('beforeExit'), before, `client ${i}`)
+  }
+})
+
 test('a run that fails in the middle says how far it got in soFar', async () => {
   const proxy = await faultProxy()
   const c = await Client.connect(proxy.url, { prefix: uniquePrefix('stopped') })
