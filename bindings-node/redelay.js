@@ -45,6 +45,15 @@ class RetryLater extends Error {
     }
 }
 exports.RetryLater = RetryLater;
+/**
+ * The brand of RetryLater, the same symbol in every copy of the package and in every realm: a
+ * RetryLater from another copy (two versions installed side by side) is one too, while another
+ * error that happens to have a `retryInMs` field is an ordinary failure.
+ */
+const RETRY_LATER = Symbol.for('redelay.RetryLater');
+Object.defineProperty(RetryLater.prototype, RETRY_LATER, { value: true });
+const isRetryLater = (e) => e instanceof RetryLater ||
+    (typeof e === 'object' && e !== null && e[RETRY_LATER] === true);
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/;
 /**
@@ -385,10 +394,11 @@ function closeBeforeExit(sub) {
     };
 }
 // A thrown error's reason is worded by the core from its name and message ("Name: message", as
-// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form.
+// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form. Only a
+// RetryLater (isRetryLater) chooses the delay.
 function failure(e) {
     try {
-        if (typeof e?.retryInMs === 'number')
+        if (isRetryLater(e) && typeof e.retryInMs === 'number')
             return { reason: String(e.message), retryInMs: e.retryInMs };
         if (typeof e?.message !== 'string')
             return { reason: String(e), retryInMs: NaN };

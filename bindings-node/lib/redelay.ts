@@ -364,6 +364,16 @@ class RetryLater extends Error {
     this.retryInMs = retryInMs
   }
 }
+/**
+ * The brand of RetryLater, the same symbol in every copy of the package and in every realm: a
+ * RetryLater from another copy (two versions installed side by side) is one too, while another
+ * error that happens to have a `retryInMs` field is an ordinary failure.
+ */
+const RETRY_LATER = Symbol.for('redelay.RetryLater')
+Object.defineProperty(RetryLater.prototype, RETRY_LATER, { value: true })
+const isRetryLater = (e: unknown): e is RetryLater =>
+  e instanceof RetryLater ||
+  (typeof e === 'object' && e !== null && (e as { [RETRY_LATER]?: unknown })[RETRY_LATER] === true)
 
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
@@ -756,10 +766,11 @@ function closeBeforeExit(sub: Subscription) {
 }
 
 // A thrown error's reason is worded by the core from its name and message ("Name: message", as
-// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form.
+// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form. Only a
+// RetryLater (isRetryLater) chooses the delay.
 function failure(e: Thrown): { reason: string; retryInMs: number } {
   try {
-    if (typeof e?.retryInMs === 'number') return { reason: String(e.message), retryInMs: e.retryInMs }
+    if (isRetryLater(e) && typeof e.retryInMs === 'number') return { reason: String(e.message), retryInMs: e.retryInMs }
     if (typeof e?.message !== 'string') return { reason: String(e), retryInMs: NaN }
     const name = typeof e.name === 'string' && e.name !== '' ? e.name : 'Error'
     return { reason: native.failureReason(name, e.message), retryInMs: NaN }
