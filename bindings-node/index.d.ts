@@ -54,8 +54,8 @@ export declare class NativeMessages {
    */
   next(): Promise<RawBatch>
   /**
-   * The core's close: a waiting `next` ends (empty), and what was fetched and not handed
-   * out is released, waited for.
+   * The core's close: the stream ends at once (a waiting `next` ends empty, as every later
+   * one does), and what was fetched and not handed out is released, waited for.
    */
   close(): Promise<unknown>
 }

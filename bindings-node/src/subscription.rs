@@ -6,7 +6,6 @@
 //! Buffer holding every body, the numbers in one Float64Array — and `redelay.js` builds the
 //! `Message` objects; it reports outcomes with one `complete` call per tick.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use napi::bindgen_prelude::*;
@@ -15,7 +14,7 @@ use napi_derive::napi;
 use redelay::{wire, Delivery, Failure, Subscription, Wake};
 
 use crate::errors::{spawn, sync, JsPromise};
-use crate::{NativeClient, NativeDelivery, Wire};
+use crate::{Headers, NativeClient, NativeDelivery, Wire};
 
 /// Deliveries in columns; `redelay.js` builds a `Message` from row `i`.
 #[napi(object, object_from_js = false)]
@@ -34,7 +33,8 @@ pub struct RawBatch {
     /// expiresAt (ms since the epoch; 0: none).
     pub nums: Float64Array,
     /// Each delivery's headers; absent when none in the batch has any.
-    pub headers: Option<Vec<BTreeMap<String, String>>>,
+    #[napi(ts_type = "Array<Record<string, string>>")]
+    pub headers: Option<Vec<Headers>>,
     /// Each delivery's previous failure; absent when none in the batch has one.
     pub last_errors: Option<Vec<Option<String>>>,
     /// Each delivery's handle (from `fetch`; a subscription's are asked for by slot).
@@ -65,7 +65,8 @@ pub(crate) fn columns(batch: Vec<(u64, Delivery)>, handles: bool) -> RawBatch {
         bodies: Buffer::from(batch.iter().flat_map(|(_, d)| d.body().iter().copied()).collect::<Vec<u8>>()),
         ends: Uint32Array::new(batch.iter().map(|(_, d)| (end += d.body().len() as u32, end).1).collect()),
         nums: Float64Array::new(nums),
-        headers: all(|d| !d.headers().is_empty()).then(|| batch.iter().map(|(_, d)| d.headers().clone()).collect()),
+        headers: all(|d| !d.headers().is_empty())
+            .then(|| batch.iter().map(|(_, d)| Headers(d.headers().clone())).collect()),
         last_errors: all(|d| d.last_error().is_some())
             .then(|| batch.iter().map(|(_, d)| d.last_error().map(str::to_string)).collect()),
         handles: handles.then(|| batch.into_iter().map(|(_, d)| NativeDelivery { d }).collect()),

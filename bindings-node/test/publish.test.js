@@ -1,7 +1,7 @@
 'use strict'
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { connect, sleep } = require('./helpers')
+const { connect, sleep, until } = require('./helpers')
 
 test('string, Buffer and Uint8Array bodies arrive byte for byte', async (t) => {
   const c = await connect('bodies')
@@ -194,4 +194,40 @@ test('respawn with a fresh expiry', async (t) => {
     code: 'ERR_REDELAY_INVALID_ARGUMENT',
     message: /clear_?[eE]xpiry/,
   })
+})
+
+// A header named `__proto__` was stored but dropped on every read: napi's conversions assign
+// properties, and assigning `__proto__` sets the prototype. Every read has it as an own data
+// property of a plain object now.
+test('a header named __proto__ is an own property of plain headers on every read', async (t) => {
+  const c = await connect('proto-header')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const headers = JSON.parse('{"__proto__":"evil","k":"v"}')
+  await q.publish('x', { id: 'a', headers, maxAttempts: 1 })
+  const check = (h, where) => {
+    assert.equal(Object.getPrototypeOf(h), Object.prototype, where)
+    assert.deepEqual(Object.getOwnPropertyDescriptor(h, '__proto__'), {
+      value: 'evil',
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    })
+    assert.deepEqual(Object.keys(h).sort(), ['__proto__', 'k'], where)
+  }
+  check((await q.peek('a')).headers, 'peek')
+  check((await q.list('ready')).items[0].headers, 'list')
+  check((await q.search({ idPrefix: 'a' })).items[0].headers, 'search')
+  const [m] = await q.fetch(1)
+  check(m.headers, 'fetch')
+  await m.release()
+  let seen
+  const sub = await q.subscribe((m) => {
+    seen = m.headers
+    throw new Error('to the dead letters')
+  })
+  await until(() => seen !== undefined, 5000, 'a delivery')
+  await sub.close()
+  check(seen, 'subscribe')
+  check((await q.deadLetters())[0].headers, 'deadLetters')
 })
