@@ -14,6 +14,7 @@ exports.setLogger = setLogger;
 // handlers (a throw or a rejection nacks the message instead of crashing the process), and
 // routing the core's logs.
 const native = require("./index.js");
+const node_util_1 = require("node:util");
 const node_worker_threads_1 = require("node:worker_threads");
 // ---- the implementation ----
 /** The error codes by kind: `ErrorCodes.LeaseLost === 'ERR_REDELAY_LEASE_LOST'`. */
@@ -89,11 +90,18 @@ const typeOf = (v) => v === null
         : typeof v === 'object' && !isPlain(v)
             ? `a ${v.constructor?.name ?? 'object'}`
             : typeof v;
-/** An object literal (or `Object.create(null)`): the only form options and headers take. */
+/**
+ * An object literal (or `Object.create(null)`): the only form options and headers take. Of any
+ * realm (a `vm` context, Jest's sandbox): its prototype is an `Object.prototype`, whose own
+ * prototype is null, and not necessarily this realm's. Every check of user input here is
+ * realm-independent so (`isBytes`, `types.isDate`, `Array.isArray`).
+ */
 const isPlain = (v) => {
     const p = Object.getPrototypeOf(v);
-    return p === Object.prototype || p === null;
+    return p === null || (Object.getPrototypeOf(p) === null && Object.prototype.toString.call(v) === '[object Object]');
 };
+/** A Uint8Array (a Buffer is one) of any realm. */
+const isBytes = (v) => node_util_1.types.isUint8Array(v);
 const INTERNAL = Symbol('redelay.internal');
 function internal(token) {
     if (token !== INTERNAL)
@@ -121,7 +129,7 @@ function names(queues) {
 function bytes(b) {
     if (typeof b === 'string')
         return Buffer.from(b);
-    if (b instanceof Uint8Array)
+    if (isBytes(b))
         return b;
     throw invalid(`body: must be a Buffer, Uint8Array or string, got ${typeOf(b)}`);
 }
@@ -133,7 +141,7 @@ const isTime = (k) => k.endsWith('_ms') && TIME.test(k.slice(0, -3));
 /** A wire field as JavaScript spells it: `ttr_ms` -> `ttrMs`, `at_ms` -> `at`. */
 const jsName = (k) => camel(isTime(k) ? k.slice(0, -3) : k);
 function epochMs(k, t) {
-    if (!(t instanceof Date))
+    if (!node_util_1.types.isDate(t))
         return t;
     if (Number.isNaN(t.getTime()))
         throw invalid(`${k}: must be a valid Date or a number of ms since the epoch`);
@@ -147,7 +155,7 @@ function searchFor(w) {
     const entries = header != null && typeof header === 'object' ? Object.entries(header) : [];
     if (header != null && entries.length !== 1)
         throw invalid(`search.header: expected { name: value } with one entry, got ${typeof header === 'object' ? `${entries.length} entries` : typeOf(header)}`);
-    const more = b instanceof Uint8Array ? { body: Array.from(b) } : { body: b };
+    const more = isBytes(b) ? { body: Array.from(b) } : { body: b };
     return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) };
 }
 /**
@@ -568,7 +576,7 @@ exports.MessageStream = MessageStream;
  * number (ms since the epoch) is `{ at }`; else `{ at }` or `{ delayMs }`.
  */
 function due(when) {
-    if (when instanceof Date || typeof when === 'number')
+    if (node_util_1.types.isDate(when) || typeof when === 'number')
         return { at: when };
     if (when == null || typeof when !== 'object')
         throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`);

@@ -20,6 +20,7 @@ import type {
   NativeSubscription,
   RawBatch,
 } from './index.js'
+import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
 
 declare global {
@@ -418,11 +419,18 @@ const typeOf = (v: unknown): string =>
       : typeof v === 'object' && !isPlain(v)
         ? `a ${v.constructor?.name ?? 'object'}`
         : typeof v
-/** An object literal (or `Object.create(null)`): the only form options and headers take. */
+/**
+ * An object literal (or `Object.create(null)`): the only form options and headers take. Of any
+ * realm (a `vm` context, Jest's sandbox): its prototype is an `Object.prototype`, whose own
+ * prototype is null, and not necessarily this realm's. Every check of user input here is
+ * realm-independent so (`isBytes`, `types.isDate`, `Array.isArray`).
+ */
 const isPlain = (v: object) => {
-  const p = Object.getPrototypeOf(v)
-  return p === Object.prototype || p === null
+  const p = Object.getPrototypeOf(v) as object | null
+  return p === null || (Object.getPrototypeOf(p) === null && Object.prototype.toString.call(v) === '[object Object]')
 }
+/** A Uint8Array (a Buffer is one) of any realm. */
+const isBytes = (v: unknown): v is Uint8Array => types.isUint8Array(v)
 const INTERNAL = Symbol('redelay.internal')
 
 function internal(token: symbol) {
@@ -453,7 +461,7 @@ function names(queues: unknown): string[] {
 /** A body as the native layer takes it: bytes (a string is stored as UTF-8). */
 function bytes(b: unknown): Uint8Array {
   if (typeof b === 'string') return Buffer.from(b)
-  if (b instanceof Uint8Array) return b
+  if (isBytes(b)) return b
   throw invalid(`body: must be a Buffer, Uint8Array or string, got ${typeOf(b)}`)
 }
 
@@ -470,7 +478,7 @@ const isTime = (k: string) => k.endsWith('_ms') && TIME.test(k.slice(0, -3))
 const jsName = (k: string) => camel(isTime(k) ? k.slice(0, -3) : k)
 
 function epochMs(k: string, t: unknown) {
-  if (!(t instanceof Date)) return t
+  if (!types.isDate(t)) return t
   if (Number.isNaN(t.getTime())) throw invalid(`${k}: must be a valid Date or a number of ms since the epoch`)
   return t.getTime()
 }
@@ -484,7 +492,7 @@ function searchFor(w: unknown): Wire {
     throw invalid(
       `search.header: expected { name: value } with one entry, got ${typeof header === 'object' ? `${entries.length} entries` : typeOf(header)}`,
     )
-  const more = b instanceof Uint8Array ? { body: Array.from(b) } : { body: b }
+  const more = isBytes(b) ? { body: Array.from(b) } : { body: b }
   return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) }
 }
 
@@ -1012,7 +1020,7 @@ interface Queue {
  * number (ms since the epoch) is `{ at }`; else `{ at }` or `{ delayMs }`.
  */
 function due(when: unknown) {
-  if (when instanceof Date || typeof when === 'number') return { at: when }
+  if (types.isDate(when) || typeof when === 'number') return { at: when }
   if (when == null || typeof when !== 'object')
     throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`)
   return when

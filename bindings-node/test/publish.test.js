@@ -1,6 +1,7 @@
 'use strict'
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
+const vm = require('node:vm')
 const { connect, sleep, until } = require('./helpers')
 
 test('string, Buffer and Uint8Array bodies arrive byte for byte', async (t) => {
@@ -230,4 +231,29 @@ test('a header named __proto__ is an own property of plain headers on every read
   await sub.close()
   check(seen, 'subscribe')
   check((await q.deadLetters())[0].headers, 'deadLetters')
+})
+
+// Values of another realm (a vm context, Jest's sandbox) are what they are in any realm: a
+// Uint8Array body, a Date time, plain option and header objects.
+test('values of another realm are taken as those of this one', async (t) => {
+  const c = await connect('realm')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const ctx = vm.createContext({})
+  const at = vm.runInContext('new Date(Date.now() + 60000)', ctx)
+  const body = vm.runInContext('new Uint8Array([1, 2, 3])', ctx)
+  const opts = vm.runInContext('({ id: "a", headers: { k: "v" } })', ctx)
+  await q.publish(body, opts)
+  const a = await q.peek('a')
+  assert.deepEqual([[...a.body], a.headers], [[1, 2, 3], { k: 'v' }])
+  await q.publish('x', { id: 'b', at })
+  assert.equal((await q.peek('b')).dueAt.getTime(), at.getTime())
+  assert.equal((await q.reschedule('b', vm.runInContext('new Date(0)', ctx))).getTime(), 0)
+  assert.equal((await q.search({ body: vm.runInContext('new Uint8Array([2, 3])', ctx) })).items[0].id, 'a')
+  // Still refused: what is not a plain object, in any realm.
+  await assert.rejects(
+    q.publish('x', vm.runInContext('new Map()', ctx)),
+    /^RedelayError: opts: must be a plain object, got a Map$/,
+  )
+  await assert.rejects(q.publish('x', vm.runInContext('new (class Opts {})()', ctx)), /got a Opts/)
 })
