@@ -158,6 +158,16 @@ function searchFor(w) {
     const more = isBytes(b) ? { body: Array.from(b) } : { body: b };
     return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) };
 }
+/** The bulk actions (the core's) by their JavaScript names (`deliverNow`): their wire names. */
+const ACTIONS = new Map(native.bulkActions().map((a) => [camel(a), a]));
+/** A bulk action in wire form; only its JavaScript name is taken (`deliverNow`, not `deliver_now`). */
+function bulkAction(v) {
+    const a = typeof v === 'string' ? ACTIONS.get(v) : undefined;
+    if (a !== undefined)
+        return a;
+    const all = Array.from(ACTIONS.keys(), (k) => `'${k}'`).join(', ');
+    throw invalid(`action: must be one of ${all}, got ${typeof v === 'string' ? `'${v}'` : typeOf(v)}`);
+}
 /**
  * A UTF-16 code unit of a surrogate pair standing alone: with the `u` flag a whole pair reads as
  * one code point, so only a lone half is in the category Cs. (`String.prototype.isWellFormed`
@@ -205,8 +215,8 @@ function toWire(o, what = 'opts') {
             w[`${s}_ms`] = epochMs(k, item(k, v));
         else if (k === 'search')
             w[s] = searchFor(v);
-        else if (k === 'action' && typeof v === 'string')
-            w[s] = snake(v);
+        else if (k === 'action')
+            w[s] = bulkAction(v);
         else if (k === 'headers' && (typeof v !== 'object' || !isPlain(v)))
             throw invalid(`headers: must be a plain object of strings, got ${typeOf(v)}`);
         else if (k === 'headers') {

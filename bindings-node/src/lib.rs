@@ -100,6 +100,12 @@ pub struct RetryIn {
     retry_in_ms: f64,
 }
 
+/// The bulk actions by their wire names (`deliver_now`; the core's list).
+#[napi]
+pub fn bulk_actions() -> Vec<&'static str> {
+    redelay::BulkAction::ALL.iter().map(|a| a.name()).collect()
+}
+
 /// The words that make a wire field `*_ms` a time rather than a duration (the core's rule).
 #[napi]
 pub fn time_words() -> Vec<String> {

@@ -341,3 +341,23 @@ test('a run that fails in the middle says how far it got in soFar', async () => 
     proxy.close()
   }
 })
+
+// bulk's action is taken in its JavaScript spelling only: `deliver_now` was taken silently and
+// `DeliverNow` refused as "unknown value `_deliver_now`".
+test("bulk's action: only the documented spelling, and the error names every one", async (t) => {
+  const c = await connect('bulk-action')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const all = "'cancel', 'reschedule', 'deliverNow', 'respawn', 'purge'"
+  for (const [a, got] of [
+    ['deliver_now', "'deliver_now'"],
+    ['DeliverNow', "'DeliverNow'"],
+    ['Cancel', "'Cancel'"],
+    [5, 'number'],
+  ])
+    await assert.rejects(
+      q.bulk({ action: a, ids: ['x'] }),
+      isRedelay(ErrorCodes.InvalidArgument, new RegExp(`^action: must be one of ${all}, got ${got}$`)),
+    )
+  assert.deepEqual(await q.bulk({ action: 'deliverNow', ids: ['x'] }), { matched: 1, done: 0, scanned: 0 })
+})
