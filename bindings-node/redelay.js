@@ -71,8 +71,23 @@ function toRedelayError(e) {
     return e;
 }
 const invalid = (message) => new RedelayError(ErrorCodes.InvalidArgument, message);
-/** Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection. */
-const call = (fn) => new Promise((resolve) => resolve(fn())).catch((e) => Promise.reject(toRedelayError(e)));
+/**
+ * Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection.
+ * The native layer makes its errors where no JavaScript runs, so they come without a stack of
+ * the caller's; rethrown from here after the await, a RedelayError gets the stack of this point,
+ * which V8's async stack traces continue into the calling code (`at async main`).
+ */
+async function call(fn) {
+    try {
+        return await fn();
+    }
+    catch (e) {
+        const r = toRedelayError(e);
+        if (r instanceof RedelayError)
+            Error.captureStackTrace(r, call);
+        throw r;
+    }
+}
 /** Runs a synchronous native call; what it throws is thrown as a RedelayError. */
 function sync(fn) {
     try {

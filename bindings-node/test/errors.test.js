@@ -361,3 +361,29 @@ test("bulk's action: only the documented spelling, and the error names every one
     )
   assert.deepEqual(await q.bulk({ action: 'deliverNow', ids: ['x'] }), { matched: 1, done: 0, scanned: 0 })
 })
+
+// The native layer makes its errors where no JavaScript runs: their stack showed only the
+// message. Rethrown after the await, an async RedelayError shows the calling code.
+test('an async RedelayError has the stack of the code that called', async (t) => {
+  const c = await connect('stack')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  async function callerOfReschedule() {
+    await q.reschedule('nope', 5)
+  }
+  async function callerOfConnect() {
+    await Client.connect('redis://127.0.0.1:1', { connectTimeoutMs: 200 })
+  }
+  for (const [caller, code] of [
+    [callerOfReschedule, ErrorCodes.NotFound],
+    [callerOfConnect, ErrorCodes.Connection],
+  ]) {
+    const e = await caller().then(
+      () => assert.fail('resolved'),
+      (e) => e,
+    )
+    isRedelay(code)(e)
+    assert.match(e.stack, new RegExp(`^RedelayError: ${e.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`))
+    assert.match(e.stack, new RegExp(`at async ${caller.name} \\(${__filename}`), e.stack)
+  }
+})
