@@ -44,32 +44,32 @@ export interface QueueOptions {
    * Hash tags the queue's messages are spread over, 1 to 256 (default 1): with N > 1 one queue
    * uses many Redis Cluster masters. Every client must open the queue with the same N.
    */
-  shards?: number
+  shards?: number | undefined
 }
 
 export interface ClientOptions {
   /** Key prefix of every queue (default `redelay`). */
-  prefix?: string
+  prefix?: string | undefined
   /** Largest body accepted by publish, in bytes (default 8 MiB). */
-  maxBodyBytes?: number
+  maxBodyBytes?: number | undefined
   /** How long to try to reach Redis before a Connection error (default 5000). */
-  connectTimeoutMs?: number
+  connectTimeoutMs?: number | undefined
   /** How long to wait for any one answer from Redis before a Timeout error (default 10000). */
-  responseTimeoutMs?: number
+  responseTimeoutMs?: number | undefined
   /** Default max attempts of messages published through this client (default 10). */
-  defaultMaxAttempts?: number
+  defaultMaxAttempts?: number | undefined
   /** Default lease (time to run) of messages published through this client (default 30000). */
-  defaultTtrMs?: number
+  defaultTtrMs?: number | undefined
   /** Default first retry backoff of messages published through this client. */
-  defaultBackoffBaseMs?: number
+  defaultBackoffBaseMs?: number | undefined
   /** Default largest retry backoff of messages published through this client. */
-  defaultBackoffMaxMs?: number
+  defaultBackoffMaxMs?: number | undefined
   /**
    * Durability across failovers: every publish waits until `replicas` replicas have it (Redis
    * WAIT, also in a cluster) and rejects with ERR_REDELAY_REDIS after `timeoutMs` otherwise —
    * the message is then on the master only; publish it again with the same id.
    */
-  waitForReplicas?: { replicas: number; timeoutMs: number }
+  waitForReplicas?: { replicas: number; timeoutMs: number } | undefined
 }
 
 /** At most one of the fields of `T`, the others left out; of `Required<T>`, exactly one. */
@@ -78,9 +78,9 @@ export type OneOf<T> = { [K in keyof T]-?: Pick<T, K> & { [O in Exclude<keyof T,
 /** The two ways to give a due time (see `When`). */
 export interface Due {
   /** Due this many ms after Redis receives the call (the publish, the reschedule …); default 0: due now. */
-  delayMs?: number
+  delayMs?: number | undefined
   /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
-  at?: Date | number
+  at?: Date | number | undefined
 }
 
 /** When a message is due: after `delayMs`, or at `at`; not both (the core refuses both). */
@@ -88,28 +88,35 @@ export type When = OneOf<Due>
 
 export interface PublishFields {
   /** Your own id, unique within the queue (not all digits). A duplicate id changes nothing unless `replace`. */
-  id?: string
+  id?: string | undefined
   /** String pairs carried with the message. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /** Deliveries allowed before the message goes to the dead letters (default: the client's). */
-  maxAttempts?: number
+  maxAttempts?: number | undefined
   /** Lease of each delivery, ms (default: the client's). */
-  ttrMs?: number
+  ttrMs?: number | undefined
   /** Replace an existing message with the same id instead of reporting a duplicate. */
-  replace?: boolean
+  replace?: boolean | undefined
   /** First retry backoff, doubled at each failed attempt (default: the client's). */
-  backoffBaseMs?: number
+  backoffBaseMs?: number | undefined
   /** Largest retry backoff (default: the client's). */
-  backoffMaxMs?: number
-  /** Not delivered after this long from the publish (excludes `expiresAt`). */
-  expiresInMs?: number
-  /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
-  expiresAt?: Date | number
+  backoffMaxMs?: number | undefined
   /** On expiry, delete the message instead of keeping it as a dead letter ("expired"). */
-  dropOnExpiry?: boolean
+  dropOnExpiry?: boolean | undefined
 }
 
-export type PublishOptions = PublishFields & When
+/** The two ways to give an expiry (see `Expiry`). */
+export interface ExpiryFields {
+  /** Not delivered after this long from the publish (excludes `expiresAt`). */
+  expiresInMs?: number | undefined
+  /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
+  expiresAt?: Date | number | undefined
+}
+
+/** When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses both). */
+export type Expiry = OneOf<ExpiryFields>
+
+export type PublishOptions = PublishFields & When & Expiry
 
 export type BatchMessage = PublishOptions & { body: Body }
 
@@ -121,50 +128,50 @@ export interface Published {
 
 export interface SubscribeOptions {
   /** Handlers running at once (default 10). */
-  concurrency?: number
+  concurrency?: number | undefined
   /** Messages leased ahead, waiting for a free handler (default: same as concurrency). */
-  prefetch?: number
+  prefetch?: number | undefined
   /** Lease of each delivery, ms; default: each message's own ttr. Leases are extended while the handler runs. */
-  ttrMs?: number
+  ttrMs?: number | undefined
   /** How long close() waits for running handlers (default 30000). */
-  drainTimeoutMs?: number
+  drainTimeoutMs?: number | undefined
   /** Longest idle sleep between fetches, in case a wake-up was lost (default 1000). */
-  maxIdleMs?: number
+  maxIdleMs?: number | undefined
   /**
    * Do not keep the process alive for this subscription (like `timer.unref()`). When nothing
    * else keeps it alive, the subscription closes (`beforeExit`): finished handlers' outcomes
    * reach Redis and what waits is handed back; then the process exits.
    */
-  unref?: boolean
+  unref?: boolean | undefined
 }
 
 export interface FetchOptions {
   /** How long to wait for the first message (default 0: return at once). */
-  waitMs?: number
+  waitMs?: number | undefined
   /** Lease of every fetched message instead of each one's own ttr. */
-  ttrMs?: number
+  ttrMs?: number | undefined
 }
 
 export interface MessagesOptions {
   /** Messages leased by each fetch (1 to 1000, default 1). */
-  batch?: number
+  batch?: number | undefined
   /** How long each fetch waits for a first message before the stream fetches again (10 ms or more, default 1000). */
-  waitMs?: number
+  waitMs?: number | undefined
   /** Lease of every message instead of each one's own ttr. */
-  ttrMs?: number
+  ttrMs?: number | undefined
 }
 
 export interface NackOptions {
   /** Retry after this long instead of the message's exponential backoff. */
-  retryInMs?: number
+  retryInMs?: number | undefined
   /** Why; stored with the message (and kept with a dead letter). */
-  reason?: string
+  reason?: string | undefined
 }
 
 export type Handler = (message: Message) => unknown | Promise<unknown>
 
 /** Which dead letters: these ids, the `n` that died first, or all of them. */
-export type DeadSelect = string[] | number | 'all'
+export type DeadSelect = readonly string[] | number | 'all'
 
 export type MessageState = 'scheduled' | 'ready' | 'leased' | 'dead'
 
@@ -227,24 +234,20 @@ export interface ListPage {
   items: MessageInfo[]
 }
 
-/** What `search` looks for: one of these. */
-export type SearchFor =
-  | {
-      /** Ids starting with this. */
-      idPrefix: string
-    }
-  | {
-      /** A header with exactly this value: `{ tenant: 'a' }`. */
-      header: Record<string, string>
-    }
-  | {
-      /** Bodies containing these bytes (bodies over 64 KiB kept apart are not searched). */
-      body: Body
-    }
-  | {
-      /** Last errors containing this text. */
-      error: string
-    }
+/** What `search` can look for (see `SearchFor`). */
+export interface SearchFields {
+  /** Ids starting with this. */
+  idPrefix: string
+  /** A header with exactly this value: `{ tenant: 'a' }`. */
+  header: Record<string, string>
+  /** Bodies containing these bytes (bodies over 64 KiB kept apart are not searched). */
+  body: Body
+  /** Last errors containing this text. */
+  error: string
+}
+
+/** What `search` looks for: exactly one of `SearchFields`. */
+export type SearchFor = OneOf<Required<SearchFields>>
 
 /**
  * A bulk action on the messages named by `ids` (at most 10,000) or found by `search` (exactly one
@@ -253,19 +256,24 @@ export type SearchFor =
  */
 export type BulkOptions = {
   action: 'cancel' | 'reschedule' | 'deliverNow' | 'respawn' | 'purge'
-  ids?: string[]
-  search?: SearchFor
-} & When &
+} & BulkSelect &
+  When &
   RespawnExpiry
+
+/** The messages of a bulk action: exactly one of `ids` and `search`. */
+export type BulkSelect = OneOf<Required<{ ids: readonly string[]; search: SearchFor }>>
+
+/** The two ways to change an expiry at a respawn (see `RespawnExpiry`). */
+export interface RespawnExpiryFields {
+  expiresInMs?: number | undefined
+  clearExpiry?: boolean | undefined
+}
 
 /**
  * What a respawn does to each message's expiry: keeps it (neither given), expires
- * `expiresInMs` after the respawn, or `clearExpiry: true` never expires.
+ * `expiresInMs` after the respawn, or `clearExpiry: true` never expires; not both.
  */
-export interface RespawnExpiry {
-  expiresInMs?: number
-  clearExpiry?: boolean
-}
+export type RespawnExpiry = OneOf<RespawnExpiryFields>
 
 /** What a bulk action did. */
 export interface BulkReport {
@@ -701,7 +709,7 @@ class Client extends Handle {
    * delivery comes from. A sharded queue is consumed with the shard count stored in Redis.
    */
   subscribe(
-    queues: string[] | Record<string, number>,
+    queues: readonly string[] | Readonly<Record<string, number>>,
     handler: Handler,
     opts?: SubscribeOptions,
   ): Promise<Subscription> {
@@ -715,7 +723,7 @@ class Client extends Handle {
    * All messages of one call come from one queue; `message.queue` names it. Settle each with
    * ack/nack before its lease (`opts.ttrMs`, default each message's own ttr) runs out.
    */
-  fetch(queues: string[], max?: number, opts?: FetchOptions): Promise<Message[]> {
+  fetch(queues: readonly string[], max?: number, opts?: FetchOptions): Promise<Message[]> {
     return fetched(() => this[N].fetch(names(queues), { ...optsBeside(opts, 'max'), ...toWire({ max }) }))
   }
 
@@ -1005,7 +1013,7 @@ interface Queue {
   peek(id: string): Promise<MessageInfo | null>
   stats(): Promise<Stats>
   /** Dead letters, the oldest death first (default offset 0, limit 100). */
-  deadLetters(opts?: { offset?: number; limit?: number }): Promise<MessageInfo[]>
+  deadLetters(opts?: { offset?: number | undefined; limit?: number | undefined }): Promise<MessageInfo[]>
   /**
    * Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
    * `expiresInMs` expires that long after the respawn. Resolves to how many.
@@ -1031,7 +1039,7 @@ interface Queue {
   /** How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `widthMs` from `from`. */
   upcoming(from: Date | number, widthMs: number, buckets: number): Promise<{ at: Date; count: number }[]>
   /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000). */
-  list(state: MessageState, opts?: { offset?: number; limit?: number }): Promise<ListPage>
+  list(state: MessageState, opts?: { offset?: number | undefined; limit?: number | undefined }): Promise<ListPage>
   /** One bounded step of a search over every message; call again with `cursor` until it is null. */
   search(what: SearchFor, cursor?: string | null): Promise<SearchPage>
   /** One action on many messages, in bounded steps (not atomic: see BulkOptions). */
