@@ -104,6 +104,9 @@ export declare class NativeSubscription {
   counters(): unknown
 }
 
+/** The bulk actions by their wire names (`deliver_now`; the core's list). */
+export declare function bulkActions(): Array<string>
+
 /**
  * A `RetryLater`'s delay (`{ retry_in_ms }` in wire form), read by the core's rule of every
  * retry delay, a nack's too (`redelay::limits::retry_delay`): refused naming `retryInMs` and

@@ -840,6 +840,7 @@ module.exports.NativeDelivery = nativeBinding.NativeDelivery
 module.exports.NativeMessages = nativeBinding.NativeMessages
 module.exports.NativeQueue = nativeBinding.NativeQueue
 module.exports.NativeSubscription = nativeBinding.NativeSubscription
+module.exports.bulkActions = nativeBinding.bulkActions
 module.exports.checkRetryDelay = nativeBinding.checkRetryDelay
 module.exports.connect = nativeBinding.connect
 module.exports.errorKinds = nativeBinding.errorKinds

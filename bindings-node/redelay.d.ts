@@ -20,25 +20,25 @@ export interface QueueOptions {
      * Hash tags the queue's messages are spread over, 1 to 256 (default 1): with N > 1 one queue
      * uses many Redis Cluster masters. Every client must open the queue with the same N.
      */
-    shards?: number;
+    shards?: number | undefined;
 }
 export interface ClientOptions {
     /** Key prefix of every queue (default `redelay`). */
-    prefix?: string;
+    prefix?: string | undefined;
     /** Largest body accepted by publish, in bytes (default 8 MiB). */
-    maxBodyBytes?: number;
+    maxBodyBytes?: number | undefined;
     /** How long to try to reach Redis before a Connection error (default 5000). */
-    connectTimeoutMs?: number;
+    connectTimeoutMs?: number | undefined;
     /** How long to wait for any one answer from Redis before a Timeout error (default 10000). */
-    responseTimeoutMs?: number;
+    responseTimeoutMs?: number | undefined;
     /** Default max attempts of messages published through this client (default 10). */
-    defaultMaxAttempts?: number;
+    defaultMaxAttempts?: number | undefined;
     /** Default lease (time to run) of messages published through this client (default 30000). */
-    defaultTtrMs?: number;
+    defaultTtrMs?: number | undefined;
     /** Default first retry backoff of messages published through this client. */
-    defaultBackoffBaseMs?: number;
+    defaultBackoffBaseMs?: number | undefined;
     /** Default largest retry backoff of messages published through this client. */
-    defaultBackoffMaxMs?: number;
+    defaultBackoffMaxMs?: number | undefined;
     /**
      * Durability across failovers: every publish waits until `replicas` replicas have it (Redis
      * WAIT, also in a cluster) and rejects with ERR_REDELAY_REDIS after `timeoutMs` otherwise —
@@ -47,7 +47,7 @@ export interface ClientOptions {
     waitForReplicas?: {
         replicas: number;
         timeoutMs: number;
-    };
+    } | undefined;
 }
 /** At most one of the fields of `T`, the others left out; of `Required<T>`, exactly one. */
 export type OneOf<T> = {
@@ -58,35 +58,40 @@ export type OneOf<T> = {
 /** The two ways to give a due time (see `When`). */
 export interface Due {
     /** Due this many ms after Redis receives the call (the publish, the reschedule …); default 0: due now. */
-    delayMs?: number;
+    delayMs?: number | undefined;
     /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
-    at?: Date | number;
+    at?: Date | number | undefined;
 }
 /** When a message is due: after `delayMs`, or at `at`; not both (the core refuses both). */
 export type When = OneOf<Due>;
 export interface PublishFields {
     /** Your own id, unique within the queue (not all digits). A duplicate id changes nothing unless `replace`. */
-    id?: string;
+    id?: string | undefined;
     /** String pairs carried with the message. */
-    headers?: Record<string, string>;
+    headers?: Record<string, string> | undefined;
     /** Deliveries allowed before the message goes to the dead letters (default: the client's). */
-    maxAttempts?: number;
+    maxAttempts?: number | undefined;
     /** Lease of each delivery, ms (default: the client's). */
-    ttrMs?: number;
+    ttrMs?: number | undefined;
     /** Replace an existing message with the same id instead of reporting a duplicate. */
-    replace?: boolean;
+    replace?: boolean | undefined;
     /** First retry backoff, doubled at each failed attempt (default: the client's). */
-    backoffBaseMs?: number;
+    backoffBaseMs?: number | undefined;
     /** Largest retry backoff (default: the client's). */
-    backoffMaxMs?: number;
-    /** Not delivered after this long from the publish (excludes `expiresAt`). */
-    expiresInMs?: number;
-    /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
-    expiresAt?: Date | number;
+    backoffMaxMs?: number | undefined;
     /** On expiry, delete the message instead of keeping it as a dead letter ("expired"). */
-    dropOnExpiry?: boolean;
+    dropOnExpiry?: boolean | undefined;
 }
-export type PublishOptions = PublishFields & When;
+/** The two ways to give an expiry (see `Expiry`). */
+export interface ExpiryFields {
+    /** Not delivered after this long from the publish (excludes `expiresAt`). */
+    expiresInMs?: number | undefined;
+    /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
+    expiresAt?: Date | number | undefined;
+}
+/** When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses both). */
+export type Expiry = OneOf<ExpiryFields>;
+export type PublishOptions = PublishFields & When & Expiry;
 export type BatchMessage = PublishOptions & {
     body: Body;
 };
@@ -97,45 +102,45 @@ export interface Published {
 }
 export interface SubscribeOptions {
     /** Handlers running at once (default 10). */
-    concurrency?: number;
+    concurrency?: number | undefined;
     /** Messages leased ahead, waiting for a free handler (0 to 1000; default: same as concurrency, at most 1000). */
-    prefetch?: number;
+    prefetch?: number | undefined;
     /** Lease of each delivery, ms; default: each message's own ttr. Leases are extended while the handler runs. */
-    ttrMs?: number;
+    ttrMs?: number | undefined;
     /** How long close() waits for running handlers (default 30000). */
-    drainTimeoutMs?: number;
+    drainTimeoutMs?: number | undefined;
     /** Longest idle sleep between fetches, in case a wake-up was lost (default 1000). */
-    maxIdleMs?: number;
+    maxIdleMs?: number | undefined;
     /**
      * Do not keep the process alive for this subscription (like `timer.unref()`). When nothing
      * else keeps it alive, the subscription closes (`beforeExit`): finished handlers' outcomes
      * reach Redis and what waits is handed back; then the process exits.
      */
-    unref?: boolean;
+    unref?: boolean | undefined;
 }
 export interface FetchOptions {
     /** How long to wait for the first message (default 0: return at once). */
-    waitMs?: number;
+    waitMs?: number | undefined;
     /** Lease of every fetched message instead of each one's own ttr. */
-    ttrMs?: number;
+    ttrMs?: number | undefined;
 }
 export interface MessagesOptions {
     /** Messages leased by each fetch (1 to 1000, default 1). */
-    batch?: number;
+    batch?: number | undefined;
     /** How long each fetch waits for a first message before the stream fetches again (10 ms or more, default 1000). */
-    waitMs?: number;
+    waitMs?: number | undefined;
     /** Lease of every message instead of each one's own ttr. */
-    ttrMs?: number;
+    ttrMs?: number | undefined;
 }
 export interface NackOptions {
     /** Retry after this long instead of the message's exponential backoff. */
-    retryInMs?: number;
+    retryInMs?: number | undefined;
     /** Why; stored with the message (and kept with a dead letter). */
-    reason?: string;
+    reason?: string | undefined;
 }
 export type Handler = (message: Message) => unknown | Promise<unknown>;
 /** Which dead letters: these ids, the `n` that died first, or all of them. */
-export type DeadSelect = string[] | number | 'all';
+export type DeadSelect = readonly string[] | number | 'all';
 export type MessageState = 'scheduled' | 'ready' | 'leased' | 'dead';
 /** A stored message, as peek and deadLetters show it. */
 export interface MessageInfo {
@@ -192,20 +197,19 @@ export interface ListPage {
     total: number;
     items: MessageInfo[];
 }
-/** What `search` looks for: one of these. */
-export type SearchFor = {
+/** What `search` can look for (see `SearchFor`). */
+export interface SearchFields {
     /** Ids starting with this. */
     idPrefix: string;
-} | {
     /** A header with exactly this value: `{ tenant: 'a' }`. */
     header: Record<string, string>;
-} | {
     /** Bodies containing these bytes (bodies over 64 KiB kept apart are not searched). */
     body: Body;
-} | {
     /** Last errors containing this text. */
     error: string;
-};
+}
+/** What `search` looks for: exactly one of `SearchFields`. */
+export type SearchFor = OneOf<Required<SearchFields>>;
 /**
  * A bulk action on the messages named by `ids` (at most 10,000) or found by `search` (exactly one
  * of them): delete them, give waiting ones a new due time (`delayMs` or `at`, reschedule only),
@@ -213,17 +217,22 @@ export type SearchFor = {
  */
 export type BulkOptions = {
     action: 'cancel' | 'reschedule' | 'deliverNow' | 'respawn' | 'purge';
-    ids?: string[];
-    search?: SearchFor;
-} & When & RespawnExpiry;
+} & BulkSelect & When & RespawnExpiry;
+/** The messages of a bulk action: exactly one of `ids` and `search`. */
+export type BulkSelect = OneOf<Required<{
+    ids: readonly string[];
+    search: SearchFor;
+}>>;
+/** The two ways to change an expiry at a respawn (see `RespawnExpiry`). */
+export interface RespawnExpiryFields {
+    expiresInMs?: number | undefined;
+    clearExpiry?: boolean | undefined;
+}
 /**
  * What a respawn does to each message's expiry: keeps it (neither given), expires
- * `expiresInMs` after the respawn, or `clearExpiry: true` never expires.
+ * `expiresInMs` after the respawn, or `clearExpiry: true` never expires; not both.
  */
-export interface RespawnExpiry {
-    expiresInMs?: number;
-    clearExpiry?: boolean;
-}
+export type RespawnExpiry = OneOf<RespawnExpiryFields>;
 /** What a bulk action did. */
 export interface BulkReport {
     /** Messages named (ids given, or search matches). */
@@ -327,7 +336,7 @@ declare class Client extends Handle {
      * (`{ urgent: 5, default: 3, bulk: 1 }`, 1 to 1000 each). `message.queue` says where each
      * delivery comes from. A sharded queue is consumed with the shard count stored in Redis.
      */
-    subscribe(queues: string[] | Record<string, number>, handler: Handler, opts?: SubscribeOptions): Promise<Subscription>;
+    subscribe(queues: readonly string[] | Readonly<Record<string, number>>, handler: Handler, opts?: SubscribeOptions): Promise<Subscription>;
     /**
      * A pull from several queues of this client: leases up to `max` (1 to 1000, default 1) due messages of the
      * first of `queues` (names in priority order, 1 to 100 of them; a sharded queue is read with the
@@ -335,7 +344,7 @@ declare class Client extends Handle {
      * All messages of one call come from one queue; `message.queue` names it. Settle each with
      * ack/nack before its lease (`opts.ttrMs`, default each message's own ttr) runs out.
      */
-    fetch(queues: string[], max?: number, opts?: FetchOptions): Promise<Message[]>;
+    fetch(queues: readonly string[], max?: number, opts?: FetchOptions): Promise<Message[]>;
     get closed(): boolean;
 }
 interface Client {
@@ -408,8 +417,8 @@ interface Queue {
     stats(): Promise<Stats>;
     /** Dead letters, the oldest death first (default offset 0, limit 100); a page ends early at about 1 MiB of bodies. */
     deadLetters(opts?: {
-        offset?: number;
-        limit?: number;
+        offset?: number | undefined;
+        limit?: number | undefined;
     }): Promise<MessageInfo[]>;
     /**
      * Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
@@ -440,8 +449,8 @@ interface Queue {
     }[]>;
     /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000); it ends early at about 1 MiB of bodies. */
     list(state: MessageState, opts?: {
-        offset?: number;
-        limit?: number;
+        offset?: number | undefined;
+        limit?: number | undefined;
     }): Promise<ListPage>;
     /** One bounded step of a search over every message; call again with `cursor` until it is null. */
     search(what: SearchFor, cursor?: string | null): Promise<SearchPage>;

@@ -14,6 +14,7 @@ exports.setLogger = setLogger;
 // handlers (a throw or a rejection nacks the message instead of crashing the process), and
 // routing the core's logs.
 const native = require("./index.js");
+const node_util_1 = require("node:util");
 const node_worker_threads_1 = require("node:worker_threads");
 // ---- the implementation ----
 /** The error codes by kind: `ErrorCodes.LeaseLost === 'ERR_REDELAY_LEASE_LOST'`. */
@@ -45,6 +46,15 @@ class RetryLater extends Error {
     }
 }
 exports.RetryLater = RetryLater;
+/**
+ * The brand of RetryLater, the same symbol in every copy of the package and in every realm: a
+ * RetryLater from another copy (two versions installed side by side) is one too, while another
+ * error that happens to have a `retryInMs` field is an ordinary failure.
+ */
+const RETRY_LATER = Symbol.for('redelay.RetryLater');
+Object.defineProperty(RetryLater.prototype, RETRY_LATER, { value: true });
+const isRetryLater = (e) => e instanceof RetryLater ||
+    (typeof e === 'object' && e !== null && e[RETRY_LATER] === true);
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/;
 /**
@@ -61,8 +71,23 @@ function toRedelayError(e) {
     return e;
 }
 const invalid = (message) => new RedelayError(ErrorCodes.InvalidArgument, message);
-/** Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection. */
-const call = (fn) => new Promise((resolve) => resolve(fn())).catch((e) => Promise.reject(toRedelayError(e)));
+/**
+ * Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection.
+ * The native layer makes its errors where no JavaScript runs, so they come without a stack of
+ * the caller's; rethrown from here after the await, a RedelayError gets the stack of this point,
+ * which V8's async stack traces continue into the calling code (`at async main`).
+ */
+async function call(fn) {
+    try {
+        return await fn();
+    }
+    catch (e) {
+        const r = toRedelayError(e);
+        if (r instanceof RedelayError)
+            Error.captureStackTrace(r, call);
+        throw r;
+    }
+}
 /** Runs a synchronous native call; what it throws is thrown as a RedelayError. */
 function sync(fn) {
     try {
@@ -80,11 +105,18 @@ const typeOf = (v) => v === null
         : typeof v === 'object' && !isPlain(v)
             ? `a ${v.constructor?.name ?? 'object'}`
             : typeof v;
-/** An object literal (or `Object.create(null)`): the only form options and headers take. */
+/**
+ * An object literal (or `Object.create(null)`): the only form options and headers take. Of any
+ * realm (a `vm` context, Jest's sandbox): its prototype is an `Object.prototype`, whose own
+ * prototype is null, and not necessarily this realm's. Every check of user input here is
+ * realm-independent so (`isBytes`, `types.isDate`, `Array.isArray`).
+ */
 const isPlain = (v) => {
     const p = Object.getPrototypeOf(v);
-    return p === Object.prototype || p === null;
+    return p === null || (Object.getPrototypeOf(p) === null && Object.prototype.toString.call(v) === '[object Object]');
 };
+/** A Uint8Array (a Buffer is one) of any realm. */
+const isBytes = (v) => node_util_1.types.isUint8Array(v);
 const INTERNAL = Symbol('redelay.internal');
 function internal(token) {
     if (token !== INTERNAL)
@@ -112,7 +144,7 @@ function names(queues) {
 function bytes(b) {
     if (typeof b === 'string')
         return Buffer.from(b);
-    if (b instanceof Uint8Array)
+    if (isBytes(b))
         return b;
     throw invalid(`body: must be a Buffer, Uint8Array or string, got ${typeOf(b)}`);
 }
@@ -124,7 +156,7 @@ const isTime = (k) => k.endsWith('_ms') && TIME.test(k.slice(0, -3));
 /** A wire field as JavaScript spells it: `ttr_ms` -> `ttrMs`, `at_ms` -> `at`. */
 const jsName = (k) => camel(isTime(k) ? k.slice(0, -3) : k);
 function epochMs(k, t) {
-    if (!(t instanceof Date))
+    if (!node_util_1.types.isDate(t))
         return t;
     if (Number.isNaN(t.getTime()))
         throw invalid(`${k}: must be a valid Date or a number of ms since the epoch`);
@@ -138,8 +170,18 @@ function searchFor(w) {
     const entries = header != null && typeof header === 'object' ? Object.entries(header) : [];
     if (header != null && entries.length !== 1)
         throw invalid(`search.header: expected { name: value } with one entry, got ${typeof header === 'object' ? `${entries.length} entries` : typeOf(header)}`);
-    const more = b instanceof Uint8Array ? { body: Array.from(b) } : { body: b };
+    const more = isBytes(b) ? { body: Array.from(b) } : { body: b };
     return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) };
+}
+/** The bulk actions (the core's) by their JavaScript names (`deliverNow`): their wire names. */
+const ACTIONS = new Map(native.bulkActions().map((a) => [camel(a), a]));
+/** A bulk action in wire form; only its JavaScript name is taken (`deliverNow`, not `deliver_now`). */
+function bulkAction(v) {
+    const a = typeof v === 'string' ? ACTIONS.get(v) : undefined;
+    if (a !== undefined)
+        return a;
+    const all = Array.from(ACTIONS.keys(), (k) => `'${k}'`).join(', ');
+    throw invalid(`action: must be one of ${all}, got ${typeof v === 'string' ? `'${v}'` : typeOf(v)}`);
 }
 /**
  * A UTF-16 code unit of a surrogate pair standing alone: with the `u` flag a whole pair reads as
@@ -188,8 +230,8 @@ function toWire(o, what = 'opts') {
             w[`${s}_ms`] = epochMs(k, item(k, v));
         else if (k === 'search')
             w[s] = searchFor(v);
-        else if (k === 'action' && typeof v === 'string')
-            w[s] = snake(v);
+        else if (k === 'action')
+            w[s] = bulkAction(v);
         else if (k === 'headers' && (typeof v !== 'object' || !isPlain(v)))
             throw invalid(`headers: must be a plain object of strings, got ${typeOf(v)}`);
         else if (k === 'headers') {
@@ -325,7 +367,7 @@ class Client extends Handle {
 }
 exports.Client = Client;
 // close: every subscription of the client drains, then the connections go; later calls fail.
-ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] });
+ops(Client, { queues: [], ping: [null, VOID], close: [null, forgetClosed] });
 // A subscription of the native client `native` over `queues` (names in priority order, or
 // { name: weight }); `shards` is the shard count of every queue (a Queue's own, for its
 // subscribe), or null to use the counts stored in Redis.
@@ -365,6 +407,15 @@ const closeAllBeforeExit = () => {
     unrefd.clear();
     process.removeListener('beforeExit', closeAllBeforeExit);
 };
+/**
+ * Forgets the unref'd subscriptions that are closed (a client's close closes all of its own):
+ * kept, each would hold its client's connections, and the last one the `beforeExit` listener.
+ */
+function forgetClosed() {
+    for (const sub of unrefd)
+        if (sub.closed)
+            sub[EXIT]?.();
+}
 function closeBeforeExit(sub) {
     if (unrefd.size === 0)
         process.on('beforeExit', closeAllBeforeExit);
@@ -376,10 +427,11 @@ function closeBeforeExit(sub) {
     };
 }
 // A thrown error's reason is worded by the core from its name and message ("Name: message", as
-// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form.
+// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form. Only a
+// RetryLater (isRetryLater) chooses the delay.
 function failure(e) {
     try {
-        if (typeof e?.retryInMs === 'number')
+        if (isRetryLater(e) && typeof e.retryInMs === 'number')
             return { reason: String(e.message), retryInMs: e.retryInMs };
         if (typeof e?.message !== 'string')
             return { reason: String(e), retryInMs: NaN };
@@ -541,7 +593,7 @@ exports.MessageStream = MessageStream;
  * number (ms since the epoch) is `{ at }`; else `{ at }` or `{ delayMs }`.
  */
 function due(when) {
-    if (when instanceof Date || typeof when === 'number')
+    if (node_util_1.types.isDate(when) || typeof when === 'number')
         return { at: when };
     if (when == null || typeof when !== 'object')
         throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`);

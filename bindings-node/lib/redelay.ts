@@ -20,6 +20,7 @@ import type {
   NativeSubscription,
   RawBatch,
 } from './index.js'
+import { types } from 'node:util'
 import { isMainThread } from 'node:worker_threads'
 
 declare global {
@@ -43,32 +44,32 @@ export interface QueueOptions {
    * Hash tags the queue's messages are spread over, 1 to 256 (default 1): with N > 1 one queue
    * uses many Redis Cluster masters. Every client must open the queue with the same N.
    */
-  shards?: number
+  shards?: number | undefined
 }
 
 export interface ClientOptions {
   /** Key prefix of every queue (default `redelay`). */
-  prefix?: string
+  prefix?: string | undefined
   /** Largest body accepted by publish, in bytes (default 8 MiB). */
-  maxBodyBytes?: number
+  maxBodyBytes?: number | undefined
   /** How long to try to reach Redis before a Connection error (default 5000). */
-  connectTimeoutMs?: number
+  connectTimeoutMs?: number | undefined
   /** How long to wait for any one answer from Redis before a Timeout error (default 10000). */
-  responseTimeoutMs?: number
+  responseTimeoutMs?: number | undefined
   /** Default max attempts of messages published through this client (default 10). */
-  defaultMaxAttempts?: number
+  defaultMaxAttempts?: number | undefined
   /** Default lease (time to run) of messages published through this client (default 30000). */
-  defaultTtrMs?: number
+  defaultTtrMs?: number | undefined
   /** Default first retry backoff of messages published through this client. */
-  defaultBackoffBaseMs?: number
+  defaultBackoffBaseMs?: number | undefined
   /** Default largest retry backoff of messages published through this client. */
-  defaultBackoffMaxMs?: number
+  defaultBackoffMaxMs?: number | undefined
   /**
    * Durability across failovers: every publish waits until `replicas` replicas have it (Redis
    * WAIT, also in a cluster) and rejects with ERR_REDELAY_REDIS after `timeoutMs` otherwise —
    * the message is then on the master only; publish it again with the same id.
    */
-  waitForReplicas?: { replicas: number; timeoutMs: number }
+  waitForReplicas?: { replicas: number; timeoutMs: number } | undefined
 }
 
 /** At most one of the fields of `T`, the others left out; of `Required<T>`, exactly one. */
@@ -77,9 +78,9 @@ export type OneOf<T> = { [K in keyof T]-?: Pick<T, K> & { [O in Exclude<keyof T,
 /** The two ways to give a due time (see `When`). */
 export interface Due {
   /** Due this many ms after Redis receives the call (the publish, the reschedule …); default 0: due now. */
-  delayMs?: number
+  delayMs?: number | undefined
   /** Due at this time (by the Redis clock); a Date or ms since the epoch. A past time means now. */
-  at?: Date | number
+  at?: Date | number | undefined
 }
 
 /** When a message is due: after `delayMs`, or at `at`; not both (the core refuses both). */
@@ -87,28 +88,35 @@ export type When = OneOf<Due>
 
 export interface PublishFields {
   /** Your own id, unique within the queue (not all digits). A duplicate id changes nothing unless `replace`. */
-  id?: string
+  id?: string | undefined
   /** String pairs carried with the message. */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /** Deliveries allowed before the message goes to the dead letters (default: the client's). */
-  maxAttempts?: number
+  maxAttempts?: number | undefined
   /** Lease of each delivery, ms (default: the client's). */
-  ttrMs?: number
+  ttrMs?: number | undefined
   /** Replace an existing message with the same id instead of reporting a duplicate. */
-  replace?: boolean
+  replace?: boolean | undefined
   /** First retry backoff, doubled at each failed attempt (default: the client's). */
-  backoffBaseMs?: number
+  backoffBaseMs?: number | undefined
   /** Largest retry backoff (default: the client's). */
-  backoffMaxMs?: number
-  /** Not delivered after this long from the publish (excludes `expiresAt`). */
-  expiresInMs?: number
-  /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
-  expiresAt?: Date | number
+  backoffMaxMs?: number | undefined
   /** On expiry, delete the message instead of keeping it as a dead letter ("expired"). */
-  dropOnExpiry?: boolean
+  dropOnExpiry?: boolean | undefined
 }
 
-export type PublishOptions = PublishFields & When
+/** The two ways to give an expiry (see `Expiry`). */
+export interface ExpiryFields {
+  /** Not delivered after this long from the publish (excludes `expiresAt`). */
+  expiresInMs?: number | undefined
+  /** Not delivered after this time, a Date or ms since the epoch (excludes `expiresInMs`). */
+  expiresAt?: Date | number | undefined
+}
+
+/** When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses both). */
+export type Expiry = OneOf<ExpiryFields>
+
+export type PublishOptions = PublishFields & When & Expiry
 
 export type BatchMessage = PublishOptions & { body: Body }
 
@@ -120,50 +128,50 @@ export interface Published {
 
 export interface SubscribeOptions {
   /** Handlers running at once (default 10). */
-  concurrency?: number
+  concurrency?: number | undefined
   /** Messages leased ahead, waiting for a free handler (0 to 1000; default: same as concurrency, at most 1000). */
-  prefetch?: number
+  prefetch?: number | undefined
   /** Lease of each delivery, ms; default: each message's own ttr. Leases are extended while the handler runs. */
-  ttrMs?: number
+  ttrMs?: number | undefined
   /** How long close() waits for running handlers (default 30000). */
-  drainTimeoutMs?: number
+  drainTimeoutMs?: number | undefined
   /** Longest idle sleep between fetches, in case a wake-up was lost (default 1000). */
-  maxIdleMs?: number
+  maxIdleMs?: number | undefined
   /**
    * Do not keep the process alive for this subscription (like `timer.unref()`). When nothing
    * else keeps it alive, the subscription closes (`beforeExit`): finished handlers' outcomes
    * reach Redis and what waits is handed back; then the process exits.
    */
-  unref?: boolean
+  unref?: boolean | undefined
 }
 
 export interface FetchOptions {
   /** How long to wait for the first message (default 0: return at once). */
-  waitMs?: number
+  waitMs?: number | undefined
   /** Lease of every fetched message instead of each one's own ttr. */
-  ttrMs?: number
+  ttrMs?: number | undefined
 }
 
 export interface MessagesOptions {
   /** Messages leased by each fetch (1 to 1000, default 1). */
-  batch?: number
+  batch?: number | undefined
   /** How long each fetch waits for a first message before the stream fetches again (10 ms or more, default 1000). */
-  waitMs?: number
+  waitMs?: number | undefined
   /** Lease of every message instead of each one's own ttr. */
-  ttrMs?: number
+  ttrMs?: number | undefined
 }
 
 export interface NackOptions {
   /** Retry after this long instead of the message's exponential backoff. */
-  retryInMs?: number
+  retryInMs?: number | undefined
   /** Why; stored with the message (and kept with a dead letter). */
-  reason?: string
+  reason?: string | undefined
 }
 
 export type Handler = (message: Message) => unknown | Promise<unknown>
 
 /** Which dead letters: these ids, the `n` that died first, or all of them. */
-export type DeadSelect = string[] | number | 'all'
+export type DeadSelect = readonly string[] | number | 'all'
 
 export type MessageState = 'scheduled' | 'ready' | 'leased' | 'dead'
 
@@ -226,24 +234,20 @@ export interface ListPage {
   items: MessageInfo[]
 }
 
-/** What `search` looks for: one of these. */
-export type SearchFor =
-  | {
-      /** Ids starting with this. */
-      idPrefix: string
-    }
-  | {
-      /** A header with exactly this value: `{ tenant: 'a' }`. */
-      header: Record<string, string>
-    }
-  | {
-      /** Bodies containing these bytes (bodies over 64 KiB kept apart are not searched). */
-      body: Body
-    }
-  | {
-      /** Last errors containing this text. */
-      error: string
-    }
+/** What `search` can look for (see `SearchFor`). */
+export interface SearchFields {
+  /** Ids starting with this. */
+  idPrefix: string
+  /** A header with exactly this value: `{ tenant: 'a' }`. */
+  header: Record<string, string>
+  /** Bodies containing these bytes (bodies over 64 KiB kept apart are not searched). */
+  body: Body
+  /** Last errors containing this text. */
+  error: string
+}
+
+/** What `search` looks for: exactly one of `SearchFields`. */
+export type SearchFor = OneOf<Required<SearchFields>>
 
 /**
  * A bulk action on the messages named by `ids` (at most 10,000) or found by `search` (exactly one
@@ -252,19 +256,24 @@ export type SearchFor =
  */
 export type BulkOptions = {
   action: 'cancel' | 'reschedule' | 'deliverNow' | 'respawn' | 'purge'
-  ids?: string[]
-  search?: SearchFor
-} & When &
+} & BulkSelect &
+  When &
   RespawnExpiry
+
+/** The messages of a bulk action: exactly one of `ids` and `search`. */
+export type BulkSelect = OneOf<Required<{ ids: readonly string[]; search: SearchFor }>>
+
+/** The two ways to change an expiry at a respawn (see `RespawnExpiry`). */
+export interface RespawnExpiryFields {
+  expiresInMs?: number | undefined
+  clearExpiry?: boolean | undefined
+}
 
 /**
  * What a respawn does to each message's expiry: keeps it (neither given), expires
- * `expiresInMs` after the respawn, or `clearExpiry: true` never expires.
+ * `expiresInMs` after the respawn, or `clearExpiry: true` never expires; not both.
  */
-export interface RespawnExpiry {
-  expiresInMs?: number
-  clearExpiry?: boolean
-}
+export type RespawnExpiry = OneOf<RespawnExpiryFields>
 
 /** What a bulk action did. */
 export interface BulkReport {
@@ -364,6 +373,16 @@ class RetryLater extends Error {
     this.retryInMs = retryInMs
   }
 }
+/**
+ * The brand of RetryLater, the same symbol in every copy of the package and in every realm: a
+ * RetryLater from another copy (two versions installed side by side) is one too, while another
+ * error that happens to have a `retryInMs` field is an ordinary failure.
+ */
+const RETRY_LATER = Symbol.for('redelay.RetryLater')
+Object.defineProperty(RetryLater.prototype, RETRY_LATER, { value: true })
+const isRetryLater = (e: unknown): e is RetryLater =>
+  e instanceof RetryLater ||
+  (typeof e === 'object' && e !== null && (e as { [RETRY_LATER]?: unknown })[RETRY_LATER] === true)
 
 // Errors of the native layer's argument conversion: `InvalidArg`, `StringExpected` ...
 const NAPI_ARG = /^(InvalidArg|\w+Expected)$/
@@ -386,9 +405,21 @@ function toRedelayError(e: unknown): unknown {
 
 const invalid = (message: string) => new RedelayError(ErrorCodes.InvalidArgument, message)
 
-/** Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection. */
-const call = <T>(fn: () => T | PromiseLike<T>): Promise<T> =>
-  new Promise<T>((resolve) => resolve(fn())).catch((e) => Promise.reject(toRedelayError(e)))
+/**
+ * Runs a native call that returns a promise (at once); a synchronous throw becomes a rejection.
+ * The native layer makes its errors where no JavaScript runs, so they come without a stack of
+ * the caller's; rethrown from here after the await, a RedelayError gets the stack of this point,
+ * which V8's async stack traces continue into the calling code (`at async main`).
+ */
+async function call<T>(fn: () => T | PromiseLike<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (e) {
+    const r = toRedelayError(e)
+    if (r instanceof RedelayError) Error.captureStackTrace(r, call)
+    throw r
+  }
+}
 
 /** Runs a synchronous native call; what it throws is thrown as a RedelayError. */
 function sync<T>(fn: () => T): T {
@@ -408,11 +439,18 @@ const typeOf = (v: unknown): string =>
       : typeof v === 'object' && !isPlain(v)
         ? `a ${v.constructor?.name ?? 'object'}`
         : typeof v
-/** An object literal (or `Object.create(null)`): the only form options and headers take. */
+/**
+ * An object literal (or `Object.create(null)`): the only form options and headers take. Of any
+ * realm (a `vm` context, Jest's sandbox): its prototype is an `Object.prototype`, whose own
+ * prototype is null, and not necessarily this realm's. Every check of user input here is
+ * realm-independent so (`isBytes`, `types.isDate`, `Array.isArray`).
+ */
 const isPlain = (v: object) => {
-  const p = Object.getPrototypeOf(v)
-  return p === Object.prototype || p === null
+  const p = Object.getPrototypeOf(v) as object | null
+  return p === null || (Object.getPrototypeOf(p) === null && Object.prototype.toString.call(v) === '[object Object]')
 }
+/** A Uint8Array (a Buffer is one) of any realm. */
+const isBytes = (v: unknown): v is Uint8Array => types.isUint8Array(v)
 const INTERNAL = Symbol('redelay.internal')
 
 function internal(token: symbol) {
@@ -443,7 +481,7 @@ function names(queues: unknown): string[] {
 /** A body as the native layer takes it: bytes (a string is stored as UTF-8). */
 function bytes(b: unknown): Uint8Array {
   if (typeof b === 'string') return Buffer.from(b)
-  if (b instanceof Uint8Array) return b
+  if (isBytes(b)) return b
   throw invalid(`body: must be a Buffer, Uint8Array or string, got ${typeOf(b)}`)
 }
 
@@ -460,7 +498,7 @@ const isTime = (k: string) => k.endsWith('_ms') && TIME.test(k.slice(0, -3))
 const jsName = (k: string) => camel(isTime(k) ? k.slice(0, -3) : k)
 
 function epochMs(k: string, t: unknown) {
-  if (!(t instanceof Date)) return t
+  if (!types.isDate(t)) return t
   if (Number.isNaN(t.getTime())) throw invalid(`${k}: must be a valid Date or a number of ms since the epoch`)
   return t.getTime()
 }
@@ -474,8 +512,19 @@ function searchFor(w: unknown): Wire {
     throw invalid(
       `search.header: expected { name: value } with one entry, got ${typeof header === 'object' ? `${entries.length} entries` : typeOf(header)}`,
     )
-  const more = b instanceof Uint8Array ? { body: Array.from(b) } : { body: b }
+  const more = isBytes(b) ? { body: Array.from(b) } : { body: b }
   return { ...toWire(rest), ...(header != null && { header: entries[0] }), ...toWire(more) }
+}
+
+/** The bulk actions (the core's) by their JavaScript names (`deliverNow`): their wire names. */
+const ACTIONS = new Map(native.bulkActions().map((a) => [camel(a), a]))
+
+/** A bulk action in wire form; only its JavaScript name is taken (`deliverNow`, not `deliver_now`). */
+function bulkAction(v: unknown): string {
+  const a = typeof v === 'string' ? ACTIONS.get(v) : undefined
+  if (a !== undefined) return a
+  const all = Array.from(ACTIONS.keys(), (k) => `'${k}'`).join(', ')
+  throw invalid(`action: must be one of ${all}, got ${typeof v === 'string' ? `'${v}'` : typeOf(v)}`)
 }
 
 /**
@@ -521,7 +570,7 @@ function toWire(o: unknown, what = 'opts'): Wire {
     if (v == null) continue
     else if (TIME.test(s)) w[`${s}_ms`] = epochMs(k, item(k, v))
     else if (k === 'search') w[s] = searchFor(v)
-    else if (k === 'action' && typeof v === 'string') w[s] = snake(v)
+    else if (k === 'action') w[s] = bulkAction(v)
     else if (k === 'headers' && (typeof v !== 'object' || !isPlain(v)))
       throw invalid(`headers: must be a plain object of strings, got ${typeOf(v)}`)
     else if (k === 'headers') {
@@ -660,7 +709,7 @@ class Client extends Handle {
    * delivery comes from. A sharded queue is consumed with the shard count stored in Redis.
    */
   subscribe(
-    queues: string[] | Record<string, number>,
+    queues: readonly string[] | Readonly<Record<string, number>>,
     handler: Handler,
     opts?: SubscribeOptions,
   ): Promise<Subscription> {
@@ -674,7 +723,7 @@ class Client extends Handle {
    * All messages of one call come from one queue; `message.queue` names it. Settle each with
    * ack/nack before its lease (`opts.ttrMs`, default each message's own ttr) runs out.
    */
-  fetch(queues: string[], max?: number, opts?: FetchOptions): Promise<Message[]> {
+  fetch(queues: readonly string[], max?: number, opts?: FetchOptions): Promise<Message[]> {
     return fetched(() => this[N].fetch(names(queues), { ...optsBeside(opts, 'max'), ...toWire({ max }) }))
   }
 
@@ -693,7 +742,7 @@ interface Client {
   [Symbol.asyncDispose](): Promise<void>
 }
 // close: every subscription of the client drains, then the connections go; later calls fail.
-ops(Client, { queues: [], ping: [null, VOID], close: [null, VOID] })
+ops(Client, { queues: [], ping: [null, VOID], close: [null, forgetClosed] })
 
 // A subscription of the native client `native` over `queues` (names in priority order, or
 // { name: weight }); `shards` is the shard count of every queue (a Queue's own, for its
@@ -738,6 +787,14 @@ const closeAllBeforeExit = () => {
   process.removeListener('beforeExit', closeAllBeforeExit)
 }
 
+/**
+ * Forgets the unref'd subscriptions that are closed (a client's close closes all of its own):
+ * kept, each would hold its client's connections, and the last one the `beforeExit` listener.
+ */
+function forgetClosed(): void {
+  for (const sub of unrefd) if (sub.closed) sub[EXIT]?.()
+}
+
 function closeBeforeExit(sub: Subscription) {
   if (unrefd.size === 0) process.on('beforeExit', closeAllBeforeExit)
   unrefd.add(sub)
@@ -748,10 +805,11 @@ function closeBeforeExit(sub: Subscription) {
 }
 
 // A thrown error's reason is worded by the core from its name and message ("Name: message", as
-// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form.
+// in Python and Kotlin); a RetryLater's is its own, a thrown non-Error's its string form. Only a
+// RetryLater (isRetryLater) chooses the delay.
 function failure(e: Thrown): { reason: string; retryInMs: number } {
   try {
-    if (typeof e?.retryInMs === 'number') return { reason: String(e.message), retryInMs: e.retryInMs }
+    if (isRetryLater(e) && typeof e.retryInMs === 'number') return { reason: String(e.message), retryInMs: e.retryInMs }
     if (typeof e?.message !== 'string') return { reason: String(e), retryInMs: NaN }
     const name = typeof e.name === 'string' && e.name !== '' ? e.name : 'Error'
     return { reason: native.failureReason(name, e.message), retryInMs: NaN }
@@ -948,7 +1006,7 @@ interface Queue {
   peek(id: string): Promise<MessageInfo | null>
   stats(): Promise<Stats>
   /** Dead letters, the oldest death first (default offset 0, limit 100); a page ends early at about 1 MiB of bodies. */
-  deadLetters(opts?: { offset?: number; limit?: number }): Promise<MessageInfo[]>
+  deadLetters(opts?: { offset?: number | undefined; limit?: number | undefined }): Promise<MessageInfo[]>
   /**
    * Brings dead letters back (attempts reset, due now); each keeps its own expiry, or with
    * `expiresInMs` expires that long after the respawn. Resolves to how many.
@@ -974,7 +1032,7 @@ interface Queue {
   /** How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `widthMs` from `from`. */
   upcoming(from: Date | number, widthMs: number, buckets: number): Promise<{ at: Date; count: number }[]>
   /** A page of the messages in `state`, in its order (default offset 0, limit 100; limit 1 to 1000); it ends early at about 1 MiB of bodies. */
-  list(state: MessageState, opts?: { offset?: number; limit?: number }): Promise<ListPage>
+  list(state: MessageState, opts?: { offset?: number | undefined; limit?: number | undefined }): Promise<ListPage>
   /** One bounded step of a search over every message; call again with `cursor` until it is null. */
   search(what: SearchFor, cursor?: string | null): Promise<SearchPage>
   /** One action on many messages, in bounded steps (not atomic: see BulkOptions). */
@@ -986,7 +1044,7 @@ interface Queue {
  * number (ms since the epoch) is `{ at }`; else `{ at }` or `{ delayMs }`.
  */
 function due(when: unknown) {
-  if (when instanceof Date || typeof when === 'number') return { at: when }
+  if (types.isDate(when) || typeof when === 'number') return { at: when }
   if (when == null || typeof when !== 'object')
     throw invalid(`when: must be a Date, a number or { delayMs } / { at }, got ${typeOf(when)}`)
   return when

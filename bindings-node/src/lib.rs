@@ -11,7 +11,7 @@ use std::future::Future;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use redelay::{wire, PublishOptions};
+use redelay::{wire, PublishOptions, Reply};
 use serde_json::Value;
 
 mod errors;
@@ -31,6 +31,61 @@ impl<T: serde::de::DeserializeOwned> FromNapiValue for Wire<T> {
     }
 }
 
+/// A message's headers as a plain object whose every name is an own data property. napi's own
+/// conversions assign properties, and assigning `__proto__` sets the object's prototype
+/// instead: a header of that name would be lost.
+pub struct Headers(pub std::collections::BTreeMap<String, String>);
+
+impl ToNapiValue for Headers {
+    unsafe fn to_napi_value(env: napi::sys::napi_env, h: Self) -> Result<napi::sys::napi_value> {
+        let env = Env::from_raw(env);
+        let mut o = Object::new(&env)?;
+        for (k, v) in &h.0 {
+            o.set_named_property(k, v)?;
+        }
+        own_proto(&env, &mut o, &h.0)?;
+        Ok(o.raw())
+    }
+}
+
+/// Defines the header `__proto__` of `headers`, if any, as an own property of `o` (their object).
+fn own_proto(env: &Env, o: &mut Object, headers: &std::collections::BTreeMap<String, String>) -> Result<()> {
+    let Some(v) = headers.get("__proto__") else { return Ok(()) };
+    let all = PropertyAttributes::Writable | PropertyAttributes::Enumerable | PropertyAttributes::Configurable;
+    let p =
+        Property::new().with_utf8_name("__proto__")?.with_napi_value(env, v.as_str())?.with_property_attributes(all);
+    o.define_properties(&[p])
+}
+
+/// A queue operation's reply in wire form, as `errors::spawn` gives it, with the headers of the
+/// messages in it as [`Headers`] has them.
+fn reply<'e>(env: &'e Env, r: Reply) -> Result<Unknown<'e>> {
+    let v = env.to_js_value(&r)?;
+    let (one, many) = match &r {
+        Reply::Info(Some(m)) => (Some(m), None),
+        Reply::Infos(ms) => (None, Some((None, ms))),
+        Reply::List(p) => (None, Some((Some("items"), &p.items))),
+        Reply::Search(p) => (None, Some((Some("items"), &p.items))),
+        _ => (None, None),
+    };
+    let headers_of = |o: Object| o.get_named_property::<Object>("headers");
+    // SAFETY: the reply is an object (an info, or a page of them) or an array of infos.
+    let obj = || unsafe { Object::from_napi_value(env.raw(), v.raw()) };
+    if let Some(m) = one.filter(|m| m.headers.contains_key("__proto__")) {
+        own_proto(env, &mut headers_of(obj()?)?, &m.headers)?;
+    }
+    if let Some((field, ms)) = many.filter(|(_, ms)| ms.iter().any(|m| m.headers.contains_key("__proto__"))) {
+        let items = match field {
+            Some(f) => obj()?.get_named_property::<Object>(f)?,
+            None => obj()?,
+        };
+        for (i, m) in ms.iter().enumerate().filter(|(_, m)| m.headers.contains_key("__proto__")) {
+            own_proto(env, &mut headers_of(items.get_element::<Object>(i as u32)?)?, &m.headers)?;
+        }
+    }
+    Ok(v)
+}
+
 /// A `RetryLater`'s delay (`{ retry_in_ms }` in wire form), read by the core's rule of every
 /// retry delay, a nack's too (`redelay::limits::retry_delay`): refused naming `retryInMs` and
 /// the range when it is negative or beyond 3650 days.
@@ -43,6 +98,12 @@ pub fn check_retry_delay(env: &Env, a: Wire<RetryIn>) -> Result<()> {
 #[serde(deny_unknown_fields)]
 pub struct RetryIn {
     retry_in_ms: f64,
+}
+
+/// The bulk actions by their wire names (`deliver_now`; the core's list).
+#[napi]
+pub fn bulk_actions() -> Vec<&'static str> {
+    redelay::BulkAction::ALL.iter().map(|a| a.name()).collect()
 }
 
 /// The words that make a wire field `*_ms` a time rather than a duration (the core's rule).
@@ -163,7 +224,7 @@ impl NativeQueue {
     #[napi(ts_args_type = "op: string, a: object", ts_return_type = "Promise<unknown>")]
     pub fn call<'e>(&self, env: &'e Env, op: String, a: Value) -> Result<JsPromise<'e>> {
         let q = self.q.clone();
-        spawn(env, async move { q.call(&op, a).await })
+        env.spawn_future_with_callback(async move { Ok(q.call(&op, a).await) }, |env, r| reply(env, sync(env, r)?))
     }
 }
 

@@ -6,8 +6,7 @@
 //! Buffer holding every body, the numbers in one Float64Array — and `redelay.js` builds the
 //! `Message` objects; it reports outcomes with one `complete` call per tick.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -15,7 +14,7 @@ use napi_derive::napi;
 use redelay::{wire, Delivery, Failure, Subscription, Wake};
 
 use crate::errors::{spawn, sync, JsPromise};
-use crate::{NativeClient, NativeDelivery, Wire};
+use crate::{Headers, NativeClient, NativeDelivery, Wire};
 
 /// Deliveries in columns; `redelay.js` builds a `Message` from row `i`.
 #[napi(object, object_from_js = false)]
@@ -34,7 +33,8 @@ pub struct RawBatch {
     /// expiresAt (ms since the epoch; 0: none).
     pub nums: Float64Array,
     /// Each delivery's headers; absent when none in the batch has any.
-    pub headers: Option<Vec<BTreeMap<String, String>>>,
+    #[napi(ts_type = "Array<Record<string, string>>")]
+    pub headers: Option<Vec<Headers>>,
     /// Each delivery's previous failure; absent when none in the batch has one.
     pub last_errors: Option<Vec<Option<String>>>,
     /// Each delivery's handle (from `fetch`; a subscription's are asked for by slot).
@@ -65,7 +65,8 @@ pub(crate) fn columns(batch: Vec<(u64, Delivery)>, handles: bool) -> RawBatch {
         bodies: Buffer::from(batch.iter().flat_map(|(_, d)| d.body().iter().copied()).collect::<Vec<u8>>()),
         ends: Uint32Array::new(batch.iter().map(|(_, d)| (end += d.body().len() as u32, end).1).collect()),
         nums: Float64Array::new(nums),
-        headers: all(|d| !d.headers().is_empty()).then(|| batch.iter().map(|(_, d)| d.headers().clone()).collect()),
+        headers: all(|d| !d.headers().is_empty())
+            .then(|| batch.iter().map(|(_, d)| Headers(d.headers().clone())).collect()),
         last_errors: all(|d| d.last_error().is_some())
             .then(|| batch.iter().map(|(_, d)| d.last_error().map(str::to_string)).collect()),
         handles: handles.then(|| batch.into_iter().map(|(_, d)| NativeDelivery { d }).collect()),
@@ -80,8 +81,15 @@ type Tsfn = ThreadsafeFunction<(), (), (), Status, false>;
 /// what waits and stops.
 struct JsWake {
     tsfn: Mutex<Option<Tsfn>>,
+    keep: Mutex<Keep>,
+}
+
+#[derive(Default)]
+struct Keep {
     /// Keeps the subscription running when JS (or its whole environment) lets go of it.
-    keep: Mutex<Option<Arc<Subscription>>>,
+    sub: Option<Arc<Subscription>>,
+    /// The environment was torn down: a subscription that starts now is abandoned at once.
+    gone: bool,
 }
 
 impl Wake for JsWake {
@@ -94,8 +102,64 @@ impl Wake for JsWake {
     /// JS function (so that the process can exit) and of the subscription.
     fn closed(&self) {
         self.tsfn.lock().unwrap().take();
-        self.keep.lock().unwrap().take();
+        self.keep.lock().unwrap().sub.take();
     }
+}
+
+impl JsWake {
+    /// Keeps `sub` running, or abandons it when its environment is already gone.
+    fn keep(&self, sub: &Arc<Subscription>) {
+        let gone = {
+            let mut k = self.keep.lock().unwrap();
+            if !k.gone {
+                k.sub = Some(sub.clone());
+            }
+            k.gone
+        };
+        if gone {
+            sub.abandon();
+        } else if sub.is_closed() {
+            self.keep.lock().unwrap().sub.take(); // closed meanwhile: `closed` may have run already
+        }
+    }
+
+    /// The environment is gone: nothing will take or report again, so the core closes the
+    /// subscription without waiting on JS (`Subscription::abandon`).
+    fn abandon(&self) {
+        let sub = {
+            let mut k = self.keep.lock().unwrap();
+            k.gone = true;
+            k.sub.clone()
+        };
+        if let Some(sub) = sub {
+            sub.abandon();
+        }
+    }
+}
+
+/// The wakes of the subscriptions of one JS environment (each worker thread has its own), in
+/// its instance data. When the environment is torn down (`worker.terminate()`, `process.exit`
+/// in a worker, the process ending) Node finalizes it: every subscription still open is
+/// abandoned, so its messages come back instead of being leased for as long as the process
+/// lives. Weak: a subscription that closed is not kept, and nothing needs removing on close.
+#[derive(Default)]
+struct EnvSubscriptions(Mutex<Vec<Weak<JsWake>>>);
+
+fn track(env: &Env, wake: &Arc<JsWake>) -> Result<()> {
+    let subs = match env.get_instance_data::<EnvSubscriptions>()? {
+        Some(subs) => subs,
+        None => {
+            env.set_instance_data(EnvSubscriptions::default(), (), |gone| {
+                let wakes = std::mem::take(&mut *gone.value.0.lock().unwrap());
+                wakes.iter().filter_map(Weak::upgrade).for_each(|w| w.abandon());
+            })?;
+            env.get_instance_data::<EnvSubscriptions>()?.ok_or_else(|| Error::from_reason("no instance data"))?
+        }
+    };
+    let mut wakes = subs.0.lock().unwrap();
+    wakes.retain(|w| w.strong_count() > 0);
+    wakes.push(Arc::downgrade(wake));
+    Ok(())
 }
 
 #[napi]
@@ -128,13 +192,11 @@ impl NativeClient {
             tsfn.unref(env)?;
         }
         let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
+        track(env, &wake)?;
         let started = async move {
             let qs = client.queues_named(names, weights).await.inspect_err(|_| wake.closed())?;
             let sub = Arc::new(qs.subscribe_foreign(wake.clone(), opts.0).await.inspect_err(|_| wake.closed())?);
-            *wake.keep.lock().unwrap() = Some(sub.clone());
-            if sub.is_closed() {
-                wake.keep.lock().unwrap().take(); // closed meanwhile: `closed` may have run already
-            }
+            wake.keep(&sub);
             Ok(sub)
         };
         env.spawn_future_with_callback(async move { Ok(started.await) }, |env, r| {

@@ -276,6 +276,20 @@ test('many unref subscriptions share one beforeExit listener', async (t) => {
   assert.equal(process.listenerCount('beforeExit'), before)
 })
 
+// Closed by their client's close (not their own), unref'd subscriptions were kept for
+// beforeExit, each holding its client's connections, and the listener stayed.
+test("a client's close lets go of its unref subscriptions and of the beforeExit listener", async () => {
+  const before = process.listenerCount('beforeExit')
+  for (let i = 0; i < 3; i++) {
+    const c = await connect('unref-client-close')
+    await c.queue('q').subscribe(() => {}, { unref: true })
+    await c.queue('r').subscribe(() => {}, { unref: true })
+    assert.equal(process.listenerCount('beforeExit'), before + 1)
+    await c.close()
+    assert.equal(process.listenerCount('beforeExit'), before, `client ${i}`)
+  }
+})
+
 test('a run that fails in the middle says how far it got in soFar', async () => {
   const proxy = await faultProxy()
   const c = await Client.connect(proxy.url, { prefix: uniquePrefix('stopped') })
@@ -325,5 +339,51 @@ test('a run that fails in the middle says how far it got in soFar', async () => 
   } finally {
     await c.close()
     proxy.close()
+  }
+})
+
+// bulk's action is taken in its JavaScript spelling only: `deliver_now` was taken silently and
+// `DeliverNow` refused as "unknown value `_deliver_now`".
+test("bulk's action: only the documented spelling, and the error names every one", async (t) => {
+  const c = await connect('bulk-action')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const all = "'cancel', 'reschedule', 'deliverNow', 'respawn', 'purge'"
+  for (const [a, got] of [
+    ['deliver_now', "'deliver_now'"],
+    ['DeliverNow', "'DeliverNow'"],
+    ['Cancel', "'Cancel'"],
+    [5, 'number'],
+  ])
+    await assert.rejects(
+      q.bulk({ action: a, ids: ['x'] }),
+      isRedelay(ErrorCodes.InvalidArgument, new RegExp(`^action: must be one of ${all}, got ${got}$`)),
+    )
+  assert.deepEqual(await q.bulk({ action: 'deliverNow', ids: ['x'] }), { matched: 1, done: 0, scanned: 0 })
+})
+
+// The native layer makes its errors where no JavaScript runs: their stack showed only the
+// message. Rethrown after the await, an async RedelayError shows the calling code.
+test('an async RedelayError has the stack of the code that called', async (t) => {
+  const c = await connect('stack')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  async function callerOfReschedule() {
+    await q.reschedule('nope', 5)
+  }
+  async function callerOfConnect() {
+    await Client.connect('redis://127.0.0.1:1', { connectTimeoutMs: 200 })
+  }
+  for (const [caller, code] of [
+    [callerOfReschedule, ErrorCodes.NotFound],
+    [callerOfConnect, ErrorCodes.Connection],
+  ]) {
+    const e = await caller().then(
+      () => assert.fail('resolved'),
+      (e) => e,
+    )
+    isRedelay(code)(e)
+    assert.match(e.stack, new RegExp(`^RedelayError: ${e.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`))
+    assert.match(e.stack, new RegExp(`at async ${caller.name} \\(${__filename}`), e.stack)
   }
 })

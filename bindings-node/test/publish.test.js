@@ -1,7 +1,8 @@
 'use strict'
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { connect, sleep } = require('./helpers')
+const vm = require('node:vm')
+const { connect, sleep, until } = require('./helpers')
 
 test('string, Buffer and Uint8Array bodies arrive byte for byte', async (t) => {
   const c = await connect('bodies')
@@ -194,4 +195,65 @@ test('respawn with a fresh expiry', async (t) => {
     code: 'ERR_REDELAY_INVALID_ARGUMENT',
     message: /clear_?[eE]xpiry/,
   })
+})
+
+// A header named `__proto__` was stored but dropped on every read: napi's conversions assign
+// properties, and assigning `__proto__` sets the prototype. Every read has it as an own data
+// property of a plain object now.
+test('a header named __proto__ is an own property of plain headers on every read', async (t) => {
+  const c = await connect('proto-header')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const headers = JSON.parse('{"__proto__":"evil","k":"v"}')
+  await q.publish('x', { id: 'a', headers, maxAttempts: 1 })
+  const check = (h, where) => {
+    assert.equal(Object.getPrototypeOf(h), Object.prototype, where)
+    assert.deepEqual(Object.getOwnPropertyDescriptor(h, '__proto__'), {
+      value: 'evil',
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    })
+    assert.deepEqual(Object.keys(h).sort(), ['__proto__', 'k'], where)
+  }
+  check((await q.peek('a')).headers, 'peek')
+  check((await q.list('ready')).items[0].headers, 'list')
+  check((await q.search({ idPrefix: 'a' })).items[0].headers, 'search')
+  const [m] = await q.fetch(1)
+  check(m.headers, 'fetch')
+  await m.release()
+  let seen
+  const sub = await q.subscribe((m) => {
+    seen = m.headers
+    throw new Error('to the dead letters')
+  })
+  await until(() => seen !== undefined, 5000, 'a delivery')
+  await sub.close()
+  check(seen, 'subscribe')
+  check((await q.deadLetters())[0].headers, 'deadLetters')
+})
+
+// Values of another realm (a vm context, Jest's sandbox) are what they are in any realm: a
+// Uint8Array body, a Date time, plain option and header objects.
+test('values of another realm are taken as those of this one', async (t) => {
+  const c = await connect('realm')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  const ctx = vm.createContext({})
+  const at = vm.runInContext('new Date(Date.now() + 60000)', ctx)
+  const body = vm.runInContext('new Uint8Array([1, 2, 3])', ctx)
+  const opts = vm.runInContext('({ id: "a", headers: { k: "v" } })', ctx)
+  await q.publish(body, opts)
+  const a = await q.peek('a')
+  assert.deepEqual([[...a.body], a.headers], [[1, 2, 3], { k: 'v' }])
+  await q.publish('x', { id: 'b', at })
+  assert.equal((await q.peek('b')).dueAt.getTime(), at.getTime())
+  assert.equal((await q.reschedule('b', vm.runInContext('new Date(0)', ctx))).getTime(), 0)
+  assert.equal((await q.search({ body: vm.runInContext('new Uint8Array([2, 3])', ctx) })).items[0].id, 'a')
+  // Still refused: what is not a plain object, in any realm.
+  await assert.rejects(
+    q.publish('x', vm.runInContext('new Map()', ctx)),
+    /^RedelayError: opts: must be a plain object, got a Map$/,
+  )
+  await assert.rejects(q.publish('x', vm.runInContext('new (class Opts {})()', ctx)), /got a Opts/)
 })

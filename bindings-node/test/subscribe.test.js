@@ -195,6 +195,45 @@ test('RetryLater with a negative delay is a failure naming it, retried after the
   ])
 })
 
+// Only a RetryLater chooses the delay: another error with a numeric `retryInMs` field (a
+// user's HttpError) is an ordinary failure, worded "Name: message", retried after the backoff.
+// A RetryLater of another copy of the package (or another realm) carries the same brand.
+test('only a RetryLater, of any copy of the package, chooses the retry delay', async (t) => {
+  const c = await connect('retrybrand')
+  t.after(() => c.close())
+  const q = c.queue('q')
+  class HttpError extends Error {
+    constructor(message, retryInMs) {
+      super(message)
+      this.name = 'HttpError'
+      this.retryInMs = retryInMs
+    }
+  }
+  // What a RetryLater of another copy looks like: its own class, the shared brand.
+  class OtherRetryLater extends Error {
+    constructor(message, retryInMs) {
+      super(message)
+      this.retryInMs = retryInMs
+    }
+  }
+  OtherRetryLater.prototype[Symbol.for('redelay.RetryLater')] = true
+  const sub = await q.subscribe((m) => {
+    if (m.attempt > 1) return
+    throw m.id === 'http' ? new HttpError('503', -5) : new OtherRetryLater('later', 3_600_000)
+  })
+  const hour = 3_600_000
+  await q.publish('x', { id: 'http', backoffBaseMs: hour, backoffMaxMs: hour })
+  await q.publish('x', { id: 'other', backoffBaseMs: 1, backoffMaxMs: 1 })
+  await until(async () => (await q.stats()).scheduled === 2, 5000, 'both nacked')
+  await sub.close()
+  const http = await q.peek('http')
+  assert.deepEqual([http.attempts, http.lastError], [1, 'HttpError: 503'])
+  assert.ok(http.dueAt - http.publishedAt > hour / 2, 'after its backoff, not at once')
+  const other = await q.peek('other')
+  assert.deepEqual([other.attempts, other.lastError], [1, 'later'])
+  assert.ok(other.dueAt - other.publishedAt > hour / 2, 'after its own delay, not the backoff')
+})
+
 test('the handler may settle the message itself', async (t) => {
   const c = await connect('manual')
   t.after(() => c.close())

@@ -116,4 +116,46 @@ export async function misuse(q: Queue): Promise<void> {
   await q.bulk({ action: 'explode', ids: ['a'] })
   // @ts-expect-error objects come from Client.connect and client.queue
   new Queue()
+  // @ts-expect-error a bulk action names its messages: ids or search
+  await q.bulk({ action: 'cancel' })
+  // @ts-expect-error ids and search exclude each other
+  await q.bulk({ action: 'cancel', ids: ['a'], search: { idPrefix: 'a' } })
+  // @ts-expect-error expiresInMs and expiresAt exclude each other
+  await q.publish('x', { expiresInMs: 5, expiresAt: 5 })
+  // @ts-expect-error expiresInMs and expiresAt exclude each other, in a batch too
+  await q.publishBatch([{ body: 'x', expiresInMs: 5, expiresAt: new Date() }])
+  // @ts-expect-error a respawn's expiresInMs and clearExpiry exclude each other
+  await q.respawn('all', { expiresInMs: 5, clearExpiry: true })
+  // @ts-expect-error a search looks for one thing
+  await q.search({ idPrefix: 'a', error: 'b' })
+  // @ts-expect-error a search looks for something
+  await q.search({})
+}
+
+// Readonly arrays (`as const`) are taken wherever a list is, and an option given as undefined
+// type-checks under exactOptionalPropertyTypes (tsconfig.json) as the runtime ignores it.
+export async function readonlyAndUndefined(c: Client, q: Queue, maybe: number | undefined): Promise<void> {
+  const QUEUES = ['urgent', 'default'] as const
+  const IDS: readonly string[] = ['a', 'b']
+  await c.subscribe(QUEUES, () => {})
+  await c.subscribe({ urgent: 5, bulk: 1 } as const, () => {})
+  await c.fetch(QUEUES, 10)
+  await q.respawn(IDS)
+  await q.purgeDead(IDS)
+  await q.bulk({ action: 'cancel', ids: IDS })
+  await q.publish('x', { delayMs: maybe, at: undefined, expiresInMs: maybe, ttrMs: maybe, headers: undefined })
+  await q.publishBatch([{ body: 'x', delayMs: maybe }])
+  await q.fetch(1, { waitMs: maybe, ttrMs: undefined })
+  await c.fetch(['a'], 1, { waitMs: maybe })
+  const sub = await q.subscribe(() => {}, { concurrency: maybe, prefetch: undefined, unref: undefined })
+  await sub.close()
+  await q.nack('id', 'token', { retryInMs: maybe, reason: undefined })
+  await q.respawn('all', { expiresInMs: maybe, clearExpiry: undefined })
+  await q.bulk({ action: 'reschedule', ids: IDS, search: undefined, delayMs: maybe })
+  await q.search({ idPrefix: 'a', error: undefined })
+  await q.deadLetters({ offset: maybe, limit: undefined })
+  await q.list('ready', { offset: maybe })
+  for await (const m of q.messages({ batch: maybe, waitMs: undefined })) await m.ack()
+  await Client.connect('redis://x', { prefix: undefined, connectTimeoutMs: maybe })
+  c.queue('q', { shards: maybe })
 }

@@ -428,3 +428,68 @@ async fn a_delivery_given_back_as_the_program_stops_does_not_run_again_before_th
     }
     common::assert_verified(&q).await;
 }
+
+/// A runtime that takes what it is woken for (on its thread) and never reports: its handlers
+/// run "forever". Counts what it took.
+struct Stuck(Mutex<mpsc::Sender<()>>);
+
+impl Wake for Stuck {
+    fn wake(&self) -> bool {
+        self.0.lock().unwrap().send(()).is_ok()
+    }
+}
+
+fn stuck_loop() -> (Arc<Stuck>, SubSlot, Arc<AtomicUsize>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    let (sub, taken): (SubSlot, Arc<AtomicUsize>) = Default::default();
+    let (s2, t2) = (sub.clone(), taken.clone());
+    std::thread::spawn(move || {
+        while rx.recv().is_ok() {
+            if let Some(sub) = s2.lock().unwrap().clone() {
+                t2.fetch_add(sub.take().len(), Ordering::SeqCst);
+            }
+        }
+    });
+    (Arc::new(Stuck(Mutex::new(tx))), sub, taken)
+}
+
+/// `abandon` (the runtime is gone, a Node worker terminated): the close does not wait on the
+/// runtime, what no handler took goes back at once with no attempt, and the leases of the
+/// deliveries whose handlers were running are no longer kept, so they come back after their ttr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_subscription_gives_back_what_did_not_start_and_lets_running_leases_lapse() {
+    let (_c, q) = common::queue("abandon").await;
+    let ttr = Duration::from_millis(1000);
+    q.publish_batch((0..6).map(|i| Message::new(b"a".to_vec()).id(format!("a{i}")).ttr(ttr)).collect()).await.unwrap();
+    let (stuck, slot, taken) = stuck_loop();
+    let opts = SubscribeOptions {
+        prefetch: Some(2),
+        drain_timeout: Duration::from_secs(3600),
+        ..SubscribeOptions::concurrency(2)
+    };
+    let sub = Arc::new(q.subscribe_foreign(stuck.clone(), opts).await.unwrap());
+    *slot.lock().unwrap() = Some(sub.clone());
+    let _ = stuck.wake();
+    eventually("two handlers run", Duration::from_secs(10), || taken.load(Ordering::SeqCst) == 2).await;
+    eventually("four leased", Duration::from_secs(10), || sub.counters().delivered == 4).await;
+    // Kept past their ttr while the runtime lives.
+    tokio::time::sleep(ttr * 2).await;
+    assert_eq!(q.stats().await.unwrap().lapsed, 0, "leases of running handlers are kept");
+    sub.abandon();
+    assert!(sub.is_closed());
+    let mut s = q.stats().await.unwrap();
+    for _ in 0..100 {
+        if s.lapsed == 2 {
+            break;
+        }
+        tokio::time::sleep(ms(100)).await;
+        s = q.stats().await.unwrap();
+    }
+    assert_eq!((s.leased, s.lapsed, s.ready), (2, 2, 4), "running leases lapse; the rest was given back");
+    let ready = q.list(State::Ready, 0, 10).await.unwrap();
+    assert!(ready.items.iter().all(|m| m.attempts == 0), "given back with no attempt counted");
+    sub.complete(vec![(0, Ok(())), (1, Ok(()))]);
+    assert_eq!(sub.counters().acked, 0, "reports after abandon are ignored");
+    sub.close().await; // returns without the hour of drain timeout: nothing is waited on
+    common::assert_verified(&q).await;
+}

@@ -274,3 +274,22 @@ async fn a_run_that_fails_in_the_middle_says_how_far_it_got() {
     assert_eq!(q.stats().await.unwrap().dead, 1500);
     q.destroy().await.unwrap();
 }
+
+/// `BulkAction::ALL` names every action by its wire name, the one options take: what a binding
+/// lists when it refuses another spelling.
+#[test]
+fn every_bulk_action_is_listed_by_its_wire_name() {
+    for a in BulkAction::ALL {
+        assert_eq!(serde_json::to_value(a).unwrap(), a.name());
+        assert_eq!(serde_json::from_value::<BulkAction>(a.name().into()).unwrap(), a);
+        // Exhaustive: a new action fails to compile here until it is listed.
+        match a {
+            BulkAction::Cancel
+            | BulkAction::Reschedule
+            | BulkAction::DeliverNow
+            | BulkAction::Respawn
+            | BulkAction::Purge => {}
+        }
+    }
+    assert_eq!(BulkAction::ALL.iter().map(|a| a.name()).collect::<std::collections::HashSet<_>>().len(), 5);
+}

@@ -231,9 +231,9 @@ fn respell_names(message: &str, spelling: Spelling) -> String {
         false if spelling == Spelling::SnakeMs => {
             snake_ms_head(&rest[..n]).or_else(|| path(&rest[..n], |f| field(f, spelling)))
         }
-        false if spelling == Spelling::CamelMs => snake_ms_head(&rest[..n])
-            .and_then(|h| path(&h, camel))
-            .or_else(|| path(&rest[..n], |f| field(f, spelling))),
+        false if spelling == Spelling::CamelMs => {
+            snake_ms_head(&rest[..n]).and_then(|h| path(&h, camel)).or_else(|| path(&rest[..n], |f| field(f, spelling)))
+        }
         false => path(&rest[..n], |f| field(f, spelling)),
     };
     let rest = match rest.find(": ").and_then(|n| head(n).map(|p| (p, n))) {

@@ -43,6 +43,23 @@ pub enum BulkAction {
     Purge,
 }
 
+impl BulkAction {
+    /// Every action, in a stable order: what a binding names when it refuses another.
+    pub const ALL: [BulkAction; 5] =
+        [BulkAction::Cancel, BulkAction::Reschedule, BulkAction::DeliverNow, BulkAction::Respawn, BulkAction::Purge];
+
+    /// The action's wire name (`deliver_now`), as options name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BulkAction::Cancel => "cancel",
+            BulkAction::Reschedule => "reschedule",
+            BulkAction::DeliverNow => "deliver_now",
+            BulkAction::Respawn => "respawn",
+            BulkAction::Purge => "purge",
+        }
+    }
+}
+
 /// A bulk call: the action, its due time (reschedule only) or expiry (respawn only), and
 /// exactly one of `ids` and `search`. Wire form: `{"action": "reschedule", "delay_ms": 60000,
 /// "ids": ["a", "b"]}`, `{"action": "respawn", "expires_in_ms": 60000, "search": {…}}`.

@@ -691,6 +691,29 @@ impl Subscription {
         self.give_back(keys);
     }
 
+    /// The foreign runtime is gone for good (a Node worker was terminated, its environment torn
+    /// down): closes at once without waiting on it, since nothing will ever be reported. Fetching
+    /// stops; what was leased and not yet taken by a handler is given back (due again at once, no
+    /// attempt counted); the deliveries whose handlers were running are let go: their leases are
+    /// no longer kept, so they come back when their ttr runs out, that attempt counted (a handler
+    /// that killed its runtime is not retried for free). Calls no method of the `Wake` but
+    /// `closed`; later reports are ignored. Idempotent; also after a close.
+    pub fn abandon(&self) {
+        self.shared.stop();
+        if let Some(inbox) = &self.inbox {
+            self.give_back(inbox.close());
+        }
+        let running = std::mem::take(&mut self.shared.batch.lock().unwrap().live);
+        {
+            let mut held = self.shared.held.lock().unwrap();
+            for d in running.values() {
+                held.remove(d.token());
+            }
+        }
+        self.shared.batch.lock().unwrap().abandoned.extend(running);
+        self.shared.idle.notify_waiters();
+    }
+
     /// The taken delivery `key`, until it is reported (for a handler that acks, nacks or extends
     /// it itself).
     pub fn delivery(&self, key: u64) -> Option<Delivery> {
