@@ -9,7 +9,8 @@ import os
 import sys
 import threading
 import time
-from typing import Callable, List, NoReturn
+import warnings
+from typing import Any, Callable, List, NoReturn, Tuple
 
 import pytest
 
@@ -117,6 +118,43 @@ def test_retry_later_takes_a_str_reason_only() -> None:
         redelay.RetryLater(1, 123)  # type: ignore[arg-type]
     assert redelay.RetryLater(2).reason == "retry in 2 s"
     assert redelay.RetryLater(2, "busy").reason == "busy"
+
+
+def test_a_handler_that_returns_an_awaitable_unawaited_is_nacked_saying_so(url: str, prefix: str) -> None:
+    """``return work(msg)`` where ``return await work(msg)`` was meant: the work never ran, so
+    the message is not acked as done; it is nacked, with a reason that says what happened (a
+    plain ``def`` handler's likewise)."""
+    ran: List[str] = []
+
+    async def work(msg: redelay.Message) -> None:
+        ran.append(msg.id)
+
+    async def handler(msg: redelay.Message) -> object:
+        return work(msg)
+
+    def sync_handler(msg: redelay.SyncMessage) -> object:
+        return work(msg)  # type: ignore[arg-type]
+
+    async def body() -> None:
+        c = await redelay.AsyncClient.connect(url, prefix=prefix)
+        cases: List[Tuple[str, Any, str]] = [
+            ("async", handler, "handler returned an awaitable without awaiting it"),
+            ("sync", sync_handler, "handler returned an awaitable: declare it `async def`"),
+        ]
+        for name, h, reason in cases:
+            q = c.queue(f"returns-awaitable-{name}")
+            await q.publish(b"", id=name, max_attempts=1)
+            async with q.subscribe(h) as sub:
+                await until(lambda: sub.counters().handled == 1)
+            assert sub.counters().nacked == 1, name
+            [dead] = await q.dead_letters()
+            assert dead.last_error is not None and dead.last_error.startswith(reason), (name, dead.last_error)
+        assert ran == []
+        await c.close()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no "coroutine was never awaited"
+        run(body)
 
 
 def test_async_handlers_run_in_a_task_from_their_first_step(url: str, prefix: str) -> None:

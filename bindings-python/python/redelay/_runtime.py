@@ -209,7 +209,10 @@ class LoopRunner:
         """One delivery's task: the handler, then its outcome queued for :meth:`flush`."""
         outcome: Outcome = None
         try:
-            await self.handler(msg)
+            ret = await self.handler(msg)
+            if hasattr(ret, "__await__"):  # `return other(msg)` where `return await other(msg)` was meant
+                getattr(ret, "close", lambda: None)()  # no "never awaited" warning
+                outcome = ("handler returned an awaitable without awaiting it: `return await …`", None)
         except asyncio.CancelledError:
             self.tasks.pop(key, None)
             # Decided a loop round later: the end of asyncio.run cancels every task at once,
