@@ -152,3 +152,36 @@ async fn a_server_that_became_a_replica_is_a_connection_error_until_it_is_a_mast
     q.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
     assert_eq!(q.stats().await.unwrap().total, 2, "the refused publish left nothing behind");
 }
+
+/// After Redis restarts, the first call goes through: the connection it was to use had closed
+/// before the call began, so nothing of it was sent, and it is sent again on a new connection.
+/// Each kind of call is the first on its own client: a script that writes (publish), one that
+/// leases (fetch), a plain command (ping) and a read (stats).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_call_after_redis_restarts_goes_through() {
+    let mut server = common::RedisServer::start();
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let c = Client::connect(&server.url()).await.unwrap();
+        // Each client's connection is open and its scripts are cached before the restart.
+        let q = c.queue("restarted").unwrap();
+        q.publish(Message::new(b"warm".to_vec()).id("warm")).await.unwrap();
+        q.cancel("warm").await.unwrap();
+        assert!(q.fetch(1, Duration::ZERO).await.unwrap().is_empty());
+        clients.push((c, q));
+    }
+    server.restart(); // no persistence: Redis comes back empty, without the scripts
+                      // The old connections see the server close them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let (_, q) = &clients[0];
+    q.publish(Message::new(b"after".to_vec()).id("after")).await.expect("the first publish after the restart");
+    let (_, q) = &clients[1];
+    let got = q.fetch(1, Duration::ZERO).await.expect("the first fetch after the restart");
+    assert_eq!(got.iter().map(|d| d.id()).collect::<Vec<_>>(), ["after"]);
+    got[0].ack().await.unwrap();
+    let (c, _) = &clients[2];
+    c.ping().await.expect("the first ping after the restart");
+    let (_, q) = &clients[3];
+    assert_eq!(q.stats().await.expect("the first read after the restart").total, 0);
+}

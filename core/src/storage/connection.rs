@@ -500,19 +500,75 @@ impl ConnectionLike for Conn {
     }
 }
 
+/// The message of the error redis-rs gives (with the patch in `third_party/redis`,
+/// `request_not_sent_error`) when a request's connection had closed before the request was
+/// handed to it: none of it reached Redis. A copy, since the crate keeps its own private.
+const REQUEST_NOT_SENT: &str = "connection closed before the request was sent";
+
+/// True when `e` says that nothing of the request reached Redis: its connection had closed
+/// before (Redis restarted, or closed an idle connection), and it may be sent again as it is.
+fn never_sent(e: &redis::RedisError) -> bool {
+    e.is_io_error() && e.to_string() == REQUEST_NOT_SENT
+}
+
+/// Runs `send` again, once, when its first run was refused before anything was sent: the
+/// connection manager has begun to reconnect by then, and the second run waits for it. Any
+/// other error stands, since the request may have run (a script's second run may answer
+/// wrongly, or run it twice).
+async fn resend_if_never_sent<T, F, Fut>(mut send: F) -> redis::RedisResult<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = redis::RedisResult<T>>,
+{
+    match send().await {
+        Err(e) if never_sent(&e) => {
+            tracing::info!("the connection to Redis had closed (a restart?): sending on a new one");
+            send().await
+        }
+        r => r,
+    }
+}
+
+impl Link {
+    /// Sends, through a single Redis' or Sentinel's current master's connection manager, what
+    /// `send` sends through one; again, once, if nothing of it was sent
+    /// ([`resend_if_never_sent`]). For Sentinel, an error that may mean the master moved makes
+    /// it ask Sentinel again first. Not for a cluster, whose client retries by itself.
+    fn through_manager<'a, T, F, Fut>(&self, send: F) -> RedisFuture<'a, T>
+    where
+        F: Fn(ConnectionManager) -> Fut + Send + 'a,
+        Fut: std::future::Future<Output = redis::RedisResult<T>> + Send + 'a,
+        T: Send + 'a,
+    {
+        match self {
+            Link::Single(c) => {
+                let c = c.clone();
+                Box::pin(resend_if_never_sent(move || send(c.clone())))
+            }
+            Link::Sentinel(s) => {
+                let s = s.clone();
+                Box::pin(resend_if_never_sent(move || {
+                    let s = s.clone();
+                    let sent = send(s.current());
+                    async move {
+                        let r = sent.await;
+                        if let Err(e) = &r {
+                            s.maybe_resolve(e).await;
+                        }
+                        r
+                    }
+                }))
+            }
+            Link::Cluster(_) => unreachable!("a cluster connection retries by itself"),
+        }
+    }
+}
+
 impl ConnectionLike for Link {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {
-            Link::Single(c) => c.req_packed_command(cmd),
             Link::Cluster(c) => c.req_packed_command(cmd),
-            Link::Sentinel(s) => Box::pin(async move {
-                let mut c = s.current();
-                let r = c.req_packed_command(cmd).await;
-                if let Err(e) = &r {
-                    s.maybe_resolve(e).await;
-                }
-                r
-            }),
+            _ => self.through_manager(move |mut c| async move { c.req_packed_command(cmd).await }),
         }
     }
 
@@ -523,16 +579,8 @@ impl ConnectionLike for Link {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
-            Link::Single(c) => c.req_packed_commands(cmd, offset, count),
             Link::Cluster(c) => c.req_packed_commands(cmd, offset, count),
-            Link::Sentinel(s) => Box::pin(async move {
-                let mut c = s.current();
-                let r = c.req_packed_commands(cmd, offset, count).await;
-                if let Err(e) = &r {
-                    s.maybe_resolve(e).await;
-                }
-                r
-            }),
+            _ => self.through_manager(move |mut c| async move { c.req_packed_commands(cmd, offset, count).await }),
         }
     }
 

@@ -604,7 +604,8 @@ impl Pipeline {
                         output: None,
                     })
                     .await
-                    .map_err(|_| None)?;
+                    // [redelay patch] the driver had ended: nothing of the request was sent
+                    .map_err(|_| Some(crate::errors::request_not_sent_error()))?;
 
                 return Ok(Value::Nil);
             }
@@ -618,7 +619,8 @@ impl Pipeline {
                     output: Some(sender),
                 })
                 .await
-                .map_err(|_| None)?;
+                // [redelay patch] the driver had ended: nothing of the request was sent
+                .map_err(|_| Some(crate::errors::request_not_sent_error()))?;
 
             receiver
                 .await

@@ -27,6 +27,22 @@ pub(crate) fn closed_connection_error() -> RedisError {
     RedisError::from(io::Error::from(io::ErrorKind::BrokenPipe))
 }
 
+#[cfg(feature = "aio")]
+/// [redelay patch] The message of [`request_not_sent_error`]: a request refused because its
+/// connection had closed before it was handed to it, so that none of it reached the server.
+pub(crate) const REQUEST_NOT_SENT: &str = "connection closed before the request was sent";
+
+#[cfg(feature = "aio")]
+/// [redelay patch] A request refused because its connection had closed before it was handed to
+/// it: a broken pipe (so it counts as a dropped connection everywhere) that a caller can tell
+/// apart, by its message, from one where the request may have reached the server.
+pub(crate) fn request_not_sent_error() -> RedisError {
+    RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::BrokenPipe,
+        REQUEST_NOT_SENT,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
