@@ -293,7 +293,7 @@ impl Client {
         self.inner.closed.store(true, std::sync::atomic::Ordering::Release);
         self.inner.wake.shutdown();
         // The sockets close once the calls under way are done, whatever handles are still held.
-        self.inner.conn.close();
+        self.inner.conn.close().await;
         self.inner.dedicated.close().await;
     }
 

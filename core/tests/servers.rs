@@ -191,3 +191,42 @@ async fn a_user_with_the_documented_acl_rule_runs_the_whole_api() {
     assert_eq!(e.kind(), ErrorKind::Redis, "{e}");
     assert!(e.message().to_lowercase().contains("no permissions"), "{e}");
 }
+
+/// Through Sentinel, `Client::close` closes the connections to the master and to the Sentinel
+/// (the one that asks for the master and the one that listens for `+switch-master`), although
+/// a queue handle is still held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_through_sentinel_closes_its_connections() {
+    let s = common::Launched::start("sentinel.sh");
+    let ports: Vec<u16> =
+        std::fs::read_to_string(s.dir.join("ports")).unwrap().lines().map(|p| p.parse().unwrap()).collect();
+    let (master, sentinel) = (ports[0], ports[2]);
+    let clients_of = |port: u16| async move {
+        let mut raw = redis::Client::open(format!("redis://127.0.0.1:{port}"))
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let info: String = redis::cmd("INFO").arg("clients").query_async(&mut raw).await.unwrap();
+        // Less this look's own connection.
+        info.lines().find_map(|l| l.strip_prefix("connected_clients:")).unwrap().trim().parse::<usize>().unwrap() - 1
+    };
+    let before = (clients_of(master).await, clients_of(sentinel).await);
+    let client = Client::connect(&s.printed).await.unwrap();
+    let q = client.queue("closing").unwrap();
+    assert_eq!(publish_and_receive(&q, b"x").await, b"x");
+    assert!(clients_of(master).await > before.0, "the client is connected to the master");
+    client.close().await;
+    let e = q.stats().await.unwrap_err();
+    assert_eq!((e.kind(), e.message()), (ErrorKind::Connection, "client is closed"));
+    let t = Instant::now();
+    loop {
+        let now = (clients_of(master).await, clients_of(sentinel).await);
+        if now.0 <= before.0 && now.1 <= before.1 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "(master, sentinel) connections {now:?}, {before:?} before");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(q);
+}

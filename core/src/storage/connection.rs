@@ -229,9 +229,12 @@ pub(crate) enum Link {
     Sentinel(Arc<SentinelConn>),
 }
 
+/// The master Sentinel names, and the Sentinel client that asks. Both are let go of when the
+/// [`Conn`] closes (`None`), with their sockets, although the client's opener and wake
+/// subscriber still hold this.
 pub(crate) struct SentinelConn {
-    sentinel: tokio::sync::Mutex<SentinelClient>,
-    current: RwLock<ConnectionManager>,
+    sentinel: tokio::sync::Mutex<Option<SentinelClient>>,
+    current: RwLock<Option<ConnectionManager>>,
     config: ConnectionManagerConfig,
     last_resolve: StdMutex<Instant>,
 }
@@ -253,7 +256,7 @@ impl Opener {
             }
             Opener::Cluster(c) => Link::Cluster(c.get_async_connection().await?),
             Opener::Sentinel(s) => {
-                let master = s.sentinel.lock().await.async_get_client().await?;
+                let master = s.master_client().await?;
                 Link::Single(ConnectionManager::new_with_config(master, s.config.clone()).await?)
             }
         })
@@ -283,7 +286,7 @@ impl PubSubTarget {
                 }
                 Err(last.expect("at least one node"))
             }
-            PubSubTarget::Sentinel(s) => s.sentinel.lock().await.async_get_client().await?.get_async_pubsub().await,
+            PubSubTarget::Sentinel(s) => s.master_client().await?.get_async_pubsub().await,
         }
     }
 }
@@ -357,8 +360,8 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
             let config = manager_config(t);
             let cm = ConnectionManager::new_with_config(master, config.clone()).await?;
             let s = Arc::new(SentinelConn {
-                sentinel: tokio::sync::Mutex::new(sc),
-                current: RwLock::new(cm),
+                sentinel: tokio::sync::Mutex::new(Some(sc)),
+                current: RwLock::new(Some(cm)),
                 config,
                 last_resolve: StdMutex::new(Instant::now()),
             });
@@ -369,8 +372,29 @@ pub(crate) async fn connect(url: &str, t: Timeouts) -> Result<(Conn, PubSubTarge
 }
 
 impl SentinelConn {
-    fn current(&self) -> ConnectionManager {
-        self.current.read().unwrap().clone()
+    /// The current master's connection, until closed.
+    fn current(&self) -> redis::RedisResult<ConnectionManager> {
+        self.current.read().unwrap().clone().ok_or_else(closed)
+    }
+
+    /// A client for the master Sentinel names now, until closed.
+    async fn master_client(&self) -> redis::RedisResult<redis::Client> {
+        self.sentinel.lock().await.as_mut().ok_or_else(closed)?.async_get_client().await
+    }
+
+    /// A client for a Sentinel (for its events), until closed.
+    async fn sentinel_client(&self) -> redis::RedisResult<redis::Client> {
+        self.sentinel.lock().await.as_mut().ok_or_else(closed)?.async_get_sentinel_client().await
+    }
+
+    /// Lets go of the master's connection and the Sentinel client's (`Conn::close`).
+    async fn close(&self) {
+        self.current.write().unwrap().take();
+        self.sentinel.lock().await.take();
+    }
+
+    fn is_closed(&self) -> bool {
+        self.current.read().unwrap().is_none()
     }
 
     /// After an error that may mean the master moved: ask Sentinel again (at most every 250 ms).
@@ -396,13 +420,16 @@ impl SentinelConn {
 
     /// Asks Sentinel for the master and switches to it.
     async fn resolve(&self) {
-        let client = match self.sentinel.lock().await.async_get_client().await {
+        let client = match self.master_client().await {
             Ok(c) => c,
             Err(_) => return,
         };
         if let Ok(cm) = ConnectionManager::new_with_config(client, self.config.clone()).await {
-            tracing::info!("following Sentinel: connected to the current master");
-            *self.current.write().unwrap() = cm;
+            let mut current = self.current.write().unwrap();
+            if current.is_some() {
+                tracing::info!("following Sentinel: connected to the current master");
+                *current = Some(cm);
+            }
         }
     }
 }
@@ -415,7 +442,10 @@ async fn watch_switch_master(conn: std::sync::Weak<SentinelConn>) {
     use futures_util::StreamExt;
     loop {
         let Some(s) = conn.upgrade() else { return };
-        let client = s.sentinel.lock().await.async_get_sentinel_client().await;
+        if s.is_closed() {
+            return;
+        }
+        let client = s.sentinel_client().await;
         drop(s);
         let pubsub = match client {
             Ok(c) => c.get_async_pubsub().await,
@@ -441,7 +471,7 @@ async fn watch_switch_master(conn: std::sync::Weak<SentinelConn>) {
                 },
                 Ok(None) => break,
                 Err(_) => {
-                    if conn.strong_count() == 0 {
+                    if conn.upgrade().is_none_or(|s| s.is_closed()) {
                         return;
                     }
                 }
@@ -463,8 +493,12 @@ impl Conn {
     }
 
     /// Lets go of the link: calls under way finish, later ones fail with "client is closed".
-    pub(crate) fn close(&self) {
-        self.link.write().unwrap().take();
+    /// Sentinel's connections close too, although the opener and wake subscriber hold them.
+    pub(crate) async fn close(&self) {
+        let link = self.link.write().unwrap().take();
+        if let Some(Link::Sentinel(s)) = link {
+            s.close().await;
+        }
     }
 
     /// The link to send a call through, while open.
@@ -549,9 +583,12 @@ impl Link {
                 let s = s.clone();
                 Box::pin(resend_if_never_sent(move || {
                     let s = s.clone();
-                    let sent = send(s.current());
+                    let sent = s.current().map(&send);
                     async move {
-                        let r = sent.await;
+                        let r = match sent {
+                            Ok(sent) => sent.await,
+                            Err(e) => Err(e),
+                        };
                         if let Err(e) = &r {
                             s.maybe_resolve(e).await;
                         }
@@ -588,7 +625,7 @@ impl ConnectionLike for Link {
         match self {
             Link::Single(c) => c.get_db(),
             Link::Cluster(c) => c.get_db(),
-            Link::Sentinel(s) => s.current().get_db(),
+            Link::Sentinel(s) => s.current().map_or(0, |c| c.get_db()),
         }
     }
 }
