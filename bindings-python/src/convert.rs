@@ -303,15 +303,11 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Weight {
     }
 }
 
-/// A duration argument in seconds: finite and not negative (`field` names it in the error).
-/// The one check of every duration: a delivery's, a close's, and options' (through [`ms`]).
-fn secs(Secs(s): Secs, field: &str) -> PyResult<f64> {
+/// A duration argument in seconds, checked by `check` (the core's `limits::seconds`, or
+/// `limits::seconds_as_ms` for the wire form); `field` names it in the error.
+fn secs(Secs(s): Secs, field: &str, check: fn(&str, f64) -> redelay::Result<f64>) -> PyResult<f64> {
     let s = s.map_err(|t| not_secs(field, &t))?;
-    if !(s.is_finite() && s >= 0.0) {
-        let msg = format!("{field}: must be a finite number of seconds, not negative, got {s}");
-        return Err(Python::attach(|py| to_py_err(py, redelay::Error::invalid(msg))));
-    }
-    Ok(s)
+    check(field, s).map_err(|e| Python::attach(|py| to_py_err(py, e)))
 }
 
 fn not_secs(field: &str, t: &str) -> PyErr {
@@ -335,13 +331,14 @@ pub fn retry_delay(retry_in: Secs) -> PyResult<f64> {
 /// A duration argument as a `Duration` (one too long for it is the longest, for the core's
 /// limit to refuse).
 pub fn dur(s: Option<Secs>, field: &str) -> PyResult<Option<Duration>> {
-    s.map(|s| Ok(Duration::try_from_secs_f64(secs(s, field)?).unwrap_or(Duration::MAX))).transpose()
+    s.map(|s| Ok(Duration::try_from_secs_f64(secs(s, field, redelay::limits::seconds)?).unwrap_or(Duration::MAX)))
+        .transpose()
 }
 
 /// A duration argument of an option in the core's wire form (ms); `redelay._results.wire`.
 #[pyfunction]
 pub fn ms(s: Secs, field: &str) -> PyResult<f64> {
-    Ok(secs(s, field)? * 1000.0)
+    secs(s, field, redelay::limits::seconds_as_ms)
 }
 
 /// Runs a close (blocking or awaitable), waiting at most `timeout` when given: True when it

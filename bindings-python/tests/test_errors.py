@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
@@ -92,6 +92,24 @@ def test_duration_errors_name_the_argument_in_seconds(client: redelay.Client, na
     with pytest.raises(redelay.InvalidArgumentError) as ei:
         call(q)
     assert str(ei.value).startswith(f"{name}: must be a finite number of seconds, not negative, got "), ei.value
+    assert q.stats().total == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({"delay": 1e300}, "delay: must be below 10^12 s (every limit of a duration is far below), got 1e300 s"),
+        ({"ttr": 1e13}, "ttr: must be below 10^12 s (every limit of a duration is far below), got 1e13 s"),
+        ({"delay": -1e300}, "delay: must be a finite number of seconds, not negative, got -1e300"),
+    ],
+)
+def test_huge_durations_are_refused_in_the_seconds_given(
+    client: redelay.Client, kwargs: Dict[str, float], said: str
+) -> None:
+    q = client.queue("huge")
+    with pytest.raises(redelay.InvalidArgumentError) as ei:
+        q.publish(b"x", **kwargs)  # type: ignore[arg-type]
+    assert str(ei.value) == said
     assert q.stats().total == 0
 
 

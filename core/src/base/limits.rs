@@ -200,9 +200,40 @@ pub(crate) fn check_retry_in(d: Duration) -> Result<()> {
 /// refused with the words a `Duration` beyond the limit gets (fractions are kept to the microsecond).
 pub fn retry_delay(ms: f64) -> Result<Duration> {
     if !(0.0..=MAX_DELAY.as_millis() as f64).contains(&ms) {
-        return Err(Error::invalid(format!("retry_in: must be 0 to {}, got {ms} ms", span(MAX_DELAY))));
+        return Err(Error::invalid(format!("retry_in: must be 0 to {}, got {} ms", span(MAX_DELAY), number(ms))));
     }
     Ok(Duration::from_micros((ms * 1000.0) as u64))
+}
+
+/// A number given, as people read it: in digits (`-5000`, `0.5`), or with an exponent once it
+/// would take more than 15 of them (`1e300`, not three hundred digits).
+fn number(v: f64) -> String {
+    if v.abs() < 1e15 {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// A duration given as a number of seconds (Python's): finite and not negative. The refusal
+/// names `field` and shows the value as given (`got -1e300`, `got inf`).
+pub fn seconds(field: &str, s: f64) -> Result<f64> {
+    if !(s.is_finite() && s >= 0.0) {
+        return Err(Error::invalid(format!("{field}: must be a finite number of seconds, not negative, got {s:?}")));
+    }
+    Ok(s)
+}
+
+/// [`seconds`] in the wire's milliseconds, below the wire's bound of 10^15 ms (10^12 s, far
+/// above every limit of a duration): a value beyond it is refused in the seconds it was given,
+/// not in the milliseconds it would have been.
+pub fn seconds_as_ms(field: &str, s: f64) -> Result<f64> {
+    if seconds(field, s)? >= 1e12 {
+        return Err(Error::invalid(format!(
+            "{field}: must be below 10^12 s (every limit of a duration is far below), got {s:e} s"
+        )));
+    }
+    Ok(s * 1000.0)
 }
 
 /// A limit as people read it, in its largest whole unit: `100 ms`, `30 s`, `1 min`, `24 h`,
@@ -420,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn seconds_are_finite_not_negative_and_said_as_given() {
+        assert_eq!(seconds("ttr", 1.5).unwrap(), 1.5);
+        assert_eq!(seconds_as_ms("ttr", 1.5).unwrap(), 1500.0);
+        let refused = [
+            (-1e300, "delay: must be a finite number of seconds, not negative, got -1e300"),
+            (-1.0, "delay: must be a finite number of seconds, not negative, got -1.0"),
+            (f64::INFINITY, "delay: must be a finite number of seconds, not negative, got inf"),
+            (f64::NAN, "delay: must be a finite number of seconds, not negative, got NaN"),
+            (1e300, "delay: must be below 10^12 s (every limit of a duration is far below), got 1e300 s"),
+            (1e12, "delay: must be below 10^12 s (every limit of a duration is far below), got 1e12 s"),
+        ];
+        for (s, want) in refused {
+            let e = seconds_as_ms("delay", s).unwrap_err();
+            assert_eq!((e.kind(), e.message()), (crate::ErrorKind::InvalidArgument, want), "{s}");
+        }
+        // Below 10^12 s, the field's own limit decides (3650 days for a delay).
+        assert_eq!(seconds_as_ms("delay", 999_999_999_999.0).unwrap(), 999_999_999_999_000.0);
+    }
+
+    #[test]
     fn a_retry_delay_is_0_to_3650_days_whichever_way_it_was_given() {
         let max_ms = MAX_DELAY.as_millis() as f64;
         for (ms, want) in [(0.0, Duration::ZERO), (1500.5, Duration::from_micros(1_500_500)), (max_ms, MAX_DELAY)] {
@@ -432,6 +483,8 @@ mod tests {
             (f64::NAN, "NaN"),
             (f64::INFINITY, "inf"),
             (max_ms + 1.0, "315360000001"),
+            (1e300, "1e300"),
+            (-1e300, "-1e300"),
         ] {
             let e = retry_delay(ms).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
