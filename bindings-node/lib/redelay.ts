@@ -101,8 +101,6 @@ export interface PublishFields {
   backoffBaseMs?: number | undefined
   /** Largest retry backoff (default: the client's). */
   backoffMaxMs?: number | undefined
-  /** On expiry, delete the message instead of keeping it as a dead letter ("expired"). */
-  dropOnExpiry?: boolean | undefined
 }
 
 /** The two ways to give an expiry (see `Expiry`). */
@@ -113,8 +111,22 @@ export interface ExpiryFields {
   expiresAt?: Date | number | undefined
 }
 
-/** When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses both). */
-export type Expiry = OneOf<ExpiryFields>
+/** Fields left out (or undefined): what an option set does not take. */
+export type Without<T> = { [K in keyof T]?: undefined }
+
+/** Exactly one of the fields of `T` present (its value may be undefined), the others left out. */
+export type OnePresent<T> = {
+  [K in keyof T]-?: { [P in K]-?: T[P] } & { [O in Exclude<keyof T, K>]?: undefined }
+}[keyof T]
+
+/**
+ * When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses
+ * both). `dropOnExpiry: true` (on expiry, delete the message instead of keeping it as a dead
+ * letter, "expired") only with one of them.
+ */
+export type Expiry =
+  | (OneOf<ExpiryFields> & { dropOnExpiry?: false | undefined })
+  | (OnePresent<ExpiryFields> & { dropOnExpiry?: boolean | undefined })
 
 export type PublishOptions = PublishFields & When & Expiry
 
@@ -254,11 +266,12 @@ export type SearchFor = OneOf<Required<SearchFields>>
  * of them): delete them, give waiting ones a new due time (`delayMs` or `at`, reschedule only),
  * make waiting ones due now, bring dead letters back, or delete dead letters.
  */
-export type BulkOptions = {
-  action: 'cancel' | 'reschedule' | 'deliverNow' | 'respawn' | 'purge'
-} & BulkSelect &
-  When &
-  RespawnExpiry
+export type BulkOptions = BulkSelect &
+  (
+    | ({ action: 'reschedule' } & When & Without<RespawnExpiryFields>)
+    | ({ action: 'respawn' } & RespawnExpiry & Without<Due>)
+    | ({ action: 'cancel' | 'deliverNow' | 'purge' } & Without<Due> & Without<RespawnExpiryFields>)
+  )
 
 /** The messages of a bulk action: exactly one of `ids` and `search`. */
 export type BulkSelect = OneOf<Required<{ ids: readonly string[]; search: SearchFor }>>

@@ -130,6 +130,14 @@ export async function misuse(q: Queue): Promise<void> {
   await q.search({ idPrefix: 'a', error: 'b' })
   // @ts-expect-error a search looks for something
   await q.search({})
+  // @ts-expect-error only reschedule takes a due time
+  await q.bulk({ action: 'cancel', ids: ['a'], delayMs: 5 })
+  // @ts-expect-error only respawn takes an expiry
+  await q.bulk({ action: 'reschedule', ids: ['a'], delayMs: 5, clearExpiry: true })
+  // @ts-expect-error dropOnExpiry needs an expiry
+  await q.publish('x', { dropOnExpiry: true })
+  // @ts-expect-error dropOnExpiry needs an expiry, in a batch too
+  await q.publishBatch([{ body: 'x', delayMs: 5, dropOnExpiry: true }])
 }
 
 // Readonly arrays (`as const`) are taken wherever a list is, and an option given as undefined
@@ -145,6 +153,12 @@ export async function readonlyAndUndefined(c: Client, q: Queue, maybe: number | 
   await q.bulk({ action: 'cancel', ids: IDS })
   await q.publish('x', { delayMs: maybe, at: undefined, expiresInMs: maybe, ttrMs: maybe, headers: undefined })
   await q.publishBatch([{ body: 'x', delayMs: maybe }])
+  await q.publish('x', { expiresInMs: 5, dropOnExpiry: true })
+  await q.publish('x', { expiresAt: new Date(), dropOnExpiry: true, delayMs: 1 })
+  await q.publish('x', { expiresInMs: maybe, dropOnExpiry: maybe !== undefined })
+  await q.publish('x', { dropOnExpiry: false })
+  await q.bulk({ action: 'respawn', ids: IDS, clearExpiry: true })
+  await q.bulk({ action: 'deliverNow', search: { idPrefix: 'a' }, delayMs: undefined })
   await q.fetch(1, { waitMs: maybe, ttrMs: undefined })
   await c.fetch(['a'], 1, { waitMs: maybe })
   const sub = await q.subscribe(() => {}, { concurrency: maybe, prefetch: undefined, unref: undefined })
