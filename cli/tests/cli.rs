@@ -404,6 +404,37 @@ fn tokens_and_serve_from_the_command_line() {
     assert_eq!(stats_json(&prefix, "shop:orders")["ready"], 1);
 }
 
+/// A namespace's queues are `NS:QUEUE`, at most 128 bytes: the longest namespace the gateway
+/// takes gets a token that works, and one byte more is refused at creation (it was stored, and
+/// every request with it refused later), naming the field and the gateway's limit.
+#[test]
+fn token_create_refuses_a_namespace_too_long_to_use() {
+    let prefix = format!("clitokenns{}", std::process::id());
+    let max = redelay_server::auth::MAX_NAMESPACE_BYTES;
+    assert_eq!(max, 126);
+    let o = redelay(&prefix, &["token", "create", &"n".repeat(max + 1)]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    one_error_line(&o);
+    let want = format!(
+        "namespace name: must be 1 to {max} bytes (its queues are named NAMESPACE:QUEUE, at most 128 bytes), got {}",
+        max + 1
+    );
+    assert!(stderr(&o).contains(&want), "{o:?}");
+    assert_eq!(text(&redelay(&prefix, &["token", "list", &"n".repeat(max + 1)])).trim(), "", "nothing stored");
+    let help = text(&redelay(&prefix, &["token", "create", "--help"]));
+    assert!(help.contains(&format!("1 to {max} bytes of A-Z a-z 0-9 - _")), "{help}");
+
+    let ns = "n".repeat(max);
+    let o = redelay(&prefix, &["token", "create", &ns]);
+    assert!(o.status.success(), "{o:?}");
+    let token = text(&o).trim().to_string();
+    let gw = Gateway::start(&prefix, None);
+    let published = http(gw.port, "PUT", &format!("/api/{ns}/q"), &token, "hello");
+    drop(gw);
+    let (st, body) = published.unwrap();
+    assert_eq!(st, 201, "{body}");
+}
+
 #[test]
 fn shards_are_named_once_and_found_in_redis_afterwards() {
     let prefix = format!("clishard{}", std::process::id());
