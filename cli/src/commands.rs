@@ -1025,9 +1025,12 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
 pub struct HistoryArgs {
     pub queue: String,
     #[arg(long, default_value = "1h", value_parser = parse_duration, help = format!(
-        "How far back from now by the Redis clock: 30m, 1h, 2d ... (at most {} points of the \
-         step: minutes are kept 2 days, hours 90 days)",
-        limits::MAX_HISTORY_POINTS
+        "How far back from now by the Redis clock: 30m, 1h, 2d ... at most {} by hour, {} by \
+         minute (one query reads at most {} points of its step; hours are kept 90 days, minutes \
+         2 days)",
+        crate::units::span(longest_span(redelay::Step::Hour)),
+        crate::units::span(longest_span(redelay::Step::Minute)),
+        limits::MAX_HISTORY_POINTS,
     ))]
     pub last: Duration,
     #[arg(long, value_parser = ["minute", "hour"], help = format!(
@@ -1042,9 +1045,19 @@ pub struct HistoryArgs {
     pub json: bool,
 }
 
-/// The longest `--last` whose minutes always fit in the core's points of one history call: a
-/// span of m minutes touches at most m + 1 minute points (23h59m for 1440 points).
-const LONGEST_MINUTE_SPAN: Duration = Duration::from_secs((limits::MAX_HISTORY_POINTS as u64 - 1) * 60);
+/// The longest `--last` whose points of `step` always fit in the core's points of one history
+/// call: a span of n steps touches at most n + 1 points (23h59m of minutes, 59d23h of hours for
+/// 1440 points).
+const fn longest_span(step: redelay::Step) -> Duration {
+    let secs = match step {
+        redelay::Step::Minute => 60,
+        redelay::Step::Hour => 3600,
+    };
+    Duration::from_secs((limits::MAX_HISTORY_POINTS as u64 - 1) * secs)
+}
+
+/// See [`longest_span`].
+const LONGEST_MINUTE_SPAN: Duration = longest_span(redelay::Step::Minute);
 
 /// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
 pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
@@ -1053,6 +1066,16 @@ pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
         None => a.last > LONGEST_MINUTE_SPAN,
     };
     let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
+    let longest = longest_span(step);
+    if a.last > longest {
+        return Err(redelay::Error::invalid(format!(
+            "--last: at most {} with --step {}, got {} (one history query reads at most {} points)",
+            crate::units::span(longest),
+            if hourly { "hour" } else { "minute" },
+            crate::units::span(a.last),
+            limits::MAX_HISTORY_POINTS
+        )));
+    }
     let q = client.queue(&a.queue).await?;
     let now = q.redis_now().await?;
     let since = now.checked_sub(a.last).unwrap_or(UNIX_EPOCH);

@@ -43,6 +43,11 @@ pub struct ServeArgs {
 pub enum TokenCmd {
     /// Create a token for a namespace; prints it (only its SHA-256 is stored)
     Create {
+        #[arg(help = format!(
+            "1 to {} bytes of A-Z a-z 0-9 - _ (its queues are NAMESPACE:QUEUE, at most {} bytes)",
+            redelay_server::auth::MAX_NAMESPACE_BYTES,
+            redelay::limits::MAX_QUEUE_NAME_BYTES
+        ))]
         namespace: String,
         /// Reads only: no publish, consume or changes
         #[arg(long)]

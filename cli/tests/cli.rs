@@ -247,15 +247,31 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
         assert!(gaps.iter().all(|&g| g == 3_600_000), "{last}: {gaps:?}");
         assert!(redelay(&prefix, &["history", "h", "--last", last]).status.success(), "{last}");
     }
-    let (n, gaps) = gaps(&redelay(&prefix, &["history", "h", "--last", "10m", "--json"]), "points");
+    let (n, minutes) = gaps(&redelay(&prefix, &["history", "h", "--last", "10m", "--json"]), "points");
     assert_eq!(n, 11);
-    assert!(gaps.iter().all(|&g| g == 60_000), "{gaps:?}");
-    // Minutes forced over too long a span: the core's refusal, naming the flags and the limit.
-    for last in ["1d", "2d"] {
+    assert!(minutes.iter().all(|&g| g == 60_000), "{minutes:?}");
+    // Minutes forced over too long a span: refused, naming the flags and the limit.
+    for (last, got) in [("1d", "1d00h"), ("2d", "2d00h")] {
         let o = redelay(&prefix, &["history", "h", "--last", last, "--step", "minute"]);
         assert_eq!(o.status.code(), Some(64), "{o:?}");
         let err = stderr(&o);
-        assert!(err.contains("--last at --step minute: ") && err.contains("at most 1440 points"), "{err}");
+        let want = format!(
+            "--last: at most 23h59m with --step minute, got {got} (one history query reads at most 1440 points)"
+        );
+        assert!(err.contains(&want), "{err}");
+    }
+    // Hours are kept 90 days, but 1440 hour points are 59d23h: the longest span is usable, a
+    // longer one (it was refused at about 59 days by the core, naming no span) names the limit.
+    let (n, hours) = gaps(&redelay(&prefix, &["history", "h", "--last", "59d23h", "--json"]), "points");
+    assert_eq!(n, 1440);
+    assert!(hours.iter().all(|&g| g == 3_600_000), "{hours:?}");
+    for (last, got) in [("60d", "60d00h"), ("90d", "90d00h")] {
+        let o = redelay(&prefix, &["history", "h", "--last", last]);
+        assert_eq!(o.status.code(), Some(64), "{o:?}");
+        one_error_line(&o);
+        let want =
+            format!("--last: at most 59d23h with --step hour, got {got} (one history query reads at most 1440 points)");
+        assert!(stderr(&o).contains(&want), "{o:?}");
     }
     let help = text(&redelay(&prefix, &["history", "--help"]));
     assert!(help.contains("minute when --last is at most 23h59m"), "{help}");
@@ -315,7 +331,15 @@ fn help_texts_state_the_limits_of_the_core() {
     assert!(upcoming.contains(&format!("at most {} of them", limits::MAX_UPCOMING_BUCKETS)), "{upcoming}");
     let history = help(&["history"]);
     let (points, minutes) = (limits::MAX_HISTORY_POINTS, limits::MAX_HISTORY_POINTS - 1);
-    assert!(history.contains(&format!("(at most {points} points of the step:")), "{history}");
+    let hours = limits::MAX_HISTORY_POINTS - 1;
+    let last = format!(
+        "at most {}d{:02}h by hour, {}h{:02}m by minute (one query reads at most {points} points of its step;",
+        hours / 24,
+        hours % 24,
+        minutes / 60,
+        minutes % 60
+    );
+    assert!(history.contains(&last), "{history}");
     let step = format!("at most {}h{:02}m, whose minutes always fit in {points} points", minutes / 60, minutes % 60);
     assert!(history.contains(&step), "{history}");
 }
@@ -378,6 +402,37 @@ fn tokens_and_serve_from_the_command_line() {
     assert_eq!(refused.unwrap().0, 403);
     assert_eq!(revoked.unwrap().0, 401);
     assert_eq!(stats_json(&prefix, "shop:orders")["ready"], 1);
+}
+
+/// A namespace's queues are `NS:QUEUE`, at most 128 bytes: the longest namespace the gateway
+/// takes gets a token that works, and one byte more is refused at creation (it was stored, and
+/// every request with it refused later), naming the field and the gateway's limit.
+#[test]
+fn token_create_refuses_a_namespace_too_long_to_use() {
+    let prefix = format!("clitokenns{}", std::process::id());
+    let max = redelay_server::auth::MAX_NAMESPACE_BYTES;
+    assert_eq!(max, 126);
+    let o = redelay(&prefix, &["token", "create", &"n".repeat(max + 1)]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    one_error_line(&o);
+    let want = format!(
+        "namespace name: must be 1 to {max} bytes (its queues are named NAMESPACE:QUEUE, at most 128 bytes), got {}",
+        max + 1
+    );
+    assert!(stderr(&o).contains(&want), "{o:?}");
+    assert_eq!(text(&redelay(&prefix, &["token", "list", &"n".repeat(max + 1)])).trim(), "", "nothing stored");
+    let help = text(&redelay(&prefix, &["token", "create", "--help"]));
+    assert!(help.contains(&format!("1 to {max} bytes of A-Z a-z 0-9 - _")), "{help}");
+
+    let ns = "n".repeat(max);
+    let o = redelay(&prefix, &["token", "create", &ns]);
+    assert!(o.status.success(), "{o:?}");
+    let token = text(&o).trim().to_string();
+    let gw = Gateway::start(&prefix, None);
+    let published = http(gw.port, "PUT", &format!("/api/{ns}/q"), &token, "hello");
+    drop(gw);
+    let (st, body) = published.unwrap();
+    assert_eq!(st, 201, "{body}");
 }
 
 #[test]

@@ -61,6 +61,25 @@ pub fn hash(token: &str) -> String {
     Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Longest namespace: 126 bytes. A namespace's queues are the redelay queues `NS:QUEUE`, at most
+/// [`MAX_QUEUE_NAME_BYTES`](redelay::limits::MAX_QUEUE_NAME_BYTES) in all, so a longer namespace
+/// could never name one: its tokens (`redelay token create`, the admin route) are refused, as its
+/// requests are.
+pub const MAX_NAMESPACE_BYTES: usize = redelay::limits::MAX_QUEUE_NAME_BYTES - 2;
+
+/// A namespace: lmstfy's name rule, and at most [`MAX_NAMESPACE_BYTES`].
+pub fn check_namespace(ns: &str) -> Result<(), String> {
+    if ns.len() > MAX_NAMESPACE_BYTES {
+        return Err(format!(
+            "namespace name: must be 1 to {MAX_NAMESPACE_BYTES} bytes (its queues are named \
+             NAMESPACE:QUEUE, at most {} bytes), got {}",
+            redelay::limits::MAX_QUEUE_NAME_BYTES,
+            ns.len()
+        ));
+    }
+    check_name("namespace", ns)
+}
+
 /// lmstfy's namespace and queue names: 1 to 255 bytes of `A-Z a-z 0-9 - _`.
 pub fn check_name(what: &str, s: &str) -> Result<(), String> {
     if s.is_empty() || s.len() > 255 {
@@ -97,7 +116,7 @@ impl TokenStore {
         description: &str,
         token: Option<String>,
     ) -> redelay::Result<String> {
-        check_name("namespace", namespace).map_err(redelay::Error::invalid)?;
+        check_namespace(namespace).map_err(redelay::Error::invalid)?;
         let token = match token {
             Some(t) if t.len() < 20 => {
                 return Err(redelay::Error::invalid(format!("token: at least 20 bytes, got {}", t.len())))

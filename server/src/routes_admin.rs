@@ -75,7 +75,7 @@ async fn new_token(
     let f = fields(q, &h, &body);
     let desc =
         f.get("description").filter(|d| !d.is_empty()).ok_or_else(|| ApiError::invalid("invalid description", S))?;
-    auth::check_name("namespace", &ns).map_err(|m| ApiError::invalid(m, S))?;
+    auth::check_namespace(&ns).map_err(|m| ApiError::invalid(m, S))?;
     let read_only = matches!(f.get("read_only").map(String::as_str), Some("true" | "1"));
     let given = f.get("token").filter(|t| !t.is_empty()).cloned();
     let token = st.tokens.create(&ns, read_only, desc, given).await.api(S)?;

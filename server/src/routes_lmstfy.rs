@@ -77,7 +77,7 @@ impl<const WRITE: bool> FromRequestParts<AppState> for Req<WRITE> {
             None => return Err(auth::unauthorized("token not found", S)),
         };
         let ns = p.remove("ns").unwrap_or_default();
-        auth::check_name("namespace", &ns).map_err(|m| ApiError::invalid(m, S))?;
+        auth::check_namespace(&ns).map_err(|m| ApiError::invalid(m, S))?;
         access.check(Some(&ns), WRITE, S)?;
         let queue = p.remove("queue").unwrap_or_default();
         let job_id = p.remove("job_id").unwrap_or_default();

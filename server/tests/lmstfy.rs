@@ -407,6 +407,37 @@ async fn tokens_401_403_read_only_and_the_admin_routes() {
     assert!(dump.contains(&redelay_server::auth::hash(&rw)) && !dump.contains(&rw));
 }
 
+/// A namespace's queues are `NS:QUEUE` (at most 128 bytes), so a namespace over 126 bytes could
+/// name none: the admin route refuses its token, naming the limit, and a request naming it is
+/// refused with the same words; the longest works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_too_long_for_any_queue_gets_no_token() {
+    let s = common::start().await;
+    let http = &s.http;
+    let max = redelay_server::auth::MAX_NAMESPACE_BYTES;
+    let long = "n".repeat(max + 1);
+    let words = format!(
+        "namespace name: must be 1 to {max} bytes (its queues are named NAMESPACE:QUEUE, at most {} bytes), got {}",
+        redelay::limits::MAX_QUEUE_NAME_BYTES,
+        max + 1
+    );
+    let r =
+        http.post(format!("{}/token/{long}?description=ci", s.admin)).header("X-Token", ADMIN).send().await.unwrap();
+    assert_eq!(json(r).await, (400, json!({ "error": words })));
+    let err = s.st.tokens.create(&long, false, "ci", None).await.unwrap_err();
+    assert_eq!((err.kind(), err.message()), (redelay::ErrorKind::InvalidArgument, words.as_str()));
+    let r = http.put(s.url(&format!("/api/{long}/q"))).header("X-Token", ADMIN).body("b").send().await.unwrap();
+    assert_eq!(json(r).await, (400, json!({ "error": words })));
+
+    let ns = "n".repeat(max);
+    let r = http.post(format!("{}/token/{ns}?description=ci", s.admin)).header("X-Token", ADMIN).send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    let token = v["token"].as_str().unwrap();
+    let r = http.put(s.url(&format!("/api/{ns}/q"))).header("X-Token", token).body("b").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_is_refused_with_lmstfy_messages() {
     let s = common::start().await;

@@ -1431,3 +1431,32 @@ fn the_openapi_document_states_the_limits_and_defaults_in_force() {
     let group = &errors["responses"]["200"]["content"]["application/json"]["schema"]["properties"]["groups"]["items"];
     assert_eq!(group["properties"]["sample_ids"]["maxItems"], json!(v1::SAMPLE_IDS));
 }
+
+/// hyper refuses a request target over 65,534 bytes itself (`MAX_URI_LEN`, a constant it has no
+/// setting for), before any handler runs: `414` with an empty body, the one error without the
+/// gateway's JSON (docs/server.md says so). One byte less reaches the gateway, which answers in
+/// JSON. This pins the limit the docs state; if hyper ever lets the gateway answer, it fails.
+/// (Over a plain socket: reqwest, on the same `http` crate, refuses to send such a URL.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_request_target_over_hypers_limit_gets_an_empty_414() {
+    let s = common::start().await;
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let get = |len: usize| {
+        let addr = addr.clone();
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let path = "/v1/queues?x=";
+            let target = format!("{path}{}", "a".repeat(len - path.len()));
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            write!(c, "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+            let mut out = String::new();
+            c.read_to_string(&mut out).unwrap();
+            let (head, body) = out.split_once("\r\n\r\n").unwrap();
+            (head.split(' ').nth(1).unwrap().to_string(), body.to_string())
+        })
+    };
+    let (status, body) = get(65_534).await.unwrap();
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((status.as_str(), v["error"]["code"].as_str()), ("401", Some("ERR_REDELAY_UNAUTHORIZED")), "{v}");
+    assert_eq!(get(65_535).await.unwrap(), ("414".to_string(), String::new()));
+}
