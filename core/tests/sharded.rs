@@ -663,17 +663,23 @@ async fn shards_without_their_count_mark_heal_at_the_next_publish() {
         assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![None; 4]);
     };
 
+    // A batch of several calls per shard (100 messages each), refused whole and sent again.
     unmark().await;
-    let p = a.publish_batch(on_every_shard("new")).await.unwrap();
+    let big: Vec<Message> = (0..1000).map(|i| Message::new(b"m".to_vec()).id(format!("big{i}"))).collect();
+    let p = a.publish_batch(big).await.unwrap();
     assert!(p.iter().all(|p| p.status == PublishStatus::Stored), "{p:?}");
     assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "healed");
 
+    // A pause heals as a publish does; so does a handle's first call.
+    unmark().await;
+    let fresh = sharded(&client_with_prefix(c.prefix()).await, &name, 4);
+    assert!(fresh.pause().await.unwrap());
+    assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "healed");
     unmark().await;
     let fresh = sharded(&client_with_prefix(c.prefix()).await, &name, 4);
     assert_eq!(fresh.publish(Message::new(b"m".to_vec()).id("one")).await.unwrap().status, PublishStatus::Stored);
-    assert!(fresh.pause().await.unwrap());
     assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "healed");
     let s = a.stats().await.unwrap();
-    assert_eq!((s.total, s.paused), (41, true));
+    assert_eq!((s.total, s.paused), (1021, true));
     common::assert_verified(&a).await;
 }
