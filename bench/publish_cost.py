@@ -150,7 +150,7 @@ def main() -> None:
     commands = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000
-redis.call('HMGET', KEYS[5], 'v', 'nohist', 'hmin', 'hhour', 'shards')
+redis.call('HMGET', KEYS[5], 'v', 'nohist', 'hmin', 'hhour', 'shards', 'of')
 local seq = redis.call('HINCRBY', KEYS[5], 'seq', 1)
 redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 redis.call('HGET', KEYS[1], seq)
@@ -171,11 +171,12 @@ return 1
     }
     # One message as the client encodes it: the record's first 18 bytes (version 2, INLINE,
     # attempts 0, max_attempts 10, ttr 30 s, backoff 1 s .. 1 h), then replace 0, due mode 0
-    # (delay), delay 1 h, no expiry; a generated id; a 34-byte blob.
+    # (delay), delay 1 h, no expiry; a generated id; a 34-byte blob; then the shard count of a
+    # plain queue (0: no shard mark to check).
     spec = struct.pack(">BBHHIII", 2, 1, 0, 10, 30000, 1000, 3600000) + bytes([0, 0])
     spec += (3600000).to_bytes(6, "big") + bytes([0]) + (0).to_bytes(6, "big")
     print(f"{'variant':20} {'Redis CPU':>10} {'in EVALSHA':>11} {'of it commands':>15}   (µs per call)")
-    args = (len(KEYS), *KEYS, 1, "", spec, b"x" * 34)
+    args = (len(KEYS), *KEYS, 1, "", spec, b"x" * 34, 0)
     r.call("FUNCTION", "LOAD", "REPLACE", function_library(lib_for(lib, body), body))
     calls = {name: Redis.encode("EVALSHA", r.text("SCRIPT", "LOAD", code), *args) for name, code in variants.items()}
     calls["as a function"] = Redis.encode("FCALL", "publish", *args)

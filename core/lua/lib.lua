@@ -13,7 +13,9 @@
 --   DIED    zset    id -> time it died, ms (the record stays in MSG, flagged DEAD)
 --   META    hash    v = layout ('2'), seq = counter, paused = '1' while paused; for a sharded
 --                   queue (its data under the tags {queue/0} .. {queue/N-1}) `shards` = N in
---                   the META of the plain tag {queue}, which makes every script on it refuse
+--                   the META of the plain tag {queue}, which makes every script on it refuse,
+--                   and `of` = N in the META of each shard {queue/i}: the mark that this shard
+--                   belongs to a queue of N shards (check_layout below)
 --   LEGACY  string  the key where layout 1 kept its records; a marker, so that a redelay 0.1
 --                   client fails with WRONGTYPE instead of seeing an empty queue
 --   HIST    hash    history counters: 'm<minute>:<name>' (kept 2 days), 'h<hour>:<name>' (kept
@@ -71,13 +73,24 @@ local PRUNED = {}
 
 -- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish), and
 -- then returns true when it did (the queue had no data: new, or destroyed since).
-local function check_layout(create)
-  local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards')
+-- `of` (a script that creates data or state: publish, flag) is the shard count of the caller's
+-- handle when the queue is a shard of a sharded queue, nil or '0' for a plain queue: a shard
+-- whose META does not carry that count as its mark `of` is refused with 'redelay: shard not
+-- marked', before anything is written. A handle trusts its count for a few seconds; another
+-- client may have destroyed the queue and made it again, plain or with another count, meanwhile,
+-- and then this shard belongs to no queue (or to another layout of it): what the caller would
+-- write here would never be read. The client then checks the count and marks the shards again
+-- (ops/sharded.rs), or is refused.
+local function check_layout(create, of)
+  local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards', 'of')
   local v = m[1]
   HISTORY = not m[2]
   PRUNED.hmin, PRUNED.hhour = m[3], m[4]
   if m[5] then
     return error('redelay: sharded queue: it has ' .. m[5] .. ' shards')
+  end
+  if of and of ~= '0' and m[6] ~= of then
+    return error('redelay: shard not marked: it is marked ' .. (m[6] or 'as none') .. ', not ' .. of)
   end
   if v == LAYOUT then return end
   if v then

@@ -8,26 +8,29 @@
 --     existing id, 0 reports a duplicate), due mode (0 = delay from now, 1 = absolute ms), due
 --     value, expiry mode (0 none, 1 = ms from now, 2 = absolute ms), expiry value
 --   blob (headers + body); it goes into the record when the spec flags it INLINE
+-- then ARGV[3n+2] for a shard of a sharded queue the queue's shard count, which the shard's
+--   META must carry as its mark `of` ('0' for a plain queue: lib.lua check_layout)
 -- A call of a batch of several calls, and every call on a Redis Cluster (whose client sends a
 --   call again by itself when its connection drops), also gets KEYS[9], the replay key of the
 --   client's queue handle (a hash: field <batch id> = the index of the batch's last call that
 --   ran, for batches of several calls; field <batch id>:<index> = that call's reply, seq0 as 6
 --   bytes then the statuses; field 't' = when its expiry was last set, ms), and after the
---   messages ARGV[3n+2] the batch id, ARGV[3n+3] the call's index in the batch (0-based),
---   ARGV[3n+4] the count of calls, then fields of earlier calls whose replies arrived (deleted
+--   shard count ARGV[3n+3] the batch id, ARGV[3n+4] the call's index in the batch (0-based),
+--   ARGV[3n+5] the count of calls, then fields of earlier calls whose replies arrived (deleted
 --   here). A call with an empty batch id only deletes.
 -- Reply: { now_ms, seq0, statuses[, 1] }: statuses holds one byte per message, '1' stored, '0'
 -- duplicate (unchanged), '2' replaced; a generated id is the decimal seq0 + its position (1-based).
 -- The 1 at the end: this call made the queue (it had no data, as after a destroy), so the client
 -- adds its name to the registry again, however long its handle has been registered.
 -- A call whose predecessor has not run yet changes nothing and gets { now_ms, -1, '' }; a call
--- that ran already changes nothing and gets its first reply again.
+-- that ran already changes nothing and gets its first reply again. A shard that does not carry
+-- the mark ARGV[3n+2] gets an error 'redelay: shard not marked' and nothing is written.
 -- One message that replaces nothing, in a call without KEYS[9] (the common single publish),
 -- takes a shorter path to the same writes and reply: about 2.5 µs of Redis CPU less
 -- (bench/publish_cost.py).
 local now = clock()
-local created = check_layout(true) and 1 or nil
 local n = tonumber(ARGV[1])
+local created = check_layout(true, ARGV[3 * n + 2]) and 1 or nil
 
 -- A batch's calls run in their order, once each: one that arrives before the call ahead of it
 -- (a cluster redirect or a resend can reorder calls sent in order) is refused, and the client
@@ -35,12 +38,12 @@ local n = tonumber(ARGV[1])
 -- reply was lost) is answered from the replay key. So seqs, generated ids and duplicate
 -- detection across calls follow the batch's order, nothing is stored twice, and a batch that
 -- fails at one call has stored exactly the calls before it.
-local CALLS, batch, idx, calls = KEYS[9], ARGV[3 * n + 2], tonumber(ARGV[3 * n + 3]), tonumber(ARGV[3 * n + 4])
+local CALLS, batch, idx, calls = KEYS[9], ARGV[3 * n + 3], tonumber(ARGV[3 * n + 4]), tonumber(ARGV[3 * n + 5])
 local call, refresh -- this call's reply field, when it has one; true to set the key's expiry
 if CALLS then
-  if #ARGV > 3 * n + 4 then redis.call('HDEL', CALLS, unpack(ARGV, 3 * n + 5)) end
+  if #ARGV > 3 * n + 5 then redis.call('HDEL', CALLS, unpack(ARGV, 3 * n + 6)) end
   if batch ~= '' then
-    call = batch .. ':' .. ARGV[3 * n + 3]
+    call = batch .. ':' .. ARGV[3 * n + 4]
     local ran = redis.call('HMGET', CALLS, call, batch, 't')
     if ran[1] then return { now, struct.unpack('>I6', ran[1]), string.sub(ran[1], 7) } end
     if calls > 1 and tonumber(ran[2] or '-1') < idx - 1 then return { now, -1, '' } end
@@ -200,7 +203,7 @@ hist({ p = stored }, now)
 local statuses = table.concat(status)
 if call then
   local set = { CALLS, call, struct.pack('>I6', seq0) .. statuses }
-  if calls > 1 then set[4], set[5] = batch, ARGV[3 * n + 3] end
+  if calls > 1 then set[4], set[5] = batch, ARGV[3 * n + 4] end
   -- The key expires 4 to 5 minutes after the handle's last call (longer than any call waits),
   -- so it goes away by itself when the client dies; its expiry is set again once a minute at
   -- most. The handle's later publishes delete a batch's fields once all its replies arrived.

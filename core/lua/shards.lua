@@ -6,14 +6,15 @@
 -- ARGV[1] the shard count this client uses (2 or more)
 -- ARGV[2] '1': store the count when none is stored (a write); '0': only read it (a read leaves
 --         no trace of a queue that does not exist)
--- Reply: the stored count (the given one when this call stored it), 0 when none is stored and
--- ARGV[2] is '0', or -1 when the plain queue holds messages (it must be drained before it can
--- become sharded)
+-- Reply: { count, stored }: count is the stored count (the given one when this call stored
+-- it), 0 when none is stored and ARGV[2] is '0', or -1 when the plain queue holds messages (it
+-- must be drained before it can become sharded); stored is 1 when this call stored the count
+-- (the client then marks every shard with it: `of` in each shard's META, lib.lua), else 0
 local m = redis.call('HGET', META, 'shards')
-if m then return tonumber(m) end
+if m then return { tonumber(m), 0 } end
 if redis.call('EXISTS', MSG, SCHED, DIED, BODY) > 0 or redis.call('TYPE', LEGACY).ok == 'hash' then
-  return -1
+  return { -1, 0 }
 end
-if ARGV[2] == '0' then return 0 end
+if ARGV[2] == '0' then return { 0, 0 } end
 redis.call('HSET', META, 'shards', ARGV[1])
-return tonumber(ARGV[1])
+return { tonumber(ARGV[1]), 1 }

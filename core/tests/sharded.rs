@@ -550,3 +550,136 @@ async fn a_list_offset_past_the_end_is_an_empty_page() {
         }
     }
 }
+
+/// The keys of shard `i` of queue `name` under `prefix` (all of `{name/i}`).
+async fn shard_keys(prefix: &str, name: &str, i: u32) -> Vec<String> {
+    let mut r = common::raw().await;
+    redis::cmd("KEYS").arg(format!("{prefix}:{{{name}/{i}}}:*")).query_async(&mut r).await.unwrap()
+}
+
+/// The shard count mark (`of`) in the META of each of a queue's `n` shards.
+async fn shard_marks(prefix: &str, name: &str, n: u32) -> Vec<Option<String>> {
+    let mut r = common::raw().await;
+    let mut marks = Vec::new();
+    for i in 0..n {
+        let meta = format!("{prefix}:{{{name}/{i}}}:meta");
+        marks.push(redis::cmd("HGET").arg(meta).arg("of").query_async(&mut r).await.unwrap());
+    }
+    marks
+}
+
+/// Twenty messages with ids that fall on every one of 4 shards.
+fn on_every_shard(tag: &str) -> Vec<Message> {
+    let ids: Vec<String> = (0..20).map(|i| format!("{tag}{i}")).collect();
+    let hit: std::collections::HashSet<u32> = ids.iter().map(|id| shard_of(id, 4)).collect();
+    assert_eq!(hit.len(), 4, "the ids cover every shard");
+    ids.into_iter().map(|id| Message::new(b"m".to_vec()).id(id)).collect()
+}
+
+/// A handle that confirmed its shard count a moment ago, on a queue another client destroyed
+/// and made again plain or with another count since, is refused — publish and pause — and
+/// writes nothing into shard keys no queue reads: it used to trust its count for 5 s and store
+/// the messages there, lost, reporting success.
+#[tokio::test]
+async fn a_handle_refuses_to_write_into_the_shards_of_a_queue_made_again_by_another_client() {
+    // (count B makes the queue again with: 1 = plain, what A is told)
+    for (again, want) in [
+        (1, "holds unsharded messages, so it cannot be opened with 4 shards"),
+        (2, "has 2 shards in Redis and this handle was opened with 4"),
+    ] {
+        let c = client().await;
+        let other = client_with_prefix(c.prefix()).await;
+        let name = common::unique("again");
+        let a = sharded(&c, &name, 4);
+        a.publish_batch(on_every_shard("a")).await.unwrap();
+        sharded(&other, &name, 4).destroy().await.unwrap();
+        let b = other.queue_with(&name, QueueOptions::shards(again)).unwrap();
+        b.publish(Message::new(b"b".to_vec()).id("b")).await.unwrap();
+
+        for (what, r) in [
+            ("publish", a.publish(Message::new(b"lost".to_vec()).id("a1")).await.map(|_| ())),
+            ("batch", a.publish_batch(on_every_shard("later")).await.map(|_| ())),
+            ("pause", a.pause().await.map(|_| ())),
+        ] {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{again}: {what}: {e}");
+            assert!(e.message().contains(want), "{again}: {what}: {e}");
+        }
+        // Nothing written where A's messages would have gone.
+        for i in again.max(1)..4 {
+            assert_eq!(shard_keys(c.prefix(), &name, i).await, Vec::<String>::new(), "{again}: shard {i}");
+        }
+        if again == 1 {
+            assert_eq!(shard_keys(c.prefix(), &name, 0).await, Vec::<String>::new(), "{again}: shard 0");
+        }
+        let s = b.stats().await.unwrap();
+        assert_eq!((s.total, s.paused), (1, false), "{again}: B's queue holds B's message alone");
+        assert_eq!(b.peek("b").await.unwrap().map(|m| m.id), Some("b".into()), "{again}");
+    }
+}
+
+/// A handle that confirmed its count a moment ago, on a queue another client destroyed since
+/// (and nobody made again), makes it anew at its next publish: the count is stored again, every
+/// shard is marked with it, and the message is delivered.
+#[tokio::test]
+async fn a_publish_right_after_another_clients_destroy_makes_the_sharded_queue_anew() {
+    let c = client().await;
+    let other = client_with_prefix(c.prefix()).await;
+    let name = common::unique("anew");
+    let a = sharded(&c, &name, 4);
+    a.publish(Message::new(b"x".to_vec()).id("first")).await.unwrap();
+    sharded(&other, &name, 4).destroy().await.unwrap();
+
+    let p = a.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
+    assert_eq!(p.status, PublishStatus::Stored);
+    let mut r = common::raw().await;
+    let meta = format!("{}:{{{name}}}:meta", c.prefix());
+    let stored: Option<String> = redis::cmd("HGET").arg(&meta).arg("shards").query_async(&mut r).await.unwrap();
+    assert_eq!(stored.as_deref(), Some("4"), "the count is stored again");
+    assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4]);
+    let plain = other.queue(&name).unwrap().stats().await.unwrap_err();
+    assert!(plain.message().contains("has 4 shards in Redis"), "{plain}");
+    let got = sharded(&other, &name, 4).fetch(10, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(got.iter().map(|d| d.id()).collect::<Vec<_>>(), vec!["after"]);
+    assert_eq!(got[0].body(), b"after");
+}
+
+/// A sharded queue whose shards carry no count mark (made by an older version, or the marks
+/// lost) takes publishes all the same — from a handle that confirmed its count and from a new
+/// one — and has its marks back afterwards.
+#[tokio::test]
+async fn shards_without_their_count_mark_heal_at_the_next_publish() {
+    let c = client().await;
+    let name = common::unique("unmarked");
+    let a = sharded(&c, &name, 4);
+    a.publish_batch(on_every_shard("old")).await.unwrap();
+    assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "marked when made");
+    let unmark = || async {
+        let mut r = common::raw().await;
+        for i in 0..4 {
+            let meta = format!("{}:{{{name}/{i}}}:meta", c.prefix());
+            let _: i64 = redis::cmd("HDEL").arg(meta).arg("of").query_async(&mut r).await.unwrap();
+        }
+        assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![None; 4]);
+    };
+
+    // A batch of several calls per shard (100 messages each), refused whole and sent again.
+    unmark().await;
+    let big: Vec<Message> = (0..1000).map(|i| Message::new(b"m".to_vec()).id(format!("big{i}"))).collect();
+    let p = a.publish_batch(big).await.unwrap();
+    assert!(p.iter().all(|p| p.status == PublishStatus::Stored), "{p:?}");
+    assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "healed");
+
+    // A pause heals as a publish does; so does a handle's first call.
+    unmark().await;
+    let fresh = sharded(&client_with_prefix(c.prefix()).await, &name, 4);
+    assert!(fresh.pause().await.unwrap());
+    assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "healed");
+    unmark().await;
+    let fresh = sharded(&client_with_prefix(c.prefix()).await, &name, 4);
+    assert_eq!(fresh.publish(Message::new(b"m".to_vec()).id("one")).await.unwrap().status, PublishStatus::Stored);
+    assert_eq!(shard_marks(c.prefix(), &name, 4).await, vec![Some("4".to_string()); 4], "healed");
+    let s = a.stats().await.unwrap();
+    assert_eq!((s.total, s.paused), (1021, true));
+    common::assert_verified(&a).await;
+}

@@ -23,7 +23,8 @@ const MAX_CACHED_QUEUES: usize = 10_000;
 /// How long a sharded queue's handle is kept before it is opened again with the count then
 /// stored: the core's handle trusts its check of the count as long, so a queue destroyed and
 /// re-created by another client with another count is seen before the old handle would check
-/// again and refuse every call.
+/// again and refuse every call. Meanwhile the core refuses the old handle's writes into shards
+/// that are not marked with its count, so nothing it publishes then is lost.
 const QUEUE_HANDLE_LIFE: std::time::Duration = std::time::Duration::from_secs(5);
 /// How long the handle of a queue with no shard count stored (a plain queue, or one not
 /// created yet) is kept: a producer may make it sharded at any moment (a worker long-polls a

@@ -742,8 +742,10 @@ async fn a_queue_made_sharded_after_the_gateway_first_saw_it_is_served_sharded()
 }
 
 /// A sharded queue the gateway serves, destroyed by another client and made again with another
-/// count: once the old count's confirmation runs out (the core trusts it 5 s), the gateway
-/// serves the new count (it kept its old handle, refused at every call from then on).
+/// count: within the old count's confirmation (the core trusts it 5 s) a publish through the
+/// gateway's old handle is refused, writing nothing (it went into shard keys no queue reads,
+/// lost, answered 201); once the confirmation runs out, the gateway serves the new count (it
+/// kept its old handle, refused at every call from then on).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_one() {
     let s = common::start().await;
@@ -755,6 +757,22 @@ async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_on
     four.destroy().await.unwrap();
     let two = s.client.queue_with("app:recount", redelay::QueueOptions::shards(2)).unwrap();
     two.publish(redelay::Message::new(b"y".to_vec()).id("b")).await.unwrap();
+    for id in ["early0", "early1", "early2", "early3", "early4", "early5"] {
+        let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "lost?", "id": id}))).await;
+        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("has 2 shards in Redis and this handle was opened with 4"), "{v}");
+    }
+    let mut r = harness::raw().await;
+    for i in [2, 3] {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{}:{{app:recount/{i}}}:*", s.client.prefix()))
+            .query_async(&mut r)
+            .await
+            .unwrap();
+        assert_eq!(keys, Vec::<String>::new(), "shard {i} of the old count");
+    }
+    assert_eq!(two.stats().await.unwrap().total, 1, "nothing went into the queue of 2 shards");
     tokio::time::sleep(Duration::from_millis(5500)).await;
     let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "z", "id": "c"}))).await;
     assert_eq!(st, 201, "{v}");

@@ -47,6 +47,13 @@ const REPLAY_FIELDS_TO_DELETE: usize = 32;
 /// Tries of a fetch call whose reply did not arrive (the same fetch id each time).
 const FETCH_TRIES: u32 = 4;
 
+/// A script's refusal of a shard that does not carry its queue's shard count as its mark
+/// (`lua/lib.lua` check_layout): the queue was destroyed, and maybe made again plain or with
+/// another count, since the handle confirmed its count; nothing was written.
+pub(crate) fn is_unmarked(e: &Error) -> bool {
+    e.kind() == ErrorKind::Redis && e.message().contains("redelay: shard not marked")
+}
+
 /// Errors after which a call may have run in Redis without its reply arriving.
 fn retryable(e: &Error) -> bool {
     matches!(e.kind(), ErrorKind::Timeout | ErrorKind::Connection) && !e.is_client_closed()
@@ -87,6 +94,10 @@ pub(crate) struct QueueInner {
     /// for a plain queue. A sharded handle's own `keys` are those of the plain tag `{name}`,
     /// whose META records the shard count.
     pub shards: Vec<Queue>,
+    /// For a shard of a sharded queue: that queue's shard count, which the scripts that create
+    /// data or state (publish, flag) find in the shard's META as its mark `of` or refuse
+    /// ([`is_unmarked`]); 0 for a plain queue (and a sharded queue's own handle): no check.
+    pub(crate) of_shards: u32,
     /// When Redis last confirmed the shard count of a sharded handle ([`mono_ms`]), 0: never.
     pub(crate) shards_checked_at: AtomicU64,
     /// Whether pulls reach this handle as a shard of a sharded queue.
@@ -254,15 +265,21 @@ impl Queue {
         opts.validate()?;
         let shards = if opts.shards > 1 {
             (0..opts.shards)
-                .map(|i| Self::with_keys(ctx.clone(), name, QueueKeys::shard(&ctx.prefix, name, i), vec![], legacy))
+                .map(|i| {
+                    let keys = QueueKeys::shard(&ctx.prefix, name, i);
+                    Self::with_keys(ctx.clone(), name, keys, (vec![], opts.shards), legacy)
+                })
                 .collect()
         } else {
             Vec::new()
         };
-        Ok(Self::with_keys(ctx.clone(), name, QueueKeys::new(&ctx.prefix, name), shards, legacy))
+        Ok(Self::with_keys(ctx.clone(), name, QueueKeys::new(&ctx.prefix, name), (shards, 0), legacy))
     }
 
-    fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, shards: Vec<Queue>, legacy: bool) -> Queue {
+    /// A handle on `keys`; `(shards, of_shards)`: see [`QueueInner::shards`] and
+    /// [`QueueInner::of_shards`].
+    fn with_keys(ctx: Arc<Ctx>, name: &str, keys: QueueKeys, layout: (Vec<Queue>, u32), legacy: bool) -> Queue {
+        let (shards, of_shards) = layout;
         let keys = Arc::new(keys);
         let settle_replay =
             ctx.conn.is_cluster().then(|| Arc::new(Replay::new(keys.settle_replay(&hex(&rand::random::<[u8; 8]>())))));
@@ -276,6 +293,7 @@ impl Queue {
                 settler,
                 registered: AtomicBool::new(false),
                 shards,
+                of_shards,
                 shards_checked_at: AtomicU64::new(0),
                 health: ShardHealth::default(),
                 confirmed: Default::default(),
@@ -540,6 +558,7 @@ impl Queue {
                 a.push(spec.encode());
                 a.push(blob);
             }
+            a.push(self.inner.of_shards.to_string().into_bytes());
             chunks.push(a);
         }
         Ok(chunks)
@@ -1080,7 +1099,8 @@ impl Queue {
     }
 
     pub(crate) async fn flag_here(&self, name: &str, on: bool) -> Result<bool> {
-        let a = vec![name.as_bytes().to_vec(), if on { b"1".to_vec() } else { b"0".to_vec() }];
+        let on = if on { b"1".to_vec() } else { b"0".to_vec() };
+        let a = vec![name.as_bytes().to_vec(), on, self.inner.of_shards.to_string().into_bytes()];
         Ok(int(&self.run(&scripts::FLAG, args(a)).await?)? == 1)
     }
 

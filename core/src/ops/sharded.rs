@@ -15,10 +15,10 @@ use futures_util::future::join_all;
 use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::limits;
 use crate::base::message::{Due, Message, Published};
-use crate::base::reply::{bad, int};
+use crate::base::reply::{array, bad, int};
 use crate::base::time::{mono_ms, time_to_ms};
 use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
-use crate::ops::queue::{DeadRun, Queue};
+use crate::ops::queue::{is_unmarked, DeadRun, Queue};
 use crate::storage::scripts;
 
 /// The shard (0 to `shards - 1`) that holds message `id` in a queue of `shards` shards: the
@@ -116,7 +116,14 @@ impl Queue {
     /// count; a handle with another count, or a queue holding unsharded messages, is refused
     /// with InvalidArgument. A confirmation holds for [`SHARDS_RECHECK`]: a queue destroyed
     /// meanwhile by another client gets its count stored again by the next check, and one
-    /// re-created with another count refuses this handle from then on.
+    /// re-created with another count refuses this handle from then on. A check that stores the
+    /// count marks every shard with it ([`mark_shards`](Self::mark_shards)).
+    ///
+    /// Within that time a write does not trust the count alone: publish and flag scripts refuse
+    /// a shard that does not carry the handle's count as its mark, and the handle then checks
+    /// at once ([`on_marked_shards`](Self::on_marked_shards)). So a queue destroyed and made
+    /// again (plain, or with another count) by another client never gets a write into shards
+    /// that no queue reads.
     ///
     /// The count lives under the queue's own tag, on one master. While that master cannot be
     /// reached (a failover, or its slots unserved), a handle that confirmed the count before
@@ -157,18 +164,33 @@ impl Queue {
                     ),
                 ))
             }
-            r => r,
+            Err(e) => Err(e),
+            Ok(stored) => {
+                if stored {
+                    // A shard left unmarked here (its master out of reach) refuses its first
+                    // write, which marks it then.
+                    for e in self.mark_shards().await.into_iter().filter_map(Result::err) {
+                        tracing::warn!(queue = self.name(), error = %e, "a shard could not be marked with the shard count");
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
-    /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation.
-    async fn check_shards_now(&self, access: Access) -> Result<()> {
+    /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation. Returns
+    /// true when this check stored the count: the caller then marks the shards with it.
+    async fn check_shards_now(&self, access: Access) -> Result<bool> {
         let n = self.shards();
         let store = if access == Access::Write { "1" } else { "0" };
         let args = vec![redis::Arg::Simple(n.to_string().into_bytes()), redis::Arg::Simple(store.into())];
-        let stored = int(&self.run(&scripts::SHARDS, args).await?)?;
+        let reply = array(self.run(&scripts::SHARDS, args).await?)?;
+        let (stored, now) = match &reply[..] {
+            [count, now] => (int(count)?, int(now)? == 1),
+            _ => return Err(bad("shards")),
+        };
         if stored == 0 {
-            return Ok(()); // a read of a queue with no count: nothing confirmed, nothing stored
+            return Ok(false); // a read of a queue with no count: nothing confirmed, nothing stored
         }
         let name = self.name();
         if stored == -1 {
@@ -181,7 +203,85 @@ impl Queue {
             return Err(self.opened_with(stored.to_string(), n));
         }
         self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
-        Ok(())
+        Ok(now)
+    }
+
+    /// Marks every shard as one of this queue's `N`: `of` = N in its META, which the scripts
+    /// that create data or state in a shard (publish, flag) require (`lua/lib.lua`
+    /// check_layout). One call per shard (each in its own slot), sent at once. Called once the
+    /// count is confirmed: when a check stored it, and when a shard refused a write for want of
+    /// its mark (a queue made by a version without marks heals so). Each shard's result, an
+    /// error naming its shard.
+    async fn mark_shards(&self) -> Vec<Result<()>> {
+        let n = self.shards();
+        self.each_shard(|q| async move {
+            let mut c = q.conn();
+            let _: () = redis::cmd("HSET").arg(q.inner.keys.meta()).arg("of").arg(n).query_async(&mut c).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Runs `call(shard)` on each shard of `which` at once. The shards that refuse it for want
+    /// of this handle's count as their mark ([`is_unmarked`]: the queue was destroyed since this
+    /// handle confirmed its count, and maybe made again plain or with another count; or it was
+    /// made by a version that did not mark its shards) get it once more, after a check of the
+    /// count that trusts no earlier one: a queue that no longer exists gets its count stored
+    /// (as at any first write); a queue that now has another count or holds unsharded messages
+    /// refuses the handle with InvalidArgument (the shards that refused have nothing written);
+    /// a confirmed count marks every shard first (a shard that could not be marked gets that
+    /// error). The results come in the order of `which`; a shard that refuses again gets an
+    /// error that says so.
+    async fn on_marked_shards<'a, T, F, Fut>(&'a self, which: &[usize], call: F) -> Result<Vec<(usize, Result<T>)>>
+    where
+        F: Fn(usize) -> Fut,
+        Fut: std::future::Future<Output = Result<T>> + 'a,
+    {
+        let first = join_all(which.iter().map(|&s| call(s))).await;
+        let mut out: Vec<(usize, Result<T>)> = which.iter().copied().zip(first).collect();
+        let refused: Vec<usize> =
+            out.iter().enumerate().filter(|(_, (_, r))| r.as_ref().is_err_and(is_unmarked)).map(|(k, _)| k).collect();
+        if refused.is_empty() {
+            return Ok(out);
+        }
+        tracing::debug!(queue = self.name(), "a shard does not carry the shard count as its mark: checking it now");
+        if let Err(e) = self.check_shards_now(Access::Write).await {
+            if e.kind() == ErrorKind::InvalidArgument {
+                // Another count, or unsharded messages: every call checks again, whatever an
+                // earlier check said.
+                self.inner.shards_checked_at.store(0, Ordering::Release);
+            }
+            return Err(e);
+        }
+        let (marks, call) = (&self.mark_shards().await, &call);
+        let again = join_all(refused.iter().map(|&k| out[k].0).map(|s| async move {
+            match &marks[s] {
+                Err(e) => Err(e.clone()),
+                Ok(()) => call(s).await,
+            }
+        }))
+        .await;
+        for (&k, r) in refused.iter().zip(again) {
+            let s = out[k].0;
+            out[k].1 = r.map_err(|e| {
+                if !is_unmarked(&e) {
+                    return e;
+                }
+                Error::new(
+                    ErrorKind::Redis,
+                    format!(
+                        "shard {s} of queue {:?} (hash tag {{{}/{s}}}) refused a write: it is not marked as a shard \
+                         of a queue of {} even after the count was checked and every shard marked (is another \
+                         client destroying the queue now?); nothing was written to it: {}",
+                        self.name(),
+                        self.name(),
+                        self.shards(),
+                        e.message()
+                    ),
+                )
+            });
+        }
+        Ok(out)
     }
 
     /// A script's refusal of a sharded queue's plain tag, as an InvalidArgument naming both counts.
@@ -254,18 +354,27 @@ impl Queue {
             groups[s].0.push(i);
             groups[s].1.push(m);
         }
-        let mut calls = Vec::new();
+        // Every message is checked (encoded) before anything is sent.
+        let mut encoded: Vec<Option<Vec<Vec<Vec<u8>>>>> = (0..n).map(|_| None).collect();
         for (s, (pos, group)) in groups.iter().enumerate().filter(|(_, g)| !g.1.is_empty()) {
-            let chunks = self.inner.shards[s].encode_batch(group, &|k| pos[k], single)?;
-            calls.push((s, chunks, group.iter().map(|m| m.id.clone()).collect::<Vec<_>>()));
+            encoded[s] = Some(self.inner.shards[s].encode_batch(group, &|k| pos[k], single)?);
         }
+        let which: Vec<usize> = (0..encoded.len()).filter(|&s| encoded[s].is_some()).collect();
+        let (encoded, groups) = (&std::sync::Mutex::new(encoded), &groups);
         self.register().await;
-        let sent = join_all(
-            calls
-                .into_iter()
-                .map(|(s, chunks, ids)| async move { (s, self.inner.shards[s].send_batch(chunks, ids).await) }),
-        )
-        .await;
+        let sent = self
+            .on_marked_shards(&which, |s| async move {
+                let (pos, group) = &groups[s];
+                let shard = &self.inner.shards[s];
+                // A shard's group is sent again (encoded again) when the shard refused it unmarked.
+                let chunks = encoded.lock().unwrap_or_else(|e| e.into_inner())[s].take();
+                let chunks = match chunks {
+                    Some(c) => c,
+                    None => shard.encode_batch(group, &|k| pos[k], single)?,
+                };
+                shard.send_batch(chunks, group.iter().map(|m| m.id.clone()).collect()).await
+            })
+            .await?;
         let mut out: Vec<Option<Published>> = (0..total).map(|_| None).collect();
         for (s, res) in sent {
             for (&p, x) in groups[s].0.iter().zip(res?) {
@@ -324,8 +433,13 @@ impl Queue {
             return self.flag_here(name, on).await;
         }
         self.check_shards().await?;
-        let r = self.each_shard(|q| q.flag_here(name, on)).await;
-        Ok(r.into_iter().collect::<Result<Vec<_>>>()?.into_iter().any(|x| x))
+        let all: Vec<usize> = (0..self.parts().len()).collect();
+        let r = self
+            .on_marked_shards(&all, |s| async move {
+                self.inner.shards[s].flag_here(name, on).await.map_err(|e| self.in_shard(s, e))
+            })
+            .await?;
+        Ok(r.into_iter().map(|(_, r)| r).collect::<Result<Vec<_>>>()?.into_iter().any(|x| x))
     }
 
     /// History counters, summed over the shards.
