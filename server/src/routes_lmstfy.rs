@@ -237,7 +237,10 @@ fn info_json(ns: &str, queue: &str, m: &MessageInfo, now: SystemTime) -> Value {
 }
 
 /// delay, ttl and tries of a publish, checked as lmstfy checks them, as redelay options: the
-/// ttl (from the publish) is the expiry, and an expired job is dropped, as in lmstfy.
+/// ttl (from the publish) is the expiry, and an expired job is dropped, as in lmstfy. Each job
+/// then gets an id of [`redelay::unique_id`]: as lmstfy's, it never repeats, not even after the
+/// queue is destroyed (a plain queue's generated ids start over at 1), so a client holding an
+/// old job's id cannot delete or peek a new job by it.
 fn publish_options(st: &AppState, q: &Params) -> ApiResult<PublishOptions> {
     let d = st.config.lmstfy;
     let delay = seconds(q, "delay", 0)?;
@@ -274,6 +277,7 @@ fn check_body(st: &AppState, len: usize, what: &str) -> ApiResult<()> {
 fn publish_message(st: &AppState, q: &Params, h: &HeaderMap, body: Bytes) -> ApiResult<redelay::Message> {
     check_body(st, body.len(), "body")?;
     let mut opts = publish_options(st, q)?;
+    opts.id = Some(redelay::unique_id());
     // The job attributes are the message's headers; checked last, as lmstfy does.
     opts.headers = attributes(h)?;
     opts.message(body.to_vec()).api(S)
@@ -327,7 +331,10 @@ async fn publish_bulk(r: Write, h: HeaderMap, body: Bytes) -> ApiResult<Response
         check_body(&r.st, j.get().len(), "job")?;
     }
     opts.headers = attributes(&h)?;
-    let items = jobs.into_iter().map(|j| (j.get().as_bytes().to_vec(), opts.clone())).collect();
+    let items = jobs
+        .into_iter()
+        .map(|j| (j.get().as_bytes().to_vec(), PublishOptions { id: Some(redelay::unique_id()), ..opts.clone() }))
+        .collect();
     let msgs = redelay::batch_messages(items).api(S)?;
     let ids: Vec<String> = qu.publish_batch(msgs).await.api(S)?.into_iter().map(|p| p.id).collect();
     Ok((StatusCode::CREATED, Json(json!({ "msg": "published", "job_ids": ids }))).into_response())

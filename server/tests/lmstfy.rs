@@ -632,3 +632,37 @@ async fn an_expired_job_is_not_found_by_peek() {
     let (st, v) = get("/api/ns/qx/peek".into()).await;
     assert_eq!((st, v["data"].as_str()), (200, Some(b64("lasting").as_str())), "{v}");
 }
+
+/// Job ids never repeat, as lmstfy's: after the queue is destroyed, a new job does not get an
+/// old job's id (a plain queue's generated ids start over at 1), so a client holding the old
+/// id cannot delete the new job by it. Bulk jobs each get their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_ids_never_repeat_not_even_after_a_destroy() {
+    let s = common::start().await;
+    let t = s.token("ns", false).await;
+    let http = &s.http;
+    let publish = || async {
+        let r = http.put(s.url("/api/ns/qd")).header("X-Token", &t).body("job").send().await.unwrap();
+        let (st, v) = json(r).await;
+        assert_eq!(st, 201, "{v}");
+        v["job_id"].as_str().unwrap().to_string()
+    };
+    let old = publish().await;
+    // Destroyed as the CLI, /v1 or any client destroys it (lmstfy's DELETE only empties it).
+    s.client.queue("ns:qd").unwrap().destroy().await.unwrap();
+    let new = publish().await;
+    assert_ne!(old, new, "a new job got the id of a job of the destroyed queue");
+    // Deleting by the old id leaves the new job alone.
+    let r = http.delete(s.url(&format!("/api/ns/qd/job/{old}"))).header("X-Token", &t).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    let (st, v) =
+        json(http.get(s.url(&format!("/api/ns/qd/job/{new}"))).header("X-Token", &t).send().await.unwrap()).await;
+    assert_eq!(st, 200, "{v}");
+    let r = http.put(s.url("/api/ns/qd/bulk")).header("X-Token", &t).body("[{},{},{}]").send().await.unwrap();
+    let (st, v) = json(r).await;
+    assert_eq!(st, 201, "{v}");
+    let ids: std::collections::HashSet<&str> =
+        v["job_ids"].as_array().unwrap().iter().filter_map(|i| i.as_str()).collect();
+    assert_eq!(ids.len(), 3, "{v}");
+    assert!(!ids.contains(old.as_str()) && !ids.contains(new.as_str()), "{v}");
+}

@@ -3,6 +3,15 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+/// A message id that no earlier one had, in any queue, even one destroyed and made again: the
+/// time (ms, hex) and 64 random bits, e.g. `18c2f3a4b5c-9f3e0d1c2b3a4958`. Never all digits
+/// (those are a plain queue's generated ids, which count per queue and start over when it is
+/// destroyed). A sharded queue's client gives one to each message published without an id; the
+/// gateway's lmstfy API gives one to every job, as lmstfy's ids never repeat.
+pub fn unique_id() -> String {
+    format!("{:x}-{:016x}", crate::base::time::time_to_ms(SystemTime::now()).max(0), rand::random::<u64>())
+}
+
 /// When a message becomes due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Due {
@@ -192,5 +201,15 @@ impl Published {
     /// True when an existing message with this id made the publish a no-op.
     pub fn is_duplicate(&self) -> bool {
         self.status == PublishStatus::Duplicate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unique_ids_are_unique_and_never_all_digits() {
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| super::unique_id()).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| crate::base::limits::check_id(id).is_ok()));
     }
 }

@@ -14,9 +14,9 @@ use futures_util::future::join_all;
 
 use crate::base::error::{Error, ErrorKind, Result};
 use crate::base::limits;
-use crate::base::message::{Due, Message, Published};
+use crate::base::message::{unique_id, Due, Message, Published};
 use crate::base::reply::{array, bad, int};
-use crate::base::time::{mono_ms, time_to_ms};
+use crate::base::time::mono_ms;
 use crate::ops::info::{ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, VerifyReport};
 use crate::ops::queue::{is_unmarked, DeadRun, Queue};
 use crate::storage::scripts;
@@ -42,13 +42,6 @@ enum Access {
 
 /// How long a handle trusts Redis' confirmation of its shard count (see `Queue::check_shards`).
 const SHARDS_RECHECK: Duration = Duration::from_secs(5);
-
-/// An id for a message published to a sharded queue without one: the publish time (ms, hex)
-/// and 64 random bits, e.g. `18c2f3a4b5c-9f3e0d1c2b3a4958`. Never all digits (those are the
-/// plain queue's generated ids).
-fn new_id() -> String {
-    format!("{:x}-{:016x}", time_to_ms(SystemTime::now()).max(0), rand::random::<u64>())
-}
 
 /// The order of a page of `state`: due time, lease deadline or time of death.
 fn order_key(m: &MessageInfo) -> SystemTime {
@@ -350,7 +343,7 @@ impl Queue {
         let (n, total, single) = (self.shards(), msgs.len(), msgs.len() == 1);
         let mut groups: Vec<(Vec<usize>, Vec<Message>)> = (0..n).map(|_| Default::default()).collect();
         for (i, mut m) in msgs.into_iter().enumerate() {
-            let s = shard_of(m.id.get_or_insert_with(new_id), n) as usize;
+            let s = shard_of(m.id.get_or_insert_with(unique_id), n) as usize;
             groups[s].0.push(i);
             groups[s].1.push(m);
         }
@@ -710,12 +703,5 @@ mod tests {
             seen[shard_of(&format!("order-{i}"), 16) as usize] += 1;
         }
         assert!(seen.iter().all(|&c| c > 800), "{seen:?}");
-    }
-
-    #[test]
-    fn generated_ids_are_unique_and_never_all_digits() {
-        let ids: std::collections::HashSet<String> = (0..1000).map(|_| new_id()).collect();
-        assert_eq!(ids.len(), 1000);
-        assert!(ids.iter().all(|id| limits::check_id(id).is_ok()));
     }
 }
