@@ -91,14 +91,6 @@ export interface ExpiryFields {
 export type Without<T> = {
     [K in keyof T]?: undefined;
 };
-/** Exactly one of the fields of `T` present (its value may be undefined), the others left out. */
-export type OnePresent<T> = {
-    [K in keyof T]-?: {
-        [P in K]-?: T[P];
-    } & {
-        [O in Exclude<keyof T, K>]?: undefined;
-    };
-}[keyof T];
 /**
  * When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses
  * both). `dropOnExpiry: true` (on expiry, delete the message instead of keeping it as a dead
@@ -106,9 +98,15 @@ export type OnePresent<T> = {
  */
 export type Expiry = (OneOf<ExpiryFields> & {
     dropOnExpiry?: false | undefined;
-}) | (OnePresent<ExpiryFields> & {
+}) | {
+    expiresInMs: number | undefined;
+    expiresAt?: undefined;
     dropOnExpiry?: boolean | undefined;
-});
+} | {
+    expiresAt: Date | number | undefined;
+    expiresInMs?: undefined;
+    dropOnExpiry?: boolean | undefined;
+};
 export type PublishOptions = PublishFields & When & Expiry;
 export type BatchMessage = PublishOptions & {
     body: Body;

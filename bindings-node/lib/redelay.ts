@@ -114,11 +114,6 @@ export interface ExpiryFields {
 /** Fields left out (or undefined): what an option set does not take. */
 export type Without<T> = { [K in keyof T]?: undefined }
 
-/** Exactly one of the fields of `T` present (its value may be undefined), the others left out. */
-export type OnePresent<T> = {
-  [K in keyof T]-?: { [P in K]-?: T[P] } & { [O in Exclude<keyof T, K>]?: undefined }
-}[keyof T]
-
 /**
  * When a message expires undelivered: `expiresInMs` or `expiresAt`, not both (the core refuses
  * both). `dropOnExpiry: true` (on expiry, delete the message instead of keeping it as a dead
@@ -126,7 +121,8 @@ export type OnePresent<T> = {
  */
 export type Expiry =
   | (OneOf<ExpiryFields> & { dropOnExpiry?: false | undefined })
-  | (OnePresent<ExpiryFields> & { dropOnExpiry?: boolean | undefined })
+  | { expiresInMs: number | undefined; expiresAt?: undefined; dropOnExpiry?: boolean | undefined }
+  | { expiresAt: Date | number | undefined; expiresInMs?: undefined; dropOnExpiry?: boolean | undefined }
 
 export type PublishOptions = PublishFields & When & Expiry
 
