@@ -44,8 +44,9 @@ export declare class NativeDelivery {
 }
 
 /**
- * A queue's message stream (the core's `Messages`). Garbage-collected unclosed, it releases
- * what it fetched and did not hand out, as `close` does.
+ * A queue's message stream (the core's `Messages`). Garbage-collected unclosed, or finalized
+ * when its environment is torn down (a worker thread terminated), it ends and releases what it
+ * fetched and did not hand out, as `close` does, without waiting on JS.
  */
 export declare class NativeMessages {
   /**

@@ -230,11 +230,20 @@ impl NativeQueue {
     }
 }
 
-/// A queue's message stream (the core's `Messages`). Garbage-collected unclosed, it releases
-/// what it fetched and did not hand out, as `close` does.
+/// A queue's message stream (the core's `Messages`). Garbage-collected unclosed, or finalized
+/// when its environment is torn down (a worker thread terminated), it ends and releases what it
+/// fetched and did not hand out, as `close` does, without waiting on JS.
 #[napi]
 pub struct NativeMessages {
     m: redelay::Messages,
+}
+
+impl Drop for NativeMessages {
+    /// A `next()` that waits holds the stream too, and would go on fetching for nobody: the
+    /// stream is abandoned (`redelay::Messages::abandon`), not merely let go of.
+    fn drop(&mut self) {
+        self.m.abandon();
+    }
 }
 
 #[napi]

@@ -219,6 +219,54 @@ test("a worker's setLogger keeps the main thread's logger, and goes with the wor
   await closedRecord('after-worker-ended')
 })
 
+// Streams a terminated worker had open. One whose next() waited for a message went on
+// fetching for the dead worker: it leased the next message published (handed to an environment
+// that was gone, so leased until its ttr, an attempt counted) and went on fetching for as long
+// as the process lived. The teardown of the worker's environment now ends (abandons) its
+// streams: a waiting fetch stops, and what a stream fetched and did not hand out goes back at
+// once, no attempt counted; what it handed out keeps its lease.
+test("a terminated worker's open message streams stop and give back what they had not handed out", async (t) => {
+  const c = await connect('worker-stream')
+  t.after(() => c.close())
+  const [q, idle] = [c.queue('q'), c.queue('idle')]
+  await q.publishBatch(['a', 'b', 'c', 'd'].map((id) => ({ body: id, id, ttrMs: 600000 })))
+  const src = `
+    const { parentPort, workerData: w } = require('node:worker_threads')
+    const { Client } = require(w.lib)
+    Client.connect(w.url, { prefix: w.prefix }).then(async (c) => {
+      globalThis.waiting = c.queue('idle').messages({ waitMs: 600000 })
+      globalThis.waiting.next() // waits: nothing is published on 'idle' while the worker lives
+      globalThis.stream = c.queue('q').messages({ batch: 4 })
+      const { value } = await globalThis.stream.next()
+      parentPort.postMessage(value.id)
+    })
+    parentPort.on('message', () => {}) // alive until terminated`
+  const w = startWorker(t, src, c)
+  const [taken] = await once(w, 'message')
+  assert.equal(taken, 'a')
+  assert.equal((await q.stats()).leased, 4, 'the stream holds the other three')
+  await w.terminate()
+  await until(async () => (await q.stats()).ready === 3, 15000, 'the untaken messages to come back')
+  for (const id of ['b', 'c', 'd']) {
+    const m = await q.peek(id)
+    assert.deepEqual([m.state, m.attempts], ['ready', 0], id)
+  }
+  assert.equal((await q.peek('a')).state, 'leased', 'the taken one keeps its lease, up to its ttr')
+  // Published after the worker is gone: nothing of the worker's leases them.
+  await idle.publishBatch(['x', 'y'].map((id) => ({ body: id, id, ttrMs: 600000 })))
+  await until(async () => (await idle.stats()).ready === 2, 15000, "'idle' to have both ready")
+  const got = await idle.fetch(2, { waitMs: 0 })
+  assert.deepEqual(
+    got.map((m) => [m.id, m.attempt]),
+    [
+      ['x', 1],
+      ['y', 1],
+    ],
+    'both first attempts, for this client',
+  )
+  await Promise.all(got.map((m) => m.ack()))
+})
+
 test('expiry options map onto the core: expiresInMs, expiresAt (a Date), dropOnExpiry', async (t) => {
   const c = await connect('expiry')
   t.after(() => c.close())
