@@ -44,8 +44,9 @@ export declare class NativeDelivery {
 }
 
 /**
- * A queue's message stream (the core's `Messages`). Garbage-collected unclosed, it releases
- * what it fetched and did not hand out, as `close` does.
+ * A queue's message stream (the core's `Messages`). Garbage-collected unclosed, or finalized
+ * when its environment is torn down (a worker thread terminated), it ends and releases what it
+ * fetched and did not hand out, as `close` does, without waiting on JS.
  */
 export declare class NativeMessages {
   /**
@@ -152,9 +153,10 @@ export interface RawBatch {
 
 /**
  * Sends the core's records up to `level` (`error`, `warn`, `info`, `debug`, `trace` or `off`)
- * to `f([level, target, message])`, called on the JS thread; a later call replaces it.
+ * to `f([level, target, message])`, called on this environment's JS thread; a later call in the
+ * same environment replaces it, and `f` null removes it. Other environments' loggers stay.
  */
-export declare function setLogger(level: string, f: (record: [level: string, target: string, message: string]) => void): void
+export declare function setLogger(level: string, f: ((record: [level: string, target: string, message: string]) => void) | null): void
 
 /** The words that make a wire field `*_ms` a time rather than a duration (the core's rule). */
 export declare function timeWords(): Array<string>

@@ -332,8 +332,10 @@ declare class RetryLater extends Error {
 }
 /**
  * Sends the core's log records up to `level` (default `debug`) to `fn`; `null` restores the
- * default: warnings and errors as process warnings (`RedelayWarning`), everything on stderr
- * when `DEBUG=redelay`.
+ * default: on the main thread, warnings and errors as process warnings (`RedelayWarning`),
+ * everything on stderr when `DEBUG=redelay`; in a worker thread, no logger. Each thread has its
+ * own logger, which gets every record of the process up to its level: a worker's does not
+ * replace the main thread's, and goes when the worker ends.
  */
 declare function setLogger(fn: ((record: LogRecord) => void) | null, level?: LogRecord['level'] | 'off'): void;
 /** What the library makes (`new` refuses): holds the native object. */

@@ -280,23 +280,29 @@ function defaultLog({ level, target, message }) {
 }
 /**
  * Sends the core's log records up to `level` (default `debug`) to `fn`; `null` restores the
- * default: warnings and errors as process warnings (`RedelayWarning`), everything on stderr
- * when `DEBUG=redelay`.
+ * default: on the main thread, warnings and errors as process warnings (`RedelayWarning`),
+ * everything on stderr when `DEBUG=redelay`; in a worker thread, no logger. Each thread has its
+ * own logger, which gets every record of the process up to its level: a worker's does not
+ * replace the main thread's, and goes when the worker ends.
  */
 function setLogger(fn, level = 'debug') {
     if (fn != null && typeof fn !== 'function')
         throw invalid(`logger: must be a function or null, got ${typeOf(fn)}`);
     if (typeof level !== 'string')
         throw invalid(`level: must be a level name such as 'warn', got ${typeOf(level)}`);
-    sync(() => native.setLogger(fn == null ? (DEBUG ? 'debug' : 'warn') : level, ([l, target, message]) => {
-        try {
-            ;
-            (logger ?? defaultLog)({ level: l, target, message });
-        }
-        catch {
-            // A logger that throws must not crash the process.
-        }
-    }));
+    // A worker has no default: the main thread's shows the process's warnings once.
+    const f = fn == null && !node_worker_threads_1.isMainThread
+        ? null
+        : ([l, target, message]) => {
+            try {
+                ;
+                (logger ?? defaultLog)({ level: l, target, message });
+            }
+            catch {
+                // A logger that throws must not crash the process.
+            }
+        };
+    sync(() => native.setLogger(fn == null ? (DEBUG ? 'debug' : 'warn') : level, f));
     logger = fn; // once the native side took the level
 }
 if (node_worker_threads_1.isMainThread)

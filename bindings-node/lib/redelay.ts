@@ -625,21 +625,26 @@ function defaultLog({ level, target, message }: LogRecord) {
 
 /**
  * Sends the core's log records up to `level` (default `debug`) to `fn`; `null` restores the
- * default: warnings and errors as process warnings (`RedelayWarning`), everything on stderr
- * when `DEBUG=redelay`.
+ * default: on the main thread, warnings and errors as process warnings (`RedelayWarning`),
+ * everything on stderr when `DEBUG=redelay`; in a worker thread, no logger. Each thread has its
+ * own logger, which gets every record of the process up to its level: a worker's does not
+ * replace the main thread's, and goes when the worker ends.
  */
 function setLogger(fn: ((record: LogRecord) => void) | null, level: LogRecord['level'] | 'off' = 'debug'): void {
   if (fn != null && typeof fn !== 'function') throw invalid(`logger: must be a function or null, got ${typeOf(fn)}`)
   if (typeof level !== 'string') throw invalid(`level: must be a level name such as 'warn', got ${typeOf(level)}`)
-  sync(() =>
-    native.setLogger(fn == null ? (DEBUG ? 'debug' : 'warn') : level, ([l, target, message]) => {
-      try {
-        ;(logger ?? defaultLog)({ level: l as LogRecord['level'], target, message })
-      } catch {
-        // A logger that throws must not crash the process.
-      }
-    }),
-  )
+  // A worker has no default: the main thread's shows the process's warnings once.
+  const f =
+    fn == null && !isMainThread
+      ? null
+      : ([l, target, message]: [string, string, string]) => {
+          try {
+            ;(logger ?? defaultLog)({ level: l as LogRecord['level'], target, message })
+          } catch {
+            // A logger that throws must not crash the process.
+          }
+        }
+  sync(() => native.setLogger(fn == null ? (DEBUG ? 'debug' : 'warn') : level, f))
   logger = fn // once the native side took the level
 }
 if (isMainThread) setLogger(null)

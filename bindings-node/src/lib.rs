@@ -2,7 +2,8 @@
 //! and results cross in the core's wire forms (`redelay::wire`: snake_case fields, durations and
 //! times as `*_ms` numbers, bodies as Buffers); `redelay.js` maps them from and to JavaScript's
 //! names and Dates in one place. Every default, limit and rule is the core's. Errors:
-//! `errors.rs`; subscriptions: `subscription.rs`; logs: `logging.rs`.
+//! `errors.rs`; subscriptions: `subscription.rs`; logs: `logging.rs`; what a JS environment lets
+//! go of when it is torn down (a worker thread ends): `teardown.rs`.
 
 // napi-rs registers #[napi] items only outside `cfg(test)`: in the unit-test build they look unused.
 #![cfg_attr(test, allow(dead_code))]
@@ -17,6 +18,7 @@ use serde_json::Value;
 mod errors;
 mod logging;
 mod subscription;
+mod teardown;
 
 use errors::{invalid, spawn, sync, JsPromise};
 
@@ -228,11 +230,20 @@ impl NativeQueue {
     }
 }
 
-/// A queue's message stream (the core's `Messages`). Garbage-collected unclosed, it releases
-/// what it fetched and did not hand out, as `close` does.
+/// A queue's message stream (the core's `Messages`). Garbage-collected unclosed, or finalized
+/// when its environment is torn down (a worker thread terminated), it ends and releases what it
+/// fetched and did not hand out, as `close` does, without waiting on JS.
 #[napi]
 pub struct NativeMessages {
     m: redelay::Messages,
+}
+
+impl Drop for NativeMessages {
+    /// A `next()` that waits holds the stream too, and would go on fetching for nobody: the
+    /// stream is abandoned (`redelay::Messages::abandon`), not merely let go of.
+    fn drop(&mut self) {
+        self.m.abandon();
+    }
 }
 
 #[napi]

@@ -6,7 +6,7 @@
 //! Buffer holding every body, the numbers in one Float64Array — and `redelay.js` builds the
 //! `Message` objects; it reports outcomes with one `complete` call per tick.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -122,7 +122,9 @@ impl JsWake {
             self.keep.lock().unwrap().sub.take(); // closed meanwhile: `closed` may have run already
         }
     }
+}
 
+impl crate::teardown::Abandon for JsWake {
     /// The environment is gone: nothing will take or report again, so the core closes the
     /// subscription without waiting on JS (`Subscription::abandon`).
     fn abandon(&self) {
@@ -135,31 +137,6 @@ impl JsWake {
             sub.abandon();
         }
     }
-}
-
-/// The wakes of the subscriptions of one JS environment (each worker thread has its own), in
-/// its instance data. When the environment is torn down (`worker.terminate()`, `process.exit`
-/// in a worker, the process ending) Node finalizes it: every subscription still open is
-/// abandoned, so its messages come back instead of being leased for as long as the process
-/// lives. Weak: a subscription that closed is not kept, and nothing needs removing on close.
-#[derive(Default)]
-struct EnvSubscriptions(Mutex<Vec<Weak<JsWake>>>);
-
-fn track(env: &Env, wake: &Arc<JsWake>) -> Result<()> {
-    let subs = match env.get_instance_data::<EnvSubscriptions>()? {
-        Some(subs) => subs,
-        None => {
-            env.set_instance_data(EnvSubscriptions::default(), (), |gone| {
-                let wakes = std::mem::take(&mut *gone.value.0.lock().unwrap());
-                wakes.iter().filter_map(Weak::upgrade).for_each(|w| w.abandon());
-            })?;
-            env.get_instance_data::<EnvSubscriptions>()?.ok_or_else(|| Error::from_reason("no instance data"))?
-        }
-    };
-    let mut wakes = subs.0.lock().unwrap();
-    wakes.retain(|w| w.strong_count() > 0);
-    wakes.push(Arc::downgrade(wake));
-    Ok(())
 }
 
 #[napi]
@@ -192,7 +169,7 @@ impl NativeClient {
             tsfn.unref(env)?;
         }
         let wake = Arc::new(JsWake { tsfn: Mutex::new(Some(tsfn)), keep: Mutex::default() });
-        track(env, &wake)?;
+        crate::teardown::track(env, &wake)?;
         let started = async move {
             let qs = client.queues_named(names, weights).await.inspect_err(|_| wake.closed())?;
             let sub = Arc::new(qs.subscribe_foreign(wake.clone(), opts.0).await.inspect_err(|_| wake.closed())?);

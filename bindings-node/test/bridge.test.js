@@ -9,6 +9,26 @@ const { Worker } = require('node:worker_threads')
 const { RedelayError, setLogger } = require('..')
 const { REDIS_URL, connect, until, sleep, isInvalid } = require('./helpers')
 
+/** A worker thread running `src`, given `workerData` { lib, url, prefix } for client `c`; ended after the test. */
+function startWorker(t, src, c) {
+  const w = new Worker(src, {
+    eval: true,
+    workerData: { lib: path.resolve(__dirname, '..'), url: REDIS_URL, prefix: c.prefix },
+  })
+  t.after(() => w.terminate())
+  return w
+}
+
+/** The records the main thread's logger gets during the test, and a client. */
+async function logged(t, name) {
+  const records = []
+  setLogger((r) => records.push(r))
+  t.after(() => setLogger(null))
+  const c = await connect(name)
+  t.after(() => c.close())
+  return { records, c }
+}
+
 test('delayMs and at together are refused by the core, in publish, publishBatch and reschedule', async (t) => {
   const c = await connect('delay-at')
   t.after(() => c.close())
@@ -112,11 +132,7 @@ test('setLogger receives the core records; a throwing logger does not crash the 
 // Issue 12: the JS side can go away (here a worker thread that ends): its environment's teardown
 // closes the subscription in the core, so later messages are not taken, and nothing hangs.
 test('a JS side that is gone: its subscription closes, later messages wait for others', async (t) => {
-  const records = []
-  setLogger((r) => records.push(r))
-  t.after(() => setLogger(null))
-  const c = await connect('gone')
-  t.after(() => c.close())
+  const { records, c } = await logged(t, 'gone')
   const q = c.queue('gone-q')
   const src = `
     const { parentPort, workerData: w } = require('node:worker_threads')
@@ -124,10 +140,7 @@ test('a JS side that is gone: its subscription closes, later messages wait for o
     Client.connect(w.url, { prefix: w.prefix })
       .then((c) => c.queue('gone-q').subscribe(() => new Promise(() => {}), { concurrency: 4 }))
       .then((sub) => { globalThis.sub = sub; parentPort.postMessage('subscribed') })`
-  const w = new Worker(src, {
-    eval: true,
-    workerData: { lib: path.resolve(__dirname, '..'), url: REDIS_URL, prefix: c.prefix },
-  })
+  const w = startWorker(t, src, c)
   await once(w, 'message')
   await w.terminate()
   const closed = () => records.some((r) => /subscription closed/.test(r.message) && /gone-q/.test(r.message))
@@ -159,10 +172,7 @@ test('a terminated worker: waiting deliveries go back, running leases lapse afte
     const handler = () => { if (++started === 2) parentPort.postMessage('running'); return new Promise(() => {}) }
     Client.connect(w.url, { prefix: w.prefix })
       .then((c) => c.queue('q').subscribe(handler, { concurrency: 2, prefetch: 2 }))`
-  const w = new Worker(src, {
-    eval: true,
-    workerData: { lib: path.resolve(__dirname, '..'), url: REDIS_URL, prefix: c.prefix },
-  })
+  const w = startWorker(t, src, c)
   await once(w, 'message')
   await until(async () => (await q.stats()).leased === 4, 5000, 'two running and two prefetched')
   await sleep(2000) // kept past their ttr while the worker lives
@@ -176,6 +186,85 @@ test('a terminated worker: waiting deliveries go back, running leases lapse afte
     items.map((m) => m.attempts),
     [0, 0, 0, 0],
   )
+})
+
+// Each environment has its own logger: a worker's setLogger did replace the one sink of the
+// process (the main thread's stopped getting records), and once the worker ended nothing was
+// logged anywhere. Now both get the records, and the worker's goes with it.
+test("a worker's setLogger keeps the main thread's logger, and goes with the worker", async (t) => {
+  const { records, c } = await logged(t, 'worker-logger')
+  // A debug record the core logs on demand, naming the queue.
+  const closedRecord = async (name) => {
+    await (await c.queue(name).subscribe(() => {})).close()
+    const seen = (r) => /subscription closed/.test(r.message) && r.message.includes(name)
+    await until(() => records.some(seen), 15000, `the main thread's record of ${name}`)
+  }
+  const src = `
+    const { parentPort, workerData: w } = require('node:worker_threads')
+    const { setLogger } = require(w.lib)
+    setLogger((r) => parentPort.postMessage(r.message))
+    parentPort.on('message', () => {}) // keeps the worker alive (a logger does not) until terminated
+    parentPort.postMessage('set')`
+  const w = startWorker(t, src, c)
+  const workerGot = []
+  w.on('message', (m) => workerGot.push(m))
+  await until(() => workerGot.includes('set'), 15000, 'the worker to set its logger')
+  await closedRecord('while-worker-logs')
+  await until(
+    () => workerGot.some((m) => /subscription closed/.test(m) && m.includes('while-worker-logs')),
+    15000,
+    "the worker's record",
+  )
+  await w.terminate()
+  await closedRecord('after-worker-ended')
+})
+
+// Streams a terminated worker had open. One whose next() waited for a message went on
+// fetching for the dead worker: it leased the next message published (handed to an environment
+// that was gone, so leased until its ttr, an attempt counted) and went on fetching for as long
+// as the process lived. The teardown of the worker's environment now ends (abandons) its
+// streams: a waiting fetch stops, and what a stream fetched and did not hand out goes back at
+// once, no attempt counted; what it handed out keeps its lease.
+test("a terminated worker's open message streams stop and give back what they had not handed out", async (t) => {
+  const c = await connect('worker-stream')
+  t.after(() => c.close())
+  const [q, idle] = [c.queue('q'), c.queue('idle')]
+  await q.publishBatch(['a', 'b', 'c', 'd'].map((id) => ({ body: id, id, ttrMs: 600000 })))
+  const src = `
+    const { parentPort, workerData: w } = require('node:worker_threads')
+    const { Client } = require(w.lib)
+    Client.connect(w.url, { prefix: w.prefix }).then(async (c) => {
+      globalThis.waiting = c.queue('idle').messages({ waitMs: 600000 })
+      globalThis.waiting.next() // waits: nothing is published on 'idle' while the worker lives
+      globalThis.stream = c.queue('q').messages({ batch: 4 })
+      const { value } = await globalThis.stream.next()
+      parentPort.postMessage(value.id)
+    })
+    parentPort.on('message', () => {}) // alive until terminated`
+  const w = startWorker(t, src, c)
+  const [taken] = await once(w, 'message')
+  assert.equal(taken, 'a')
+  assert.equal((await q.stats()).leased, 4, 'the stream holds the other three')
+  await w.terminate()
+  await until(async () => (await q.stats()).ready === 3, 15000, 'the untaken messages to come back')
+  for (const id of ['b', 'c', 'd']) {
+    const m = await q.peek(id)
+    assert.deepEqual([m.state, m.attempts], ['ready', 0], id)
+  }
+  assert.equal((await q.peek('a')).state, 'leased', 'the taken one keeps its lease, up to its ttr')
+  // Published after the worker is gone: nothing of the worker's leases them.
+  await idle.publishBatch(['x', 'y'].map((id) => ({ body: id, id, ttrMs: 600000 })))
+  await until(async () => (await idle.stats()).ready === 2, 15000, "'idle' to have both ready")
+  const got = await idle.fetch(2, { waitMs: 0 })
+  assert.deepEqual(
+    got.map((m) => [m.id, m.attempt]),
+    [
+      ['x', 1],
+      ['y', 1],
+    ],
+    'both first attempts, for this client',
+  )
+  await Promise.all(got.map((m) => m.ack()))
 })
 
 test('expiry options map onto the core: expiresInMs, expiresAt (a Date), dropOnExpiry', async (t) => {

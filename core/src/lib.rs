@@ -38,7 +38,7 @@ mod storage;
 
 pub use base::error::{Error, ErrorKind, Result};
 pub use base::limits;
-pub use base::logs::forward_logs;
+pub use base::logs::{add_log_sink, forward_logs, LogSink};
 pub use base::message::{unique_id, Due, Message, PublishStatus, Published};
 pub use base::options::{
     batch_messages, ClientOptions, DeadLetterQuery, MessagesOptions, PublishOptions, QueueOptions, RespawnExpiry,

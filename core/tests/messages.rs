@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use redelay::{Delivery, ErrorKind, Message, MessagesOptions, Queue, State};
+use redelay::{Delivery, ErrorKind, Message, Messages, MessagesOptions, Queue, State};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -66,26 +66,37 @@ async fn hands_out_messages_in_order_fetching_a_batch_at_a_time() {
     common::assert_verified(&q).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn close_releases_what_was_fetched_and_not_handed_out_with_no_attempt_counted() {
-    let (_c, q) = common::queue("messages-close").await;
+/// A stream of batch 3 over "a", "b", "c" (60 s leases) that handed out "a": "b" and "c" wait in it.
+async fn one_of_three_handed_out(name: &str) -> (redelay::Client, Queue, Messages, Delivery) {
+    let (c, q) = common::queue(name).await;
     q.publish_batch(vec![long("a"), long("b"), long("c")]).await.unwrap();
     let s = q.messages(batch(3)).unwrap();
     let a = s.next().await.unwrap().unwrap();
     assert_eq!((a.id(), s.buffered()), ("a", 2));
+    (c, q, s, a)
+}
+
+/// "b" and "c", released by the stream, come again as first attempts; all three are acked.
+async fn redelivered_as_first_attempts(q: &Queue, a: &Delivery) {
+    let again = q.fetch(3, Duration::ZERO).await.unwrap();
+    let seen: Vec<_> = again.iter().map(|d| (d.id(), d.attempt())).collect();
+    assert_eq!(seen, [("b", 1), ("c", 1)], "redelivered as first attempts");
+    for d in again.iter().chain([a]) {
+        d.ack().await.unwrap();
+    }
+    common::assert_verified(q).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_releases_what_was_fetched_and_not_handed_out_with_no_attempt_counted() {
+    let (_c, q, s, a) = one_of_three_handed_out("messages-close").await;
     s.close().await;
     // Back at once (the close waited for Redis), not held for their 60 s leases.
     assert!(released(&q, &["b", "c"]).await);
     assert_eq!(q.peek("a").await.unwrap().unwrap().state, State::Leased, "the handed-out one keeps its lease");
     assert!(s.next().await.unwrap().is_none(), "closed: it ends");
     s.close().await; // again: nothing
-    let again = q.fetch(3, Duration::ZERO).await.unwrap();
-    let seen: Vec<_> = again.iter().map(|d| (d.id(), d.attempt())).collect();
-    assert_eq!(seen, [("b", 1), ("c", 1)], "redelivered as first attempts");
-    for d in again.iter().chain([&a]) {
-        d.ack().await.unwrap();
-    }
-    common::assert_verified(&q).await;
+    redelivered_as_first_attempts(&q, &a).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,6 +112,22 @@ async fn a_dropped_stream_releases_what_it_had_not_handed_out() {
     assert_eq!((b[0].id(), b[0].attempt()), ("b", 1));
     b[0].ack().await.unwrap();
     common::assert_verified(&q).await;
+}
+
+/// `abandon` (a Node worker torn down with a stream open): from a thread outside any runtime,
+/// and while the stream is still held (the JS object is not collected), the stream ends and
+/// what it had not handed out is back at once, no attempt counted, not leased for its 60 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_stream_releases_what_it_had_not_handed_out_while_still_held() {
+    let (_c, q, s, a) = one_of_three_handed_out("messages-abandon").await;
+    let held = s.clone();
+    std::thread::spawn(move || s.abandon()).join().unwrap();
+    assert!(held.is_closed(), "ended at once");
+    eventually("the untaken messages are back, due now", || released(&q, &["b", "c"])).await;
+    assert_eq!(q.peek("a").await.unwrap().unwrap().state, State::Leased, "the handed-out one keeps its lease");
+    assert!(held.next().await.unwrap().is_none(), "abandoned: it ends");
+    held.abandon(); // again: nothing
+    redelivered_as_first_attempts(&q, &a).await;
 }
 
 #[tokio::test]

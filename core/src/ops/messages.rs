@@ -167,6 +167,18 @@ impl Messages {
         async move { inner.buffer.lock().await.fetched.release().await }
     }
 
+    /// [`close`](Messages::close) for a caller that is gone for good (a Node worker thread torn
+    /// down, a JS stream collected) and cannot wait: the stream ends at once (a `next()` that
+    /// waits, holding a clone, stops fetching), and what was fetched and not handed out
+    /// is released in the background on the client's runtime (due again at once, no attempt
+    /// counted) instead of staying leased until its lease runs out. Callable from any thread,
+    /// also outside a tokio runtime. What was handed out is the caller's still: its lease runs
+    /// out unless settled.
+    pub fn abandon(&self) {
+        let rt = self.inner.queue.inner.ctx.rt.clone();
+        rt.spawn(self.close());
+    }
+
     /// The queue streamed.
     pub fn queue(&self) -> &Queue {
         &self.inner.queue
