@@ -337,11 +337,13 @@ mirror!(
     BulkReport from redelay::BulkReport { matched: i64, done: i64, scanned: i64 }
 );
 
-/// The step of `Queue.history`: minutes (kept 2 days) or hours (kept 90 days).
+/// The step of `Queue.history`: minutes (kept 2 days), hours (kept 90 days) or UTC days (the
+/// sum of their hours).
 #[uniffi::remote(Enum)]
 pub enum Step {
     Minute,
     Hour,
+    Day,
 }
 
 /// The result of publishing one message: its id (generated when none was given) and status.

@@ -1025,19 +1025,21 @@ pub async fn search(client: &Conn, a: SearchArgs) -> Result<ExitCode> {
 pub struct HistoryArgs {
     pub queue: String,
     #[arg(long, default_value = "1h", value_parser = parse_duration, help = format!(
-        "How far back from now by the Redis clock: 30m, 1h, 2d ... at most {} by hour, {} by \
-         minute (one query reads at most {} points of its step; hours are kept 90 days, minutes \
-         2 days)",
+        "How far back from now by the Redis clock: 30m, 1h, 2d, 90d ... at most {} by day, {} by \
+         hour, {} by minute (one query reads at most {} points of a minute or an hour, {} of a \
+         day; days and hours are kept 90 days, minutes 2 days)",
+        crate::units::span(longest_span(redelay::Step::Day)),
         crate::units::span(longest_span(redelay::Step::Hour)),
         crate::units::span(longest_span(redelay::Step::Minute)),
         limits::MAX_HISTORY_POINTS,
+        limits::MAX_HISTORY_DAYS,
     ))]
     pub last: Duration,
-    #[arg(long, value_parser = ["minute", "hour"], help = format!(
-        "minute or hour (default: minute when --last is at most {}, whose minutes always fit \
-         in {} points; else hour)",
-        crate::units::span(LONGEST_MINUTE_SPAN),
-        limits::MAX_HISTORY_POINTS
+    #[arg(long, value_parser = ["minute", "hour", "day"], help = format!(
+        "minute, hour or day (UTC days; default: the shortest step whose points always fit: \
+         minute when --last is at most {}, hour up to {}, else day)",
+        crate::units::span(longest_span(redelay::Step::Minute)),
+        crate::units::span(longest_span(redelay::Step::Hour)),
     ))]
     pub step: Option<String>,
     /// JSON: {"points"}, as the gateway's /v1 history
@@ -1047,39 +1049,32 @@ pub struct HistoryArgs {
 
 /// The longest `--last` whose points of `step` always fit in the core's points of one history
 /// call: a span of n steps touches at most n + 1 points (23h59m of minutes, 59d23h of hours for
-/// 1440 points).
+/// 1440 points, 90 days for 91 days).
 const fn longest_span(step: redelay::Step) -> Duration {
-    let secs = match step {
-        redelay::Step::Minute => 60,
-        redelay::Step::Hour => 3600,
-    };
-    Duration::from_secs((limits::MAX_HISTORY_POINTS as u64 - 1) * secs)
+    Duration::from_millis((step.max_points() as u64 - 1) * step.millis() as u64)
 }
-
-/// See [`longest_span`].
-const LONGEST_MINUTE_SPAN: Duration = longest_span(redelay::Step::Minute);
 
 /// Published / delivered / acked per step, with a chart of deliveries and the lateness p99.
 pub async fn history(client: &Conn, a: HistoryArgs) -> Result<ExitCode> {
-    let hourly = match a.step.as_deref() {
-        Some(s) => s == "hour",
-        None => a.last > LONGEST_MINUTE_SPAN,
+    let step = match a.step.as_deref() {
+        Some(s) => redelay::Step::ALL.into_iter().find(|step| step.name() == s).expect("clap allows only these"),
+        None => redelay::Step::ALL.into_iter().find(|s| a.last <= longest_span(*s)).unwrap_or(redelay::Step::Day),
     };
-    let step = if hourly { redelay::Step::Hour } else { redelay::Step::Minute };
     let longest = longest_span(step);
     if a.last > longest {
         return Err(redelay::Error::invalid(format!(
-            "--last: at most {} with --step {}, got {} (one history query reads at most {} points)",
+            "--last: at most {} with --step {}, got {} (one history query reads at most {} points by {})",
             crate::units::span(longest),
-            if hourly { "hour" } else { "minute" },
+            step.name(),
             crate::units::span(a.last),
-            limits::MAX_HISTORY_POINTS
+            step.max_points(),
+            step.name(),
         )));
     }
     let q = client.queue(&a.queue).await?;
     let now = q.redis_now().await?;
     let since = now.checked_sub(a.last).unwrap_or(UNIX_EPOCH);
-    let flags = format!("--last at --step {}", if hourly { "hour" } else { "minute" });
+    let flags = format!("--last at --step {}", step.name());
     let pts = q.history(since, now, step).await.map_err(from_flags(flags))?;
     if a.json {
         json(&wire::history(&pts));

@@ -256,25 +256,33 @@ fn history_steps_fit_the_point_limit_and_a_too_long_span_names_it() {
         assert_eq!(o.status.code(), Some(64), "{o:?}");
         let err = stderr(&o);
         let want = format!(
-            "--last: at most 23h59m with --step minute, got {got} (one history query reads at most 1440 points)"
+            "--last: at most 23h59m with --step minute, got {got} (one history query reads at most 1440 points by minute)"
         );
         assert!(err.contains(&want), "{err}");
     }
-    // Hours are kept 90 days, but 1440 hour points are 59d23h: the longest span is usable, a
-    // longer one (it was refused at about 59 days by the core, naming no span) names the limit.
+    // 1440 hour points are 59d23h: the longest span by hour is usable, a longer one is read by
+    // day (hours are kept 90 days: 90 days by day are 91 points), and hours forced over it are
+    // refused naming the limit.
     let (n, hours) = gaps(&redelay(&prefix, &["history", "h", "--last", "59d23h", "--json"]), "points");
     assert_eq!(n, 1440);
     assert!(hours.iter().all(|&g| g == 3_600_000), "{hours:?}");
-    for (last, got) in [("60d", "60d00h"), ("90d", "90d00h")] {
-        let o = redelay(&prefix, &["history", "h", "--last", last]);
-        assert_eq!(o.status.code(), Some(64), "{o:?}");
-        one_error_line(&o);
-        let want =
-            format!("--last: at most 59d23h with --step hour, got {got} (one history query reads at most 1440 points)");
-        assert!(stderr(&o).contains(&want), "{o:?}");
+    for (last, points) in [("60d", 61), ("90d", 91)] {
+        let (n, days) = gaps(&redelay(&prefix, &["history", "h", "--last", last, "--json"]), "points");
+        assert_eq!(n, points, "{last}");
+        assert!(days.iter().all(|&g| g == 86_400_000), "{last}: {days:?}");
     }
+    let o = redelay(&prefix, &["history", "h", "--last", "60d", "--step", "hour"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    one_error_line(&o);
+    let want =
+        "--last: at most 59d23h with --step hour, got 60d00h (one history query reads at most 1440 points by hour)";
+    assert!(stderr(&o).contains(want), "{o:?}");
+    let o = redelay(&prefix, &["history", "h", "--last", "91d"]);
+    assert_eq!(o.status.code(), Some(64), "{o:?}");
+    let want = "--last: at most 90d00h with --step day, got 91d00h (one history query reads at most 91 points by day)";
+    assert!(stderr(&o).contains(want), "{o:?}");
     let help = text(&redelay(&prefix, &["history", "--help"]));
-    assert!(help.contains("minute when --last is at most 23h59m"), "{help}");
+    assert!(help.contains("minute when --last is at most 23h59m, hour up to 59d23h"), "{help}");
 }
 
 /// The help names `REDIS_URL` but never shows its value, which may hold a password (clap

@@ -93,6 +93,48 @@ async fn each_delivery_lands_in_the_lateness_bucket_of_its_lateness() {
     q.destroy().await.unwrap();
 }
 
+/// A day is the sum of its 24 UTC hours; a query by day reads up to 91 of them (the 90 days of
+/// hours kept), in several script calls past 1,440 hours. Counters of past hours are planted
+/// (the Redis clock cannot be moved).
+#[tokio::test]
+async fn a_day_is_the_sum_of_its_utc_hours_for_up_to_91_days() {
+    let (c, q) = common::queue("history-days").await;
+    let hist = format!("{}:{{{}}}:hist", c.prefix(), q.name());
+    q.publish(Message::new(b"d".to_vec())).await.unwrap();
+    let until = q.redis_now().await.unwrap();
+    let day = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs() / 86400;
+    let today = day(until);
+    let hour = |days_ago: u64, h: u64| (today - days_ago) * 24 + h;
+    let mut r = common::raw().await;
+    let () = redis::pipe()
+        .hset(&hist, format!("h{}:p", hour(88, 3)), 4)
+        .hset(&hist, format!("h{}:a", hour(88, 3)), 2)
+        .hset(&hist, format!("h{}:p", hour(88, 23)), 6)
+        .hset(&hist, format!("h{}:p", hour(1, 0)), 1)
+        .hset(&hist, format!("h{}:l3", hour(1, 0)), 2)
+        .query_async(&mut r)
+        .await
+        .unwrap();
+    let since = until - Duration::from_secs(90 * 86400);
+    let pts = q.history(since, until, Step::Day).await.unwrap();
+    assert_eq!(pts.len(), 91, "90 days touch 91 UTC days");
+    assert!(pts.iter().enumerate().all(|(i, p)| day(p.at) == today - 90 + i as u64), "one point per day");
+    assert!(pts.iter().all(|p| p.at.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs() % 86400 == 0));
+    let (old, yesterday) = (&pts[2], &pts[89]);
+    assert_eq!((old.published, old.acked), (10, 2), "two hours of one day, in the first script call");
+    assert_eq!((yesterday.published, yesterday.lateness[3]), (1, 2), "in the second script call");
+    assert_eq!(pts.iter().map(|p| p.published).sum::<u64>(), 12, "and today's publish");
+    // The same day by hour sums to its point.
+    let start = SystemTime::UNIX_EPOCH + Duration::from_secs((today - 88) * 86400);
+    let hours = q.history(start, start + Duration::from_secs(86400 - 1), Step::Hour).await.unwrap();
+    assert_eq!((hours.len(), hours.iter().map(|p| p.published).sum::<u64>()), (24, 10));
+    // 91 days touch 92: refused, naming the limit.
+    let e = q.history(until - Duration::from_secs(91 * 86400), until, Step::Day).await.unwrap_err();
+    assert_eq!(e.kind(), redelay::ErrorKind::InvalidArgument);
+    assert!(e.message().contains("at most 91 points"), "{e}");
+    q.destroy().await.unwrap();
+}
+
 /// An event is written once, into its minute. The minute's counters reach its hour and the
 /// totals when the first event of a later minute folds them in, once; until then the reads of
 /// hours and totals add the minute not yet folded (meta `hmin`). Other minutes are made here by

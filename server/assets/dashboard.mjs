@@ -175,6 +175,22 @@ const hm = (ms) => {
 
 const dayHm = (ms) => `${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][new Date(ms).getDay()]} ${hm(ms)}`
 
+/** A UTC day, as the history's day points are: "2026-11-27". */
+const utcDay = (ms) => new Date(ms).toISOString().slice(0, 10)
+
+/** The history's ranges: how far back, by which step, and how its times are shown. */
+const HISTORY_RANGES = {
+  hour: { ms: 3600000, step: 'minute', span: 'Last hour, per minute', when: 'in the last hour', fmt: hm },
+  days: { ms: 48 * 3600000, step: 'hour', span: 'Last 2 days, per hour', when: 'in the last 2 days', fmt: dayHm },
+  months: {
+    ms: 90 * 86400000,
+    step: 'day',
+    span: 'Last 90 days, per UTC day',
+    when: 'in the last 90 days',
+    fmt: utcDay,
+  },
+}
+
 /** The upper bound of a lateness bucket (ms, exclusive), as the API gives it. */
 function bound(b) {
   if (b === null || b === undefined) return '–'
@@ -956,14 +972,11 @@ function queueView(queue) {
     },
   )
 
-  // History: the last hour per minute, or the last 2 days per hour.
+  // History: the last hour per minute, the last 2 days per hour, or the last 90 days per day.
   let historyRange = 'hour'
   const rangeButtons = toggle(
     'range',
-    [
-      ['hour', 'Last hour, per minute'],
-      ['days', 'Last 2 days, per hour'],
-    ],
+    Object.entries(HISTORY_RANGES).map(([k, r]) => [k, r.span]),
     historyRange,
     (range) => {
       historyRange = range
@@ -1127,17 +1140,16 @@ function queueView(queue) {
 
   async function refreshHistory() {
     const view = app.view
-    const days = historyRange === 'days'
+    const { ms, step, span, when, fmt: fmtTime } = HISTORY_RANGES[historyRange]
     const until = redisNow()
-    const since = until - (days ? 48 * 3600000 : 3600000)
-    const step = days ? 'hour' : 'minute'
-    const hist = await api('GET', `${base}/history?step=${step}&since_ms=${since}&until_ms=${until}`)
+    const hist = await api('GET', `${base}/history?step=${step}&since_ms=${until - ms}&until_ms=${until}`)
     if (view !== app.view) return
-    const span = days ? 'Last 2 days, per hour' : 'Last hour, per minute'
-    const fmtTime = days ? dayHm : hm
     const sums = drawLines(tpSvg, hist.points, THROUGHPUT, { fmtTime })
     tpSvg.setAttribute('aria-label', `Throughput. ${span}: ${sums.join(', ')}`)
-    setText(tpNote, `${span}: ${sums.join(', ')}. Times in ${zone(until)}.`)
+    setText(
+      tpNote,
+      `${span}: ${sums.join(', ')}. ${step === 'day' ? 'Days' : 'Times'} in ${step === 'day' ? 'UTC' : zone(until)}.`,
+    )
     latSvg.setAttribute('aria-label', `Lateness p50 and p99. ${span}.`)
     drawLines(latSvg, hist.points, LATENESS, {
       fmtTime,
@@ -1152,7 +1164,6 @@ function queueView(queue) {
       ],
     })
     const n = hist.points.reduce((a, p) => a + p.delivered, 0)
-    const when = days ? 'in the last 2 days' : 'in the last hour'
     setText(latNote, n ? `${num(n)} deliveries ${when}.` : `No delivery ${when}.`)
   }
 

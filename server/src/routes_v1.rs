@@ -611,13 +611,12 @@ fn query_time(a: &Auth, name: &str) -> ApiResult<Option<i64>> {
     Ok(Some(t))
 }
 
-/// `GET .../history?since_ms=&until_ms=&step=minute|hour` (default: the last hour by minute,
-/// until now by the Redis clock). Each time within the epoch and 10 years from now.
+/// `GET .../history?since_ms=&until_ms=&step=minute|hour|day` (default: the last hour by
+/// minute, until now by the Redis clock). Each time within the epoch and 10 years from now.
 async fn history(r: Read) -> ApiResult<Response> {
-    let step = match r.a.q.get("step").map_or("minute", String::as_str) {
-        "minute" => Step::Minute,
-        "hour" => Step::Hour,
-        s => return Err(ApiError::invalid(format!("step: minute or hour, got {s:?}"), S)),
+    let step = r.a.q.get("step").map_or("minute", String::as_str);
+    let Some(step) = Step::ALL.into_iter().find(|s| s.name() == step) else {
+        return Err(ApiError::invalid(format!("step: minute, hour or day, got {step:?}"), S));
     };
     let since = query_time(&r.a, "since_ms")?;
     let until = match query_time(&r.a, "until_ms")? {

@@ -1099,6 +1099,14 @@ async fn query_times_out_of_range_are_a_400_naming_the_field() {
     assert_eq!((st, v["points"].as_array().map(Vec::len)), (200, Some(1)), "{v}");
     let (st, v) = call(&s, "GET", &format!("{q}/history?since_ms=0&until_ms=86400000&step=hour"), None).await;
     assert_eq!((st, v["points"].as_array().map(Vec::len)), (200, Some(25)), "{v}");
+    // By UTC day: 90 days are 91 points, each at a midnight; a step the core has not is named.
+    let (st, v) =
+        call(&s, "GET", &format!("{q}/history?since_ms=0&until_ms={}&step=day", 90 * 86_400_000_i64), None).await;
+    let at: Vec<i64> = v["points"].as_array().unwrap().iter().map(|p| p["at_ms"].as_i64().unwrap()).collect();
+    assert_eq!((st, at.len()), (200, 91), "{v}");
+    assert!(at.iter().enumerate().all(|(i, &t)| t == i as i64 * 86_400_000), "{at:?}");
+    let (st, v) = call(&s, "GET", &format!("{q}/history?step=week"), None).await;
+    assert_eq!((st, v["error"]["message"].as_str()), (400, Some("step: minute, hour or day, got \"week\"")), "{v}");
     // Inside the range, the core's own rules, with the JSON's names.
     let (st, v) = call(&s, "GET", &format!("{q}/history?since_ms=7200000&until_ms=0"), None).await;
     assert_eq!((st, v["error"]["message"].as_str()), (400, Some("until_ms: must not be before since")), "{v}");

@@ -191,6 +191,16 @@ describe('dashboard', () => {
       /^Last 2 days, per hour: .*delivered 1\b/.test(document.querySelector('#throughput-note')?.textContent),
     )
     assert.equal(JSON.parse(await page.getAttribute('#throughput', 'data-sums')).delivered, 1)
+    // The last 90 days per UTC day (91 points, today's counting it), labelled by date.
+    await page.click('button[data-range="months"]')
+    await page.waitForFunction(() =>
+      /^Last 90 days, per UTC day: .*delivered 1\b.*Days in UTC\.$/.test(
+        document.querySelector('#throughput-note')?.textContent,
+      ),
+    )
+    assert.equal(JSON.parse(await page.getAttribute('#throughput', 'data-sums')).delivered, 1)
+    const today = new Date().toISOString().slice(0, 10)
+    assert.ok((await page.textContent('#throughput')).includes(today), `the axis names ${today}`)
     await page.click('button[data-range="hour"]')
     await page.waitForFunction(() =>
       /^Last hour, per minute: /.test(document.querySelector('#throughput-note')?.textContent),

@@ -368,11 +368,12 @@ class QueueOps:
 
     @op
     def history(
-        self, since: datetime, until: Optional[datetime] = None, step: Literal["minute", "hour"] = "minute"
+        self, since: datetime, until: Optional[datetime] = None, step: Literal["minute", "hour", "day"] = "minute"
     ) -> List[HistoryPoint]:
         """The queue's history from ``since`` to ``until`` (default now), one point per
-        ``step`` (at most 1440 points): published, delivered, acked, retried, dead, expired and
-        the lateness of the deliveries. Minutes are kept 2 days, hours 90 days."""
+        ``step`` (at most 1440 points, 91 by day): published, delivered, acked, retried, dead,
+        expired and the lateness of the deliveries. Minutes are kept 2 days, hours 90 days; a
+        day (UTC) is the sum of its hours."""
         return self._call("history", wire({"since": since, "until": until, "step": step}), many(HistoryPoint))
 
     @op

@@ -110,9 +110,9 @@ class Counters:
 
 @dataclass(frozen=True)
 class HistoryPoint:
-    """One minute or hour of a queue's history (or its totals since it began)."""
+    """One minute, hour or UTC day of a queue's history (or its totals since it began)."""
 
-    at: datetime  #: start of the minute or hour (for totals: when they were read)
+    at: datetime  #: start of the minute, hour or day (for totals: when they were read)
     published: int  #: stored or replaced (a duplicate id counts nothing)
     delivered: int
     acked: int

@@ -41,6 +41,9 @@ pub const MAX_FETCH: usize = 1000;
 pub const MAX_UPCOMING_BUCKETS: usize = 1000;
 /// Most points of one `history` call (a day of minutes): 1440.
 pub const MAX_HISTORY_POINTS: usize = 1440;
+/// Most points of one `history` call by day: 91, the UTC days that the 90 days of hours kept
+/// can touch (a day is the sum of its hours).
+pub const MAX_HISTORY_DAYS: usize = 91;
 /// Most ids one bulk call takes by list (a search has no such bound): 10,000.
 pub const MAX_BULK_IDS: usize = 10_000;
 /// Most handlers a subscription runs at once (`SubscribeOptions::concurrency`): 10,000.

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use crate::base::limits;
 use crate::base::options::RespawnExpiry;
 use crate::base::record::{self, Record};
 use crate::base::time::ms_to_time;
@@ -167,19 +168,54 @@ impl VerifyReport {
     }
 }
 
-/// The step of a history: per minute (kept 2 days) or per hour (kept 90 days).
+/// The step of a history: per minute (kept 2 days), per hour (kept 90 days) or per UTC day
+/// (the sum of its hours).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Step {
     Minute,
     Hour,
+    Day,
 }
 
 impl Step {
-    pub(crate) fn millis(self) -> i64 {
+    /// Every step, in the order of their length.
+    pub const ALL: [Step; 3] = [Step::Minute, Step::Hour, Step::Day];
+
+    /// The step's length in ms.
+    pub const fn millis(self) -> i64 {
         match self {
             Step::Minute => 60_000,
             Step::Hour => 3_600_000,
+            Step::Day => 86_400_000,
+        }
+    }
+
+    /// Most points of this step one history call gives: [`limits::MAX_HISTORY_POINTS`], or
+    /// [`limits::MAX_HISTORY_DAYS`] by day.
+    pub const fn max_points(self) -> usize {
+        match self {
+            Step::Day => limits::MAX_HISTORY_DAYS,
+            _ => limits::MAX_HISTORY_POINTS,
+        }
+    }
+
+    /// Its name in the wire form: `minute`, `hour` or `day`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Step::Minute => "minute",
+            Step::Hour => "hour",
+            Step::Day => "day",
+        }
+    }
+
+    /// The counters a point of this step sums: the history script's unit (`m` minutes, `h`
+    /// hours) and how many of them make one point.
+    pub(crate) const fn units(self) -> (&'static str, usize) {
+        match self {
+            Step::Minute => ("m", 1),
+            Step::Hour => ("h", 1),
+            Step::Day => ("h", 24),
         }
     }
 }
@@ -188,6 +224,10 @@ impl Step {
 /// 1 ms, under 2, 4, … 16,384 ms, and the last one unbounded.
 pub const LATENESS_BUCKETS_MS: [f64; 16] =
     [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0, f64::INFINITY];
+
+/// Counters per unit of the history script: p d a r x e, the 16 lateness buckets, the lateness
+/// sum (`history.lua`).
+pub(crate) const HIST_COUNTERS: usize = 23;
 
 /// One point of a queue's history (or its totals).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

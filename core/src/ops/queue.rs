@@ -17,7 +17,7 @@ use crate::base::time::{ms_to_time, sleep_precise, time_to_ms};
 use crate::ops::delivery::{self, Delivery};
 use crate::ops::handover::Handover;
 use crate::ops::info::{
-    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport,
+    HistoryPoint, ListPage, MessageInfo, Search, SearchPage, Select, State, Stats, Step, VerifyReport, HIST_COUNTERS,
 };
 use crate::ops::shard_health::ShardHealth;
 use crate::storage::ctx::Ctx;
@@ -1110,29 +1110,45 @@ impl Queue {
         self.flag("nohist", !on).await
     }
 
-    /// The history of the queue from `since` to `until` (at most [`MAX_HISTORY_POINTS`](limits::MAX_HISTORY_POINTS) points of `step`): what
-    /// was published, delivered, acked, retried, dead-lettered and expired, and the lateness of
-    /// the deliveries, per minute (kept 2 days) or per hour (kept 90 days). Counted by the
-    /// scripts that do the work, by the Redis clock; points with nothing are zeros.
+    /// The history of the queue from `since` to `until` (at most [`Step::max_points`] points of
+    /// `step`): what was published, delivered, acked, retried, dead-lettered and expired, and the
+    /// lateness of the deliveries, per minute (kept 2 days), per hour (kept 90 days) or per UTC
+    /// day (its hours summed). Counted by the scripts that do the work, by the Redis clock;
+    /// points with nothing are zeros.
     pub async fn history(&self, since: SystemTime, until: SystemTime, step: Step) -> Result<Vec<HistoryPoint>> {
-        let unit = step.millis();
+        let point = step.millis();
         let (since_ms, until_ms) = (time_to_ms(since).max(0), time_to_ms(until).max(0));
         if until_ms < since_ms {
             return Err(Error::invalid("until: must not be before since"));
         }
-        let (a, b) = (since_ms / unit, until_ms / unit);
+        let (a, b) = (since_ms / point, until_ms / point);
         let n = (b - a + 1) as usize;
-        if n > limits::MAX_HISTORY_POINTS {
+        if n > step.max_points() {
             return Err(Error::invalid(format!(
                 "since/until: at most {} points of the step, got {n}",
-                limits::MAX_HISTORY_POINTS
+                step.max_points()
             )));
         }
-        let kind = if step == Step::Minute { "m" } else { "h" };
-        let (_, v) = self.history_call(kind, a, n).await?;
-        Ok(v.chunks(23)
+        // A point sums `per` units of the script (a day: its 24 hours), read in calls of at most
+        // MAX_HISTORY_POINTS units each.
+        let (kind, per) = step.units();
+        let (first, units) = (a * per as i64, n * per);
+        let mut counts = Vec::with_capacity(units * HIST_COUNTERS);
+        while counts.len() < units * HIST_COUNTERS {
+            let done = counts.len() / HIST_COUNTERS;
+            let len = (units - done).min(limits::MAX_HISTORY_POINTS);
+            counts.extend(self.history_call(kind, first + done as i64, len).await?.1);
+        }
+        Ok(counts
+            .chunks(HIST_COUNTERS * per)
             .enumerate()
-            .map(|(i, c)| HistoryPoint::from_counts(ms_to_time((a + i as i64) * unit), c))
+            .map(|(i, c)| {
+                let mut sum = [0u64; HIST_COUNTERS];
+                for unit in c.chunks(HIST_COUNTERS) {
+                    sum.iter_mut().zip(unit).for_each(|(s, x)| *s += x);
+                }
+                HistoryPoint::from_counts(ms_to_time((a + i as i64) * point), &sum)
+            })
             .collect())
     }
 
@@ -1151,11 +1167,11 @@ impl Queue {
         Ok(HistoryPoint::from_counts(ms_to_time(now), &v))
     }
 
-    /// The Redis time of the call (ms) and its 23 counters per unit.
+    /// The Redis time of the call (ms) and its [`HIST_COUNTERS`] counters per unit.
     pub(crate) async fn history_call_here(&self, kind: &str, first: i64, n: usize) -> Result<(i64, Vec<u64>)> {
         let a = vec![kind.as_bytes().to_vec(), first.to_string().into_bytes(), n.to_string().into_bytes()];
         let v = array(self.run(&scripts::HISTORY, args(a)).await?)?;
-        if v.len() != 1 + 23 * n {
+        if v.len() != 1 + HIST_COUNTERS * n {
             return Err(bad("history"));
         }
         let counts = v[1..].iter().map(|x| int(x).map(|i| i.max(0) as u64)).collect::<Result<_>>()?;
