@@ -190,9 +190,9 @@ export interface Stats extends Record<MessageState | 'total', number> {
     /** Consumers receive nothing until `resume()`. */
     paused: boolean;
 }
-/** One minute or hour of a queue's history (or its totals), by the Redis clock. */
+/** One minute, hour or UTC day of a queue's history (or its totals), by the Redis clock. */
 export interface HistoryPoint {
-    /** Start of the minute or hour (totals: when they were read). */
+    /** Start of the minute, hour or day (totals: when they were read). */
     at: Date;
     /** Messages stored or replaced (a duplicate id counts nothing). */
     published: number;
@@ -460,8 +460,8 @@ interface Queue {
     resume(): Promise<boolean>;
     /** Counting history on (the default) or off, for every client; false when it already was so. */
     setHistory(on: boolean): Promise<boolean>;
-    /** What happened per minute (kept 2 days) or hour (kept 90 days), at most 1440 points. */
-    history(since: Date | number, until: Date | number, step?: 'minute' | 'hour'): Promise<HistoryPoint[]>;
+    /** What happened per minute (kept 2 days), hour (kept 90 days) or UTC day (its hours summed), at most 1440 points (91 by day). */
+    history(since: Date | number, until: Date | number, step?: 'minute' | 'hour' | 'day'): Promise<HistoryPoint[]>;
     /** The history counters' totals since the queue began. */
     historyTotals(): Promise<HistoryPoint>;
     /** How many waiting messages fall due in each of `buckets` (1 to 1000) spans of `widthMs` from `from`. */

@@ -221,7 +221,15 @@ test('history: per minute, per hour and totals; setHistory turns the counting of
   assert.equal((await q.historyTotals()).published, 3)
   assert.equal(await q.setHistory(true), true)
   await assert.rejects(q.history(new Date(), t0.getTime() - 3_600_000), isInvalid(/^until/))
-  await assert.rejects(q.history(t0, new Date(), 'day'), isInvalid(/step/))
+  // By UTC day: each point at a midnight, counting what this test did.
+  const days = await q.history(new Date(t0.getTime() - 2 * 86_400_000), new Date(), 'day')
+  assert.equal(days.length, 3)
+  assert.ok(days.every((p) => p.at.getTime() % 86_400_000 === 0))
+  assert.equal(
+    days.reduce((n, p) => n + p.published, 0),
+    3,
+  )
+  await assert.rejects(q.history(t0, new Date(), 'week'), isInvalid(/step/))
 })
 
 test('upcoming: how many messages fall due per bucket', async (t) => {

@@ -110,8 +110,8 @@ export async function misuse(q: Queue): Promise<void> {
     const s: string = m.body
     void s
   })
-  // @ts-expect-error history steps are minutes or hours
-  await q.history(0, 1, 'day')
+  // @ts-expect-error history steps are minutes, hours or days
+  await q.history(0, 1, 'week')
   // @ts-expect-error no such bulk action
   await q.bulk({ action: 'explode', ids: ['a'] })
   // @ts-expect-error objects come from Client.connect and client.queue

@@ -233,6 +233,9 @@ def test_history_counts_what_the_scripts_did(client: redelay.Client) -> None:
     assert all(isinstance(p.at, datetime) and isinstance(p.lateness_sum, timedelta) for p in points)
     assert q.history_totals().delivered == 2
     assert len(q.history(since, step="hour")) >= 1
+    days = q.history(since - timedelta(days=2), step="day")  # UTC days, each the sum of its hours
+    assert len(days) == 3 and sum(p.published for p in days) == 2
+    assert all(p.at.timestamp() % 86400 == 0 for p in days)
     with pytest.raises(redelay.InvalidArgumentError, match="until"):
         q.history(since, since - timedelta(minutes=5))
     assert q.set_history(False) is True and q.set_history(False) is False

@@ -133,6 +133,11 @@ class FeaturesTest {
             assertEquals(2, points.sumOf { it.delivered })
             assertEquals(2, points.sumOf { it.acked })
             assertEquals(2, points.sumOf { p -> p.lateness.sum() })
+            // By UTC day: each point at a midnight, summing its hours.
+            val days = q.history(now.minusSeconds(2 * 86400), now, Step.DAY)
+            assertEquals(3, days.size)
+            assertEquals(3, days.sumOf { it.published })
+            assertTrue(days.all { it.at.epochSecond % 86400 == 0L })
             val totals = q.historyTotals()
             assertEquals(3, totals.published)
             assertEquals(16, totals.lateness.size)
