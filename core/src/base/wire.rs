@@ -212,8 +212,9 @@ mod tests {
         assert_eq!(e.message(), r#"concurrency: invalid type: string "ten", expected a whole number >= 0"#);
         let e = from_json::<PublishOptions>(json!({"max_attempts": -1})).unwrap_err();
         assert_eq!(e.message(), "max_attempts: invalid value: integer `-1`, expected a whole number >= 0");
-        let e = from_json::<crate::Step>(json!("day")).unwrap_err();
-        assert_eq!(e.message(), "unknown value `day`, expected `minute` or `hour`");
+        assert_eq!(from_json::<crate::Step>(json!("day")).unwrap(), crate::Step::Day);
+        let e = from_json::<crate::Step>(json!("week")).unwrap_err();
+        assert_eq!(e.message(), "unknown value `week`, expected one of `minute`, `hour`, `day`");
         let e = from_json::<crate::Search>(json!({"header": "a=b"})).unwrap_err();
         assert_eq!(e.message(), r#"header: invalid type: string "a=b", expected a [name, value] pair"#);
         let e = from_json::<crate::Search>(json!({"id_prefix": "a", "error": "b"})).unwrap_err();
