@@ -126,7 +126,7 @@ async fn bad_arguments_and_names_are_refused_naming_the_field() {
         ("search", json!({}), vec!["search"]),
         ("respawn", json!({"ids": ["a"], "all": true}), vec!["exactly one"]),
         ("bulk", json!({"ids": ["a"]}), vec!["action"]),
-        ("history", json!({"since_ms": 0, "until_ms": 60_000, "step": "day"}), vec!["step"]),
+        ("history", json!({"since_ms": 0, "until_ms": 60_000, "step": "week"}), vec!["step", "unknown value `week`"]),
         ("history", json!({"until_ms": 60_000}), vec!["since_ms", "missing"]),
         ("history", json!({"since_ms": 32_503_680_000_000u64}), vec!["since: is in the future", "until, not given"]),
         ("reschedule", json!({"id": "a"}), vec!["delay/at", "needs a new due time"]),
