@@ -614,8 +614,7 @@ impl NativeMessages {
     /// The next message, handed over in a `NativeFetched` (a coroutine cancelled after it came
     /// never takes it, and it is released); empty once the stream is closed.
     pub async fn next(&self) -> Res<Arc<NativeFetched>> {
-        let m = self.0.clone();
-        on_rt(async move { Ok(NativeFetched::new(m.next().await?.into_iter().collect())) }).await
+        call!(self, |m| NativeFetched::new(m.next().await?.into_iter().collect()))
     }
 
     /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed
