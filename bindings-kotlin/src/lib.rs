@@ -86,41 +86,38 @@ macro_rules! errors {
                 }
             }
         }
-
-        impl From<RedelayError> for RunError {
-            fn from(e: RedelayError) -> Self {
-                let kind = match e { $(RedelayError::$kind(_) => ErrorKind::$kind),* };
-                RunError::Failed { kind: kind.name().into(), reason: e.to_string(), so_far: None }
-            }
-        }
     };
 }
 errors!(InvalidArgument, Connection, Timeout, LeaseLost, NotFound, Redis, Handler);
 
 type Res<T, E = RedelayError> = Result<T, E>;
 
-/// The error of a long run (`bulk`, `respawn`, `purge_dead`): its kind and message as
-/// `RedelayError` has them, and the run's totals so far when it stopped part way
-/// (`redelay::Error::so_far`, by wire name). Kotlin's `Queue` throws it as the
-/// `RedelayException` of that kind, with `soFar` (Errors.kt): a flat error carries only its
-/// message, and a UniFFI error with fields has no message of its own.
+/// The error of a long run (`bulk`, `respawn`, `purge_dead`): the `RedelayError` it ended with
+/// and the run's totals so far when it stopped part way (`redelay::Error::so_far`, by wire
+/// name). Kotlin's `Queue` throws its `error` with `soFar` (Errors.kt): a flat error carries
+/// only its message, and a UniFFI error with fields has no message of its own.
 #[derive(Debug, uniffi::Error)]
 pub enum RunError {
-    Failed { kind: String, reason: String, so_far: Option<HashMap<String, i64>> },
+    Failed { error: RedelayError, so_far: Option<HashMap<String, i64>> },
 }
 
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let RunError::Failed { reason, .. } = self;
-        f.write_str(reason)
+        let RunError::Failed { error, .. } = self;
+        error.fmt(f)
+    }
+}
+
+impl From<RedelayError> for RunError {
+    fn from(error: RedelayError) -> Self {
+        RunError::Failed { error, so_far: None }
     }
 }
 
 impl From<redelay::Error> for RunError {
     fn from(e: redelay::Error) -> Self {
         let so_far = e.so_far().map(|t| t.iter().map(|&(name, n)| (name.into(), n as i64)).collect());
-        let RunError::Failed { kind, reason, .. } = RedelayError::from(e).into();
-        RunError::Failed { kind, reason, so_far }
+        RunError::Failed { error: e.into(), so_far }
     }
 }
 
@@ -619,8 +616,7 @@ impl NativeMessages {
     /// The next message, handed over in a `NativeFetched` (a coroutine cancelled after it came
     /// never takes it, and it is released); empty once the stream is closed.
     pub async fn next(&self) -> Res<Arc<NativeFetched>> {
-        let m = self.0.clone();
-        on_rt(async move { Ok(NativeFetched::new(m.next().await?.into_iter().collect())) }).await
+        call!(self, |m| NativeFetched::new(m.next().await?.into_iter().collect()))
     }
 
     /// The core's close: a waiting `next` ends (empty), and what was fetched and not handed

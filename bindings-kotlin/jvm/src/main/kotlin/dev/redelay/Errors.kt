@@ -9,8 +9,20 @@ package dev.redelay
  */
 enum class ErrorKind { InvalidArgument, Connection, Timeout, LeaseLost, NotFound, Redis, Handler }
 
-/** The kind of this error (its subclass). */
-val RedelayException.kind: ErrorKind get() = ErrorKind.valueOf(javaClass.simpleName)
+/**
+ * The kind of this error (its subclass). A `when` over the classes, not their names, so that it
+ * holds in an app minified by R8 or ProGuard, which renames them.
+ */
+val RedelayException.kind: ErrorKind
+    get() = when (this) {
+        is RedelayException.InvalidArgument -> ErrorKind.InvalidArgument
+        is RedelayException.Connection -> ErrorKind.Connection
+        is RedelayException.Timeout -> ErrorKind.Timeout
+        is RedelayException.LeaseLost -> ErrorKind.LeaseLost
+        is RedelayException.NotFound -> ErrorKind.NotFound
+        is RedelayException.Redis -> ErrorKind.Redis
+        is RedelayException.Handler -> ErrorKind.Handler
+    }
 
 /** The core's stable code of the kind, the same in every binding: `ERR_REDELAY_INVALID_ARGUMENT` ... */
 val RedelayException.code: String get() = errorCode(kind.name)
@@ -26,14 +38,12 @@ val RedelayException.soFar: Map<String, Long>? get() = suppressed.firstNotNullOf
 /** Carries [soFar] as a suppressed exception of its error: stateless, and shown in stack traces. */
 private class SoFar(val totals: Map<String, Long>) : Throwable(totals.toString(), null, false, false)
 
-/** [block], its [RunException] thrown as the [RedelayException] of that kind with [soFar]. */
+/** [block], its [RunException] thrown as the [RedelayException] it carries, with [soFar]. */
 internal suspend fun <T> endOfRun(block: suspend () -> T): T = try {
     block()
 } catch (e: RunException.Failed) {
-    val kind = Class.forName("${RedelayException::class.java.name}$${e.kind}")
-    val error = kind.getConstructor(String::class.java).newInstance(e.reason) as RedelayException
-    e.soFar?.let { error.addSuppressed(SoFar(it)) }
-    throw error
+    e.soFar?.let { e.error.addSuppressed(SoFar(it)) }
+    throw e.error
 }
 
 /**

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.assertThrows
 import kotlin.test.assertContains
 import kotlin.test.assertEquals
 import kotlin.test.assertNull
+import kotlin.test.assertSame
 import kotlin.test.assertTrue
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
@@ -169,20 +170,32 @@ class ErrorsTest {
             val q = client.queue(uniqueName("nf"))
             val e: RedelayException =
                 assertThrows<RedelayException.NotFound> { runBlocking { q.reschedule("nope", 1.seconds) } }
-            // Exhaustive `when` over the sealed class: one branch per kind.
-            val kind = when (e) {
-                is RedelayException.InvalidArgument -> ErrorKind.InvalidArgument
-                is RedelayException.Connection -> ErrorKind.Connection
-                is RedelayException.Timeout -> ErrorKind.Timeout
-                is RedelayException.LeaseLost -> ErrorKind.LeaseLost
-                is RedelayException.NotFound -> ErrorKind.NotFound
-                is RedelayException.Redis -> ErrorKind.Redis
-                is RedelayException.Handler -> ErrorKind.Handler
-            }
-            assertEquals(ErrorKind.NotFound, kind)
+            // `kind` is an exhaustive `when` over the sealed class (Errors.kt): one branch per kind.
+            assertEquals(ErrorKind.NotFound, e.kind)
             assertEquals("ERR_REDELAY_NOT_FOUND", e.code)
             assertContains(e.message!!, "nope")
             assertEquals(7, ErrorKind.entries.size)
+        }
+    }
+
+    @Test
+    fun `every kind the native library raises has its kind, code and long-run form, by no class name`() {
+        // The generated subclasses are the core's kinds, one for each the native library raises
+        // (src/lib.rs); `kind` and `endOfRun` must find each without reflection (R8, ProGuard).
+        val classes = RedelayException::class.java.declaredClasses.filter {
+            RedelayException::class.java.isAssignableFrom(it)
+        }
+        assertEquals(ErrorKind.entries.map { it.name }.sorted(), classes.map { it.simpleName }.sorted())
+        for (cls in classes) {
+            val e = cls.getConstructor(String::class.java).newInstance("m") as RedelayException
+            assertEquals(cls.simpleName, e.kind.name)
+            assertEquals("ERR_REDELAY_" + cls.simpleName.replace(Regex("(?<=[a-z])(?=[A-Z])"), "_").uppercase(), e.code)
+            // A long run's error comes out as the error it carries, with its totals.
+            val thrown = assertThrows<RedelayException> {
+                runBlocking { endOfRun { throw RunException.Failed(e, mapOf("count" to 1L)) } }
+            }
+            assertSame(e, thrown)
+            assertEquals(mapOf("count" to 1L), thrown.soFar)
         }
     }
 
