@@ -66,7 +66,7 @@ enum Cmd {
         #[command(subcommand)]
         cmd: commands::DeadCmd,
     },
-    /// What was published, delivered, acked, retried, dead and expired per minute or hour
+    /// What was published, delivered, acked, retried, dead and expired per minute, hour or UTC day
     History(commands::HistoryArgs),
     /// How many messages fall due per minute (or --every) over the next hour (or --next)
     Upcoming(commands::UpcomingArgs),

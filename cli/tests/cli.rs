@@ -339,16 +339,24 @@ fn help_texts_state_the_limits_of_the_core() {
     assert!(upcoming.contains(&format!("at most {} of them", limits::MAX_UPCOMING_BUCKETS)), "{upcoming}");
     let history = help(&["history"]);
     let (points, minutes) = (limits::MAX_HISTORY_POINTS, limits::MAX_HISTORY_POINTS - 1);
-    let hours = limits::MAX_HISTORY_POINTS - 1;
+    let (hours, days) = (limits::MAX_HISTORY_POINTS - 1, limits::MAX_HISTORY_DAYS - 1);
     let last = format!(
-        "at most {}d{:02}h by hour, {}h{:02}m by minute (one query reads at most {points} points of its step;",
+        "at most {days}d00h by day, {}d{:02}h by hour, {}h{:02}m by minute (one query reads at most {points} \
+         points of a minute or an hour, {} of a day;",
         hours / 24,
         hours % 24,
         minutes / 60,
-        minutes % 60
+        minutes % 60,
+        limits::MAX_HISTORY_DAYS
     );
     assert!(history.contains(&last), "{history}");
-    let step = format!("at most {}h{:02}m, whose minutes always fit in {points} points", minutes / 60, minutes % 60);
+    let step = format!(
+        "minute when --last is at most {}h{:02}m, hour up to {}d{:02}h, else day",
+        minutes / 60,
+        minutes % 60,
+        hours / 24,
+        hours % 24
+    );
     assert!(history.contains(&step), "{history}");
 }
 
