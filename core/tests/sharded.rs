@@ -604,6 +604,7 @@ async fn a_handle_refuses_to_write_into_the_shards_of_a_queue_made_again_by_anot
             let e = r.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{again}: {what}: {e}");
             assert!(e.message().contains(want), "{again}: {what}: {e}");
+            assert_eq!(e.shard_count_mismatch(), Some(name.as_str()), "{again}: {what}: said to code");
         }
         // Nothing written where A's messages would have gone.
         for i in again.max(1)..4 {

@@ -187,10 +187,13 @@ impl Queue {
         }
         let name = self.name();
         if stored == -1 {
-            return Err(Error::invalid(format!(
-                "shards: queue {name:?} holds unsharded messages, so it cannot be opened with {n} shards; \
+            return Err(Error::shard_count(
+                name,
+                format!(
+                    "shards: queue {name:?} holds unsharded messages, so it cannot be opened with {n} shards; \
                  drain it first, or open it with shards = 1"
-            )));
+                ),
+            ));
         }
         if stored != i64::from(n) {
             return Err(self.opened_with(stored.to_string(), n));
@@ -291,11 +294,14 @@ impl Queue {
 
     /// The InvalidArgument of a handle opened with `n` shards on a queue that has `stored`.
     fn opened_with(&self, stored: String, n: u32) -> Error {
-        Error::invalid(format!(
-            "shards: queue {:?} has {stored} shards in Redis and this handle was opened with {n}; \
+        Error::shard_count(
+            self.name(),
+            format!(
+                "shards: queue {:?} has {stored} shards in Redis and this handle was opened with {n}; \
              every client must open it with shards = {stored}",
-            self.name()
-        ))
+                self.name()
+            ),
+        )
     }
 
     /// For a plain handle: refused when Redis holds a shard count for the queue (whatever else
