@@ -746,7 +746,8 @@ async fn a_queue_made_sharded_after_the_gateway_first_saw_it_is_served_sharded()
 /// written (a publish went into shard keys no queue reads, lost, answered 201), and the gateway
 /// opens the queue anew with the count now stored and answers the request again — at once, not
 /// with a 400 until its handle aged out (5 s). So for each route that writes (publish, batch,
-/// pause, lmstfy's publish) with the queue made again each time, 4 shards to 2 and back. A
+/// pause, lmstfy's publish, a cancel by id) with the queue made again each time, 4 shards to 2
+/// and back. A
 /// client that opened the queue with an explicit count that is no longer the queue's is still
 /// refused with the InvalidArgument naming both counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -759,7 +760,8 @@ async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_on
     assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
     // Another client destroys the queue (the gateway keeps its handle of `from` shards) and
     // makes it again with `to`, holding one message.
-    let remake = |from: u32, to: u32, id: &'static str| {
+    let remake = |from: u32, to: u32, id: &str| {
+        let id = id.to_string();
         let (old, new) = (open(from), open(to));
         async move {
             old.destroy().await.unwrap();
@@ -800,10 +802,17 @@ async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_on
     let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
     assert_eq!((st, v["total"].as_u64()), (200, Some(2)), "{v}");
 
+    // A change by id, to a message whose shard of 4 the queue of 2 does not have.
+    let id = (0..).map(|i| format!("k{i}")).find(|id| redelay::shard_of(id, 4) >= 2).unwrap();
+    remake(4, 2, &id).await;
+    let (st, v) = call(&s, "DELETE", &format!("{q}/messages/{id}"), None).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(open(2).stats().await.unwrap().total, 0, "cancelled in the queue of 2 shards");
+
     // A handle opened with an explicit count that is no longer the queue's is refused.
-    let e = open(2).publish(redelay::Message::new(b"z".to_vec())).await.unwrap_err();
+    let e = open(4).publish(redelay::Message::new(b"z".to_vec())).await.unwrap_err();
     assert_eq!((e.kind(), e.shard_count_mismatch()), (redelay::ErrorKind::InvalidArgument, Some(name)), "{e}");
-    assert!(e.message().contains("has 4 shards in Redis and this handle was opened with 2"), "{e}");
+    assert!(e.message().contains("has 2 shards in Redis and this handle was opened with 4"), "{e}");
 }
 
 /// `/dead/respawn` and a bulk respawn take the core's expiry choice: `expires_in_ms` (fresh,
