@@ -73,13 +73,15 @@ local PRUNED = {}
 
 -- Refuses to work on data of another layout. `create` marks a queue as layout 2 (publish), and
 -- then returns true when it did (the queue had no data: new, or destroyed since).
--- `of` (a script that creates data or state: publish, flag) is the shard count of the caller's
--- handle when the queue is a shard of a sharded queue, nil or '0' for a plain queue: a shard
--- whose META does not carry that count as its mark `of` is refused with 'redelay: shard not
--- marked', before anything is written. A handle trusts its count for a few seconds; another
+-- `of` (a script that creates data or state: publish, flag; or that changes messages by id:
+-- cancel, reschedule, respawn, purge) is the shard count of the caller's handle when the queue
+-- is a shard of a sharded queue, nil or '0' for a plain queue: a shard whose META does not
+-- carry that count as its mark `of` is refused with 'redelay: shard not marked', before
+-- anything is written. (It costs nothing: the HMGET below reads `of` anyway. The settles, ack,
+-- nack and extend, do not pass it: their lease tokens come from a fetch of that very shard.) A handle trusts its count for a few seconds; another
 -- client may have destroyed the queue and made it again, plain or with another count, meanwhile,
 -- and then this shard belongs to no queue (or to another layout of it): what the caller would
--- write here would never be read. The client then checks the count and marks the shards again
+-- write here would never be read, and a message it names by id is in another shard if anywhere. The client then checks the count and marks the shards again
 -- (ops/sharded.rs), or is refused.
 local function check_layout(create, of)
   local m = redis.call('HMGET', META, 'v', 'nohist', 'hmin', 'hhour', 'shards', 'of')
@@ -318,14 +320,19 @@ end
 -- count k, then k fields of calls whose replies arrived (deleted here). replay_begin returns
 -- the index of the call's first own ARGV and, when this call ran already, the reply it gave (a
 -- string); replay_keep stores the reply for a resend and returns it. The hash expires 5 minutes
--- after the caller's last such call.
+-- after the caller's last such call. replay_first is that index alone, touching nothing (for an
+-- argument that check_layout needs before anything is written).
+local function replay_first()
+  if not KEYS[9] then return 1 end
+  return 3 + tonumber(ARGV[2])
+end
 local function replay_begin()
   local key = KEYS[9]
-  if not key then return 1, nil end
-  local k = tonumber(ARGV[2])
-  if k > 0 then redis.call('HDEL', key, unpack(ARGV, 3, 2 + k)) end
-  if ARGV[1] == '' then return 3 + k, nil end
-  return 3 + k, redis.call('HGET', key, ARGV[1])
+  local first = replay_first()
+  if not key then return first, nil end
+  if first > 3 then redis.call('HDEL', key, unpack(ARGV, 3, first - 1)) end
+  if ARGV[1] == '' then return first, nil end
+  return first, redis.call('HGET', key, ARGV[1])
 end
 local function replay_keep(reply)
   local key = KEYS[9]

@@ -1,11 +1,14 @@
 -- reschedule.lua: give a waiting (scheduled or ready) message a new due time. O(log n).
 -- KEYS: the queue's keys (lib.lua)
--- ARGV[1] id, ARGV[2] mode ('d' delay from now | 'a' absolute), ARGV[3] value ms
+-- ARGV[1] id, ARGV[2] mode ('d' delay from now | 'a' absolute), ARGV[3] value ms, ARGV[4] for a
+--   shard of a sharded queue the queue's shard count, which the shard's META must carry as its
+--   mark `of` ('0' for a plain queue: lib.lua check_layout)
 -- Reply: { status, due_ms }: status 1 rescheduled, 0 no such id, -1 leased (being processed:
 -- refused), -2 dead (use respawn), -3 unreadable record, -4 the new due time is at or after the
--- message's expiry time
+-- message's expiry time; an error 'redelay: shard not marked' when the shard does not carry
+-- the mark ARGV[4] (nothing written)
 local now = clock()
-check_layout(false)
+check_layout(false, ARGV[4])
 local id = ARGV[1]
 local rec = redis.call('HGET', MSG, id)
 if not rec then return { 0, -1 } end

@@ -2,18 +2,21 @@
 -- message due now (a fresh seq); the expiry kept, cleared, or set afresh from now.
 -- KEYS: the queue's keys (lib.lua); on Redis Cluster KEYS[9], the caller's replay hash
 -- ARGV (on Redis Cluster after lib.lua's replay_begin arguments):
---   [1] the expiry: -1 keep each message's own, 0 none (never expires), N > 0 expire N ms
+--   [1] for a shard of a sharded queue the queue's shard count, which the shard's META must
+--   carry as its mark `of` ('0' for a plain queue: lib.lua check_layout)
+--   [2] the expiry: -1 keep each message's own, 0 none (never expires), N > 0 expire N ms
 --   after the respawn (Redis clock)
---   [2..] the selection of lib.lua's dead_selection
+--   [3..] the selection of lib.lua's dead_selection
 -- Reply: { respawned, skipped, exhausted (0/1), t0, s0 }: skipped counts entries of the range
 -- left where they are (unreadable records, or outside the snapshot); ids that are not dead are
--- ignored; a call sent again after it ran gets its first reply.
+-- ignored; a call sent again after it ran gets its first reply. An error 'redelay: shard not
+-- marked' when the shard does not carry the mark [1] (nothing written, the replay key neither).
 local now = clock()
-check_layout(false)
+check_layout(false, ARGV[replay_first()])
 local first, ran = replay_begin()
 if ran then return replayed_numbers(ran) end
-local expiry = tonumber(ARGV[first])
-local ids, snap = dead_selection(now, first)
+local expiry = tonumber(ARGV[first + 1])
+local ids, snap = dead_selection(now, first + 1)
 local before = first_waiting()
 local n, skipped = 0, 0
 for _, id in ipairs(ids) do

@@ -568,6 +568,15 @@ async fn shard_marks(prefix: &str, name: &str, n: u32) -> Vec<Option<String>> {
     marks
 }
 
+/// A handle of 4 shards on queue `name` that confirmed its count (it published "first"), and
+/// the queue then destroyed by the client `other`.
+async fn confirmed_then_destroyed(c: &Client, other: &Client, name: &str) -> redelay::Queue {
+    let a = sharded(c, name, 4);
+    a.publish(Message::new(b"x".to_vec()).id("first")).await.unwrap();
+    sharded(other, name, 4).destroy().await.unwrap();
+    a
+}
+
 /// Twenty messages with ids that fall on every one of 4 shards.
 fn on_every_shard(tag: &str) -> Vec<Message> {
     let ids: Vec<String> = (0..20).map(|i| format!("{tag}{i}")).collect();
@@ -604,6 +613,7 @@ async fn a_handle_refuses_to_write_into_the_shards_of_a_queue_made_again_by_anot
             let e = r.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{again}: {what}: {e}");
             assert!(e.message().contains(want), "{again}: {what}: {e}");
+            assert_eq!(e.shard_count_mismatch(), Some(name.as_str()), "{again}: {what}: said to code");
         }
         // Nothing written where A's messages would have gone.
         for i in again.max(1)..4 {
@@ -626,9 +636,7 @@ async fn a_publish_right_after_another_clients_destroy_makes_the_sharded_queue_a
     let c = client().await;
     let other = client_with_prefix(c.prefix()).await;
     let name = common::unique("anew");
-    let a = sharded(&c, &name, 4);
-    a.publish(Message::new(b"x".to_vec()).id("first")).await.unwrap();
-    sharded(&other, &name, 4).destroy().await.unwrap();
+    let a = confirmed_then_destroyed(&c, &other, &name).await;
 
     let p = a.publish(Message::new(b"after".to_vec()).id("after")).await.unwrap();
     assert_eq!(p.status, PublishStatus::Stored);
@@ -682,4 +690,75 @@ async fn shards_without_their_count_mark_heal_at_the_next_publish() {
     let s = a.stats().await.unwrap();
     assert_eq!((s.total, s.paused), (1021, true));
     common::assert_verified(&a).await;
+}
+
+/// Changes by id — cancel, reschedule, respawn and purge (by ids and all), the bulk actions on
+/// them — through a handle that confirmed its count a moment ago, on a queue another client
+/// destroyed and made again with another count: refused with the InvalidArgument that names
+/// both counts (`shard_count_mismatch`), writing nothing. They went to the shard of the old
+/// count: a cancel answered false for a message that exists (and on a cluster left a replay
+/// key in that shard for 5 minutes). On a queue only destroyed they find nothing and write
+/// nothing; on shards whose marks were lost (made by an older version) they heal the marks and
+/// act.
+#[tokio::test]
+async fn changes_by_id_through_a_handle_of_an_old_count_are_refused() {
+    let c = client().await;
+    let other = client_with_prefix(c.prefix()).await;
+    let name = common::unique("byid");
+    let a = confirmed_then_destroyed(&c, &other, &name).await;
+    let b = sharded(&other, &name, 2);
+    b.publish_batch(on_every_shard("m")).await.unwrap();
+    // Ids whose shard of 4 is one the queue of 2 does not have.
+    let ids: Vec<String> = (0..20).map(|i| format!("m{i}")).filter(|id| shard_of(id, 4) >= 2).take(3).collect();
+    let (x, y, z) = (ids[0].clone(), ids[1].clone(), ids[2].clone());
+    let later = redelay::Due::In(Duration::from_secs(3600));
+    for (what, r) in [
+        ("cancel", a.cancel(&x).await.map(|_| ())),
+        ("reschedule", a.reschedule(&y, later).await.map(|_| ())),
+        ("respawn", a.respawn(Select::Ids(vec![z.clone()])).await.map(|_| ())),
+        ("purge", a.purge_dead(Select::Ids(vec![z.clone()])).await.map(|_| ())),
+        ("respawn all", a.respawn(Select::All).await.map(|_| ())),
+        ("bulk cancel", a.bulk(&BulkOptions::ids(BulkAction::Cancel, vec![x.clone()])).await.map(|_| ())),
+        ("bulk deliver now", a.bulk(&BulkOptions::ids(BulkAction::DeliverNow, vec![y.clone()])).await.map(|_| ())),
+    ] {
+        let e = r.unwrap_err();
+        assert_eq!(
+            (e.kind(), e.shard_count_mismatch()),
+            (ErrorKind::InvalidArgument, Some(name.as_str())),
+            "{what}: {e}"
+        );
+        assert!(e.message().contains("has 2 shards in Redis and this handle was opened with 4"), "{what}: {e}");
+    }
+    for i in 2..4 {
+        assert_eq!(shard_keys(c.prefix(), &name, i).await, Vec::<String>::new(), "shard {i} of the old count");
+    }
+    assert_eq!(b.stats().await.unwrap().total, 20, "B's messages untouched");
+    let y_due = b.peek(&y).await.unwrap().unwrap().due_at;
+    assert!(y_due < SystemTime::now() + Duration::from_secs(60), "not rescheduled");
+    assert!(b.cancel(&x).await.unwrap(), "through the right count it is there");
+    b.destroy().await.unwrap();
+
+    // A queue only destroyed: a handle that confirmed 4 finds nothing, and writes nothing.
+    let gone = common::unique("gone");
+    let a = confirmed_then_destroyed(&c, &other, &gone).await;
+    assert!(!a.cancel("first").await.unwrap());
+    assert_eq!(a.reschedule("first", later).await.unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(a.respawn(Select::All).await.unwrap(), 0);
+    assert_eq!(a.purge_dead(Select::Ids(vec!["first".into()])).await.unwrap(), 0);
+    let mut r = common::raw().await;
+    let keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{}:{{{gone}*", c.prefix())).query_async(&mut r).await.unwrap();
+    assert_eq!(keys, Vec::<String>::new(), "changes to a destroyed queue wrote");
+
+    // Shards without their marks: a cancel heals them and deletes.
+    let old = common::unique("old");
+    let a = sharded(&c, &old, 4);
+    a.publish_batch(on_every_shard("o")).await.unwrap();
+    for i in 0..4 {
+        let meta = format!("{}:{{{old}/{i}}}:meta", c.prefix());
+        let _: i64 = redis::cmd("HDEL").arg(meta).arg("of").query_async(&mut r).await.unwrap();
+    }
+    assert!(a.cancel("o0").await.unwrap());
+    assert_eq!(shard_marks(c.prefix(), &old, 4).await, vec![Some("4".to_string()); 4], "healed");
+    assert_eq!(a.stats().await.unwrap().total, 19);
 }

@@ -41,7 +41,18 @@ pub struct ApiError {
     /// respawn or purge of dead letters) this error stopped part way, by their wire names;
     /// `/v1` answers them as `"so_far"` in the error.
     pub so_far: Option<Vec<(&'static str, u64)>>,
+    /// The queue to open anew and answer the request again for, once: the core refused the
+    /// gateway's handle of it for its shard count ([`redelay::Error::shard_count_mismatch`]:
+    /// destroyed and made again with another count by another client since the handle was
+    /// opened), before anything was written. Not for an error that stopped a long run part
+    /// way ([`so_far`](Self::so_far)). Carried to the middleware as the response's [`Reopen`].
+    pub reopen: Option<String>,
 }
+
+/// The extension of an error answer whose request is answered again once with its queue
+/// opened anew ([`ApiError::reopen`], `reopen_and_retry` in `lib.rs`).
+#[derive(Debug, Clone)]
+pub struct Reopen(pub String);
 
 pub const UNAUTHORIZED: &str = "ERR_REDELAY_UNAUTHORIZED";
 pub const FORBIDDEN: &str = "ERR_REDELAY_FORBIDDEN";
@@ -51,7 +62,7 @@ pub const METHOD_NOT_ALLOWED: &str = "ERR_REDELAY_METHOD_NOT_ALLOWED";
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>, style: Style) -> Self {
-        ApiError { status, code, message: message.into(), style, so_far: None }
+        ApiError { status, code, message: message.into(), style, so_far: None, reopen: None }
     }
 
     /// Bad input found by the gateway itself (a malformed parameter or body): 400.
@@ -72,7 +83,8 @@ impl ApiError {
             tracing::warn!(target: "redelay::server", "{}: {}", e.kind().name(), e.message());
         }
         let so_far = e.so_far().map(<[_]>::to_vec);
-        ApiError { so_far, ..Self::new(status, e.kind().code(), e.message(), style) }
+        let reopen = e.shard_count_mismatch().filter(|_| so_far.is_none()).map(str::to_string);
+        ApiError { so_far, reopen, ..Self::new(status, e.kind().code(), e.message(), style) }
     }
 
     pub fn too_large(message: impl Into<String>, style: Style) -> Self {
@@ -93,7 +105,11 @@ impl IntoResponse for ApiError {
                 json!({ "error": error })
             }
         };
-        (self.status, Json(body)).into_response()
+        let mut res = (self.status, Json(body)).into_response();
+        if let Some(queue) = self.reopen {
+            res.extensions_mut().insert(Reopen(queue));
+        }
+        res
     }
 }
 

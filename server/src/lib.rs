@@ -22,6 +22,7 @@ pub mod wire;
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, StatusCode};
@@ -92,6 +93,64 @@ async fn stamp(State(st): State<AppState>, req: Request, next: Next) -> Response
     res
 }
 
+/// What a request's body was, as its handler read it: its chunks (shared with the handler's,
+/// not copied) and whether it was read to its end.
+#[derive(Default)]
+struct KeptBody {
+    chunks: Vec<axum::body::Bytes>,
+    whole: bool,
+}
+
+/// A request answered with an error that asks for its queue to be opened anew
+/// ([`error::Reopen`]: the core refused the gateway's kept handle for its shard count, the queue
+/// having been destroyed and made again with another count by another client since the handle
+/// was opened; nothing was written) is answered again, once, after its handle is dropped, so
+/// that the queue is opened with the count now stored in Redis, instead of answering 400 until
+/// the kept handle ages out. The body goes to the second run as the handler read it; a request
+/// whose body was not read to its end is not run again.
+async fn reopen_and_retry(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    use axum::body::{Body, HttpBody};
+    use futures_util::{stream, StreamExt};
+    type Chunk = Result<axum::body::Bytes, axum::Error>;
+    let (parts, body) = req.into_parts();
+    let kept = Arc::new(Mutex::new(KeptBody::default()));
+    let body = if body.is_end_stream() {
+        kept.lock().unwrap().whole = true;
+        body
+    } else {
+        let (seen, end) = (kept.clone(), kept.clone());
+        let chunks = body.into_data_stream().map(move |c: Chunk| {
+            if let Ok(b) = &c {
+                seen.lock().unwrap().chunks.push(b.clone());
+            }
+            c
+        });
+        let end = stream::once(async move {
+            end.lock().unwrap().whole = true;
+            None::<Chunk>
+        })
+        .filter_map(std::future::ready);
+        Body::from_stream(chunks.chain(end))
+    };
+    let mut res = next.clone().run(Request::from_parts(parts.clone(), body)).await;
+    let Some(error::Reopen(queue)) = res.extensions_mut().remove::<error::Reopen>() else { return res };
+    let body = {
+        let k = kept.lock().unwrap();
+        if !k.whole {
+            return res;
+        }
+        Body::from_stream(stream::iter(k.chunks.clone().into_iter().map(Ok::<_, std::convert::Infallible>)))
+    };
+    tracing::info!(
+        target: "redelay::server",
+        "queue {queue:?} has another shard count in Redis than this server's handle: opened anew, answering again"
+    );
+    st.drop_handle(&queue);
+    let mut res = next.run(Request::from_parts(parts, body)).await;
+    res.extensions_mut().remove::<error::Reopen>();
+    res
+}
+
 async fn healthz(State(st): State<AppState>) -> Response {
     match st.client.ping().await {
         Ok(()) => Json(json!({ "status": "ok" })).into_response(),
@@ -139,6 +198,7 @@ pub fn data_router(st: AppState) -> Router {
         r = r.route("/metrics", get(metrics));
     }
     r.layer(DefaultBodyLimit::max(body_limit(&st)))
+        .layer(middleware::from_fn_with_state(st.clone(), reopen_and_retry))
         .layer(middleware::from_fn_with_state(st.clone(), stamp))
         .with_state(st)
 }

@@ -270,7 +270,15 @@ async fn overview(a: Auth) -> ApiResult<Response> {
     let page: Vec<&String> = names.iter().skip(offset).take(limit).collect();
     let a = &a;
     let rows = futures_util::future::join_all(page.into_iter().map(|n| async move {
-        match overview_row(a, n).await {
+        let row = match overview_row(a, n).await {
+            // Made again with another count since this server opened it: opened anew, once.
+            Err(e) if e.shard_count_mismatch().is_some() => {
+                a.st.drop_handle(n);
+                overview_row(a, n).await
+            }
+            row => row,
+        };
+        match row {
             Ok(row) => {
                 a.st.overview_read(n);
                 row

@@ -23,8 +23,10 @@ const MAX_CACHED_QUEUES: usize = 10_000;
 /// How long a sharded queue's handle is kept before it is opened again with the count then
 /// stored: the core's handle trusts its check of the count as long, so a queue destroyed and
 /// re-created by another client with another count is seen before the old handle would check
-/// again and refuse every call. Meanwhile the core refuses the old handle's writes into shards
-/// that are not marked with its count, so nothing it publishes then is lost.
+/// again and refuse every call. Meanwhile the core refuses the old handle's writes (and changes
+/// by id) into shards that are not marked with its count, so nothing it publishes then is lost;
+/// that refusal drops the handle at once and the request is answered again with the queue
+/// opened anew (`reopen_and_retry` in `lib.rs`).
 const QUEUE_HANDLE_LIFE: std::time::Duration = std::time::Duration::from_secs(5);
 /// How long the handle of a queue with no shard count stored (a plain queue, or one not
 /// created yet) is kept: a producer may make it sharded at any moment (a worker long-polls a
@@ -158,8 +160,16 @@ impl AppState {
     /// sharded queue), and its place among the overview's unreadable queues (a queue made later
     /// under its name is said again when it fails).
     pub fn forget_queue(&self, name: &str) {
-        self.queues.lock().unwrap().remove(name);
+        self.drop_handle(name);
         self.unreadable.lock().unwrap().remove(name);
+    }
+
+    /// Drops the kept handle of queue `name`: the next request opens it again with the shard
+    /// count then stored in Redis. For a handle the core refused for its count (the queue was
+    /// made again with another count by another client): the request is then answered again
+    /// once (`reopen_and_retry` in `lib.rs`, the overview's rows).
+    pub fn drop_handle(&self, name: &str) {
+        self.queues.lock().unwrap().remove(name);
     }
 
     /// What the request's token allows: 401 without a token or with an unknown one.

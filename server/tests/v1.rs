@@ -742,43 +742,77 @@ async fn a_queue_made_sharded_after_the_gateway_first_saw_it_is_served_sharded()
 }
 
 /// A sharded queue the gateway serves, destroyed by another client and made again with another
-/// count: within the old count's confirmation (the core trusts it 5 s) a publish through the
-/// gateway's old handle is refused, writing nothing (it went into shard keys no queue reads,
-/// lost, answered 201); once the confirmation runs out, the gateway serves the new count (it
-/// kept its old handle, refused at every call from then on).
+/// count: the core refuses the gateway's kept handle of the old count before anything is
+/// written (a publish went into shard keys no queue reads, lost, answered 201), and the gateway
+/// opens the queue anew with the count now stored and answers the request again — at once, not
+/// with a 400 until its handle aged out (5 s). So for each route that writes (publish, batch,
+/// pause, lmstfy's publish, a cancel by id) with the queue made again each time, 4 shards to 2
+/// and back. A
+/// client that opened the queue with an explicit count that is no longer the queue's is still
+/// refused with the InvalidArgument naming both counts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sharded_queue_re_created_with_another_count_is_served_with_the_new_one() {
     let s = common::start().await;
-    let q = "/v1/queues/app:recount";
-    let four = s.client.queue_with("app:recount", redelay::QueueOptions::shards(4)).unwrap();
-    four.publish(redelay::Message::new(b"x".to_vec()).id("a")).await.unwrap();
+    let (name, q) = ("app:recount", "/v1/queues/app:recount");
+    let open = |n: u32| s.client.queue_with(name, redelay::QueueOptions::shards(n)).unwrap();
+    open(4).publish(redelay::Message::new(b"x".to_vec()).id("a")).await.unwrap();
     let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
     assert_eq!((st, v["total"].as_u64()), (200, Some(1)), "{v}");
-    four.destroy().await.unwrap();
-    let two = s.client.queue_with("app:recount", redelay::QueueOptions::shards(2)).unwrap();
-    two.publish(redelay::Message::new(b"y".to_vec()).id("b")).await.unwrap();
-    for id in ["early0", "early1", "early2", "early3", "early4", "early5"] {
-        let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "lost?", "id": id}))).await;
-        assert_eq!((st, v["error"]["code"].as_str()), (400, Some("ERR_REDELAY_INVALID_ARGUMENT")), "{v}");
-        let message = v["error"]["message"].as_str().unwrap();
-        assert!(message.contains("has 2 shards in Redis and this handle was opened with 4"), "{v}");
-    }
+    // Another client destroys the queue (the gateway keeps its handle of `from` shards) and
+    // makes it again with `to`, holding one message.
+    let remake = |from: u32, to: u32, id: &str| {
+        let id = id.to_string();
+        let (old, new) = (open(from), open(to));
+        async move {
+            old.destroy().await.unwrap();
+            new.publish(redelay::Message::new(b"x".to_vec()).id(id)).await.unwrap();
+        }
+    };
     let mut r = harness::raw().await;
+    remake(4, 2, "b").await;
+    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "y", "id": "c"}))).await;
+    assert_eq!((st, v["status"].as_str()), (201, Some("stored")), "{v}");
+    assert_eq!(open(2).peek("c").await.unwrap().map(|m| m.body), Some(b"y".to_vec()), "in the queue of 2 shards");
     for i in [2, 3] {
         let keys: Vec<String> = redis::cmd("KEYS")
-            .arg(format!("{}:{{app:recount/{i}}}:*", s.client.prefix()))
+            .arg(format!("{}:{{{name}/{i}}}:*", s.client.prefix()))
             .query_async(&mut r)
             .await
             .unwrap();
         assert_eq!(keys, Vec::<String>::new(), "shard {i} of the old count");
     }
-    assert_eq!(two.stats().await.unwrap().total, 1, "nothing went into the queue of 2 shards");
-    tokio::time::sleep(Duration::from_millis(5500)).await;
-    let (st, v) = call(&s, "POST", &format!("{q}/messages"), Some(json!({"body": "z", "id": "c"}))).await;
+
+    remake(2, 4, "d").await;
+    let batch = json!({"messages": [{"body": "e", "id": "e"}, {"body": "f", "id": "f"}]});
+    let (st, v) = call(&s, "POST", &format!("{q}/messages/batch"), Some(batch)).await;
+    assert_eq!((st, v["results"][1]["status"].as_str()), (201, Some("stored")), "{v}");
+    assert_eq!(open(4).stats().await.unwrap().total, 3, "d, e and f in the queue of 4 shards");
+
+    remake(4, 2, "g").await;
+    let (st, v) = call(&s, "POST", &format!("{q}/pause"), None).await;
+    assert_eq!((st, v["changed"].as_bool()), (200, Some(true)), "{v}");
+    assert!(open(2).stats().await.unwrap().paused);
+
+    remake(2, 4, "h").await;
+    let t = s.token("app", false).await;
+    let res = s.http.put(s.url("/api/app/recount")).header("X-Token", &t).body("via lmstfy").send().await.unwrap();
+    let (st, v) = json(res).await;
     assert_eq!(st, 201, "{v}");
-    assert!(two.peek("c").await.unwrap().is_some(), "published into the queue of 2 shards");
+    assert_eq!(open(4).stats().await.unwrap().total, 2, "h and the lmstfy job in the queue of 4 shards");
     let (st, v) = call(&s, "GET", &format!("{q}/stats"), None).await;
     assert_eq!((st, v["total"].as_u64()), (200, Some(2)), "{v}");
+
+    // A change by id, to a message whose shard of 4 the queue of 2 does not have.
+    let id = (0..).map(|i| format!("k{i}")).find(|id| redelay::shard_of(id, 4) >= 2).unwrap();
+    remake(4, 2, &id).await;
+    let (st, v) = call(&s, "DELETE", &format!("{q}/messages/{id}"), None).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(open(2).stats().await.unwrap().total, 0, "cancelled in the queue of 2 shards");
+
+    // A handle opened with an explicit count that is no longer the queue's is refused.
+    let e = open(4).publish(redelay::Message::new(b"z".to_vec())).await.unwrap_err();
+    assert_eq!((e.kind(), e.shard_count_mismatch()), (redelay::ErrorKind::InvalidArgument, Some(name)), "{e}");
+    assert!(e.message().contains("has 2 shards in Redis and this handle was opened with 4"), "{e}");
 }
 
 /// `/dead/respawn` and a bulk respawn take the core's expiry choice: `expires_in_ms` (fresh,

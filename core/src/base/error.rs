@@ -77,6 +77,30 @@ impl ErrorKind {
 /// The message of [`Error::client_closed`].
 pub(crate) const CLIENT_CLOSED: &str = "client is closed";
 
+/// The payload of the I/O error that a call on a closed client's connection gets
+/// (`storage::connection`): [`Error::from`] knows it by its type when it comes back through
+/// redis-rs, whatever the text around it.
+#[derive(Debug)]
+pub(crate) struct ClientClosed;
+
+impl fmt::Display for ClientClosed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(CLIENT_CLOSED)
+    }
+}
+
+impl std::error::Error for ClientClosed {}
+
+/// What an error says beyond its kind and text, for the callers that act on it: never matched
+/// by the message, which may be reworded or wrapped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Condition {
+    /// [`Error::client_closed`].
+    ClientClosed,
+    /// [`Error::shard_count_mismatch`]: the queue of that name.
+    ShardCount(String),
+}
+
 /// An error with a kind and a human-readable message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -84,6 +108,7 @@ pub struct Error {
     message: String,
     /// The running totals of a long run this error stopped ([`Error::so_far`]).
     so_far: Option<Vec<(&'static str, u64)>>,
+    condition: Option<Condition>,
 }
 
 /// `Result` with redelay's [`Error`].
@@ -92,7 +117,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), so_far: None }
+        Error { kind, message: message.into(), so_far: None, condition: None }
     }
 
     /// Bad input: `message` names the field and the limit.
@@ -113,13 +138,35 @@ impl Error {
 
     /// The error of every call after `Client::close`.
     pub(crate) fn client_closed() -> Self {
-        Self::new(ErrorKind::Connection, CLIENT_CLOSED)
+        Error { condition: Some(Condition::ClientClosed), ..Self::new(ErrorKind::Connection, CLIENT_CLOSED) }
     }
 
     /// True for [`client_closed`](Self::client_closed)'s error: the caller closed the client,
     /// nothing is out of reach and nothing may have run.
     pub(crate) fn is_client_closed(&self) -> bool {
-        self.kind == ErrorKind::Connection && self.message.contains(CLIENT_CLOSED)
+        self.condition == Some(Condition::ClientClosed)
+    }
+
+    /// The InvalidArgument of a handle whose shard count is not the one of queue `queue` in
+    /// Redis ([`shard_count_mismatch`](Self::shard_count_mismatch)).
+    pub(crate) fn shard_count(queue: &str, message: String) -> Self {
+        Error { condition: Some(Condition::ShardCount(queue.to_string())), ..Self::invalid(message) }
+    }
+
+    /// The name of the queue, when this error refused a handle whose shard count is not the
+    /// queue's in Redis: another count is stored, the queue holds unsharded messages (for a
+    /// sharded handle), or it is sharded (for a plain one). The kind is `InvalidArgument` and
+    /// the message names both counts. It comes before anything is written, whether the handle
+    /// was opened with the wrong count or the queue was destroyed and made again with another
+    /// count by another client since the handle checked it (a handle trusts its check for 5 s).
+    /// A caller that opened the queue with the count stored in Redis
+    /// ([`Client::queue_stored`](crate::Client::queue_stored)) can open it so again and send
+    /// the call once more, as the gateway does; the message is for people, this is for code.
+    pub fn shard_count_mismatch(&self) -> Option<&str> {
+        match &self.condition {
+            Some(Condition::ShardCount(queue)) => Some(queue),
+            _ => None,
+        }
     }
 
     /// The kind of error.
@@ -183,10 +230,23 @@ fn unavailable_for_now(e: &redis::RedisError) -> bool {
         || matches!(e.kind(), redis::ErrorKind::Server(S::MasterDown | S::ReadOnly | S::BusyLoading))
 }
 
+/// True for the error of a call on a closed client's connection: an I/O error whose payload is
+/// [`ClientClosed`]. redis-rs keeps an I/O error behind an `Arc` (its `source`); both forms are
+/// looked at, so that a redis-rs that hands the `io::Error` itself still matches.
+fn is_client_closed(e: &redis::RedisError) -> bool {
+    type Shared = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+    let Some(inner) = std::error::Error::source(e) else { return false };
+    let io = match inner.downcast_ref::<Shared>() {
+        Some(shared) => shared.downcast_ref::<std::io::Error>(),
+        None => inner.downcast_ref::<std::io::Error>(),
+    };
+    io.and_then(std::io::Error::get_ref).is_some_and(|p| p.is::<ClientClosed>())
+}
+
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         // A call on a connection `Client::close` let go of (`storage::connection`).
-        if e.is_io_error() && e.to_string().contains(CLIENT_CLOSED) {
+        if is_client_closed(&e) {
             return Error::client_closed();
         }
         let kind = if e.is_timeout() {
@@ -208,5 +268,34 @@ impl From<redis::RedisError> for Error {
             _ => "redis",
         };
         Error::new(kind, format!("{what}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closed client's error is known by its type through redis-rs, not by its text: an
+    /// I/O error that only says the same words is a connection error like any other.
+    #[test]
+    fn a_closed_client_is_known_by_type() {
+        let closed = redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, ClientClosed));
+        let e = Error::from(closed);
+        assert!(e.is_client_closed());
+        assert_eq!((e.kind(), e.message()), (ErrorKind::Connection, CLIENT_CLOSED));
+        let lookalike = redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, CLIENT_CLOSED));
+        let e = Error::from(lookalike);
+        assert!(!e.is_client_closed(), "{e}");
+        assert_eq!(e.kind(), ErrorKind::Connection);
+        assert!(!Error::new(ErrorKind::Connection, CLIENT_CLOSED).is_client_closed());
+    }
+
+    /// A shard count refusal says its queue to code; other errors say nothing, whatever their text.
+    #[test]
+    fn a_shard_count_mismatch_names_its_queue() {
+        let e = Error::shard_count("orders", "shards: queue \"orders\" has 2 shards in Redis".into());
+        assert_eq!((e.kind(), e.shard_count_mismatch()), (ErrorKind::InvalidArgument, Some("orders")));
+        assert_eq!(e.clone().spelled(crate::Spelling::SnakeMs).shard_count_mismatch(), Some("orders"));
+        assert_eq!(Error::invalid(e.message()).shard_count_mismatch(), None);
     }
 }

@@ -289,7 +289,7 @@ impl Queue {
         // first failed shard's (by index), naming it. Each shard's first message goes first (all
         // shards' at once), the rest only to the shards that answered: a shard out of reach
         // costs one failed call, not as many as are in flight to it.
-        let (parts, n) = (self.parts(), self.shards());
+        let n = self.shards();
         let stopped: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
         let mut failed: Vec<Option<Error>> = vec![None; n as usize];
         let mut done = 0;
@@ -302,13 +302,23 @@ impl Queue {
                 .map(|id| async move {
                     let s = shard_of(&id, n) as usize;
                     let done = match due {
-                        None => parts[s].cancel_here(&id).await,
-                        Some(due) => match parts[s].reschedule_here(&id, due).await {
-                            Ok(_) => Ok(true),
-                            // gone, leased or dead meanwhile: skipped
-                            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidArgument) => Ok(false),
-                            Err(e) => Err(e),
-                        },
+                        None => self.on_shard_of(&id, |q| q.cancel_here(&id), || Ok(false)).await,
+                        Some(due) => {
+                            let r =
+                                self.on_shard_of(&id, |q| q.reschedule_here(&id, due), || Err(Error::not_found(&id)));
+                            match r.await {
+                                Ok(_) => Ok(true),
+                                // gone, leased or dead meanwhile: skipped (not a handle refused
+                                // for its shard count)
+                                Err(e)
+                                    if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::InvalidArgument)
+                                        && e.shard_count_mismatch().is_none() =>
+                                {
+                                    Ok(false)
+                                }
+                                Err(e) => Err(e),
+                            }
+                        }
                     };
                     (s, done.map(u64::from))
                 })

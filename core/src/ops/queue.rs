@@ -48,8 +48,9 @@ const REPLAY_FIELDS_TO_DELETE: usize = 32;
 const FETCH_TRIES: u32 = 4;
 
 /// A script's refusal of a shard that does not carry its queue's shard count as its mark
-/// (`lua/lib.lua` check_layout): the queue was destroyed, and maybe made again plain or with
-/// another count, since the handle confirmed its count; nothing was written.
+/// (`lua/lib.lua` check_layout: publish, flag, and the changes by id — cancel, reschedule,
+/// respawn, purge): the queue was destroyed, and maybe made again plain or with another count,
+/// since the handle confirmed its count; nothing was written.
 pub(crate) fn is_unmarked(e: &Error) -> bool {
     e.kind() == ErrorKind::Redis && e.message().contains("redelay: shard not marked")
 }
@@ -95,7 +96,8 @@ pub(crate) struct QueueInner {
     /// whose META records the shard count.
     pub shards: Vec<Queue>,
     /// For a shard of a sharded queue: that queue's shard count, which the scripts that create
-    /// data or state (publish, flag) find in the shard's META as its mark `of` or refuse
+    /// data or state (publish, flag) or change messages by id (cancel, reschedule, respawn,
+    /// purge) find in the shard's META as its mark `of` or refuse
     /// ([`is_unmarked`]); 0 for a plain queue (and a sharded queue's own handle): no check.
     pub(crate) of_shards: u32,
     /// When Redis last confirmed the shard count of a sharded handle ([`mono_ms`]), 0: never.
@@ -558,7 +560,7 @@ impl Queue {
                 a.push(spec.encode());
                 a.push(blob);
             }
-            a.push(self.inner.of_shards.to_string().into_bytes());
+            a.push(self.of_arg());
             chunks.push(a);
         }
         Ok(chunks)
@@ -1036,21 +1038,29 @@ impl Queue {
         self.inner.settler.settle(Op::Extend { id, token, ttr_ms }).await.map(|_| ())
     }
 
-    /// The plain-queue case of [`Queue::cancel`], on this handle's own keys.
+    /// The argument of the scripts that require a shard's mark (`lua/lib.lua` check_layout):
+    /// [`QueueInner::of_shards`], `0` (no mark required) for a plain queue.
+    fn of_arg(&self) -> Vec<u8> {
+        self.inner.of_shards.to_string().into_bytes()
+    }
+
+    /// The plain-queue case of [`Queue::cancel`], on this handle's own keys (refused
+    /// [`is_unmarked`] on a shard that does not carry its queue's count).
     pub(crate) async fn cancel_here(&self, id: &str) -> Result<bool> {
         limits::check_id_any(id)?;
-        let r = self.run_replayed(&scripts::CANCEL, vec![id.as_bytes().to_vec()]).await?;
+        let r = self.run_replayed(&scripts::CANCEL, vec![self.of_arg(), id.as_bytes().to_vec()]).await?;
         Ok(int(&r)? == 1)
     }
 
-    /// The plain-queue case of [`Queue::reschedule`], on this handle's own keys.
+    /// The plain-queue case of [`Queue::reschedule`], on this handle's own keys (refused
+    /// [`is_unmarked`] on a shard that does not carry its queue's count).
     pub(crate) async fn reschedule_here(&self, id: &str, due: Due) -> Result<SystemTime> {
         limits::check_id_any(id)?;
         let (mode, value) = match due_args(due)? {
             When::FromNow(ms) => ("d", ms),
             When::At(ms) => ("a", ms),
         };
-        let a = vec![id.as_bytes().to_vec(), mode.as_bytes().to_vec(), value.to_string().into_bytes()];
+        let a = vec![id.as_bytes().to_vec(), mode.as_bytes().to_vec(), value.to_string().into_bytes(), self.of_arg()];
         let r = array(self.run(&scripts::RESCHEDULE, args(a)).await?)?;
         let (status, due) =
             (int(r.first().ok_or_else(|| bad("reschedule"))?)?, int(r.get(1).ok_or_else(|| bad("reschedule"))?)?);
@@ -1100,7 +1110,7 @@ impl Queue {
 
     pub(crate) async fn flag_here(&self, name: &str, on: bool) -> Result<bool> {
         let on = if on { b"1".to_vec() } else { b"0".to_vec() };
-        let a = vec![name.as_bytes().to_vec(), on, self.inner.of_shards.to_string().into_bytes()];
+        let a = vec![name.as_bytes().to_vec(), on, self.of_arg()];
         Ok(int(&self.run(&scripts::FLAG, args(a)).await?)? == 1)
     }
 
@@ -1336,10 +1346,11 @@ impl Queue {
     /// Respawn or purge: ids in calls of 1000; "oldest n" and "all" as a run of calls over one
     /// snapshot of the dead letters (those that died before the run began: a message the run
     /// respawns that dies again is not respawned again, and an unreadable one is skipped).
+    /// Refused [`is_unmarked`] on a shard that does not carry its queue's count.
     pub(crate) async fn on_dead_here(&self, run: &DeadRun<'_>, sel: Select) -> Result<u64> {
         const STEP: usize = 1000;
         let DeadRun { script, lead, on_step } = *run;
-        let call = |a: Vec<Vec<u8>>| self.run_replayed(script, [lead.to_vec(), a].concat());
+        let call = |a: Vec<Vec<u8>>| self.run_replayed(script, [vec![self.of_arg()], lead.to_vec(), a].concat());
         let parse = |v: Value| -> Result<[i64; 5]> {
             let v = array(v)?;
             if v.len() != 5 {

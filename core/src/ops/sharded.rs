@@ -40,6 +40,17 @@ enum Access {
     Write,
 }
 
+/// What a check of the shard count found ([`Queue::check_shards_now`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Count {
+    /// No count stored (a read of a queue nobody published to, or destroyed): it holds nothing.
+    Absent,
+    /// The handle's count, stored before.
+    Confirmed,
+    /// The handle's count, stored by this check: the shards are to be marked with it.
+    Stored,
+}
+
 /// How long a handle trusts Redis' confirmation of its shard count (see `Queue::check_shards`).
 const SHARDS_RECHECK: Duration = Duration::from_secs(5);
 
@@ -112,11 +123,12 @@ impl Queue {
     /// re-created with another count refuses this handle from then on. A check that stores the
     /// count marks every shard with it ([`mark_shards`](Self::mark_shards)).
     ///
-    /// Within that time a write does not trust the count alone: publish and flag scripts refuse
-    /// a shard that does not carry the handle's count as its mark, and the handle then checks
-    /// at once ([`on_marked_shards`](Self::on_marked_shards)). So a queue destroyed and made
-    /// again (plain, or with another count) by another client never gets a write into shards
-    /// that no queue reads.
+    /// Within that time a write does not trust the count alone: publish and flag scripts, and
+    /// those of the changes by id (cancel, reschedule, respawn, purge), refuse a shard that does
+    /// not carry the handle's count as its mark, and the handle then checks at once
+    /// ([`on_marked_shards`](Self::on_marked_shards)). So a queue destroyed and made again
+    /// (plain, or with another count) by another client never gets a write into shards that no
+    /// queue reads, nor a change by id sent to the shard of the old count.
     ///
     /// The count lives under the queue's own tag, on one master. While that master cannot be
     /// reached (a failover, or its slots unserved), a handle that confirmed the count before
@@ -158,8 +170,8 @@ impl Queue {
                 ))
             }
             Err(e) => Err(e),
-            Ok(stored) => {
-                if stored {
+            Ok(found) => {
+                if found == Count::Stored {
                     // A shard left unmarked here (its master out of reach) refuses its first
                     // write, which marks it then.
                     for e in self.mark_shards().await.into_iter().filter_map(Result::err) {
@@ -171,9 +183,9 @@ impl Queue {
         }
     }
 
-    /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation. Returns
-    /// true when this check stored the count: the caller then marks the shards with it.
-    async fn check_shards_now(&self, access: Access) -> Result<bool> {
+    /// [`check_shards`](Self::check_shards) without trusting an earlier confirmation. When this
+    /// check stored the count ([`Count::Stored`]) the caller marks the shards with it.
+    async fn check_shards_now(&self, access: Access) -> Result<Count> {
         let n = self.shards();
         let store = if access == Access::Write { "1" } else { "0" };
         let args = vec![redis::Arg::Simple(n.to_string().into_bytes()), redis::Arg::Simple(store.into())];
@@ -183,25 +195,28 @@ impl Queue {
             _ => return Err(bad("shards")),
         };
         if stored == 0 {
-            return Ok(false); // a read of a queue with no count: nothing confirmed, nothing stored
+            return Ok(Count::Absent); // a read of a queue with no count: nothing confirmed, nothing stored
         }
         let name = self.name();
         if stored == -1 {
-            return Err(Error::invalid(format!(
-                "shards: queue {name:?} holds unsharded messages, so it cannot be opened with {n} shards; \
+            return Err(Error::shard_count(
+                name,
+                format!(
+                    "shards: queue {name:?} holds unsharded messages, so it cannot be opened with {n} shards; \
                  drain it first, or open it with shards = 1"
-            )));
+                ),
+            ));
         }
         if stored != i64::from(n) {
             return Err(self.opened_with(stored.to_string(), n));
         }
         self.inner.shards_checked_at.store(mono_ms().max(1), Ordering::Release);
-        Ok(now)
+        Ok(if now { Count::Stored } else { Count::Confirmed })
     }
 
     /// Marks every shard as one of this queue's `N`: `of` = N in its META, which the scripts
-    /// that create data or state in a shard (publish, flag) require (`lua/lib.lua`
-    /// check_layout). One call per shard (each in its own slot), sent at once. Called once the
+    /// that create data or state in a shard (publish, flag) or change its messages by id
+    /// (cancel, reschedule, respawn, purge) require (`lua/lib.lua` check_layout). One call per shard (each in its own slot), sent at once. Called once the
     /// count is confirmed: when a check stored it, and when a shard refused a write for want of
     /// its mark (a queue made by a version without marks heals so). Each shard's result, an
     /// error naming its shard.
@@ -221,11 +236,19 @@ impl Queue {
     /// made by a version that did not mark its shards) get it once more, after a check of the
     /// count that trusts no earlier one: a queue that no longer exists gets its count stored
     /// (as at any first write); a queue that now has another count or holds unsharded messages
-    /// refuses the handle with InvalidArgument (the shards that refused have nothing written);
-    /// a confirmed count marks every shard first (a shard that could not be marked gets that
-    /// error). The results come in the order of `which`; a shard that refuses again gets an
-    /// error that says so.
-    async fn on_marked_shards<'a, T, F, Fut>(&'a self, which: &[usize], call: F) -> Result<Vec<(usize, Result<T>)>>
+    /// refuses the handle with InvalidArgument (the shards that refused have nothing written;
+    /// [`Error::shard_count_mismatch`] names the queue); a confirmed count marks every shard
+    /// first (a shard that could not be marked gets that error). A change by id (`access`
+    /// Read) stores no count: on a queue with none (destroyed, and not made again) the refused
+    /// shards get `absent()`, the call's answer for a message that is not there. The results
+    /// come in the order of `which`; a shard that refuses again gets an error that says so.
+    async fn on_marked_shards<'a, T, F, Fut>(
+        &'a self,
+        which: &[usize],
+        access: Access,
+        call: F,
+        absent: impl Fn() -> Result<T>,
+    ) -> Result<Vec<(usize, Result<T>)>>
     where
         F: Fn(usize) -> Fut,
         Fut: std::future::Future<Output = Result<T>> + 'a,
@@ -238,13 +261,23 @@ impl Queue {
             return Ok(out);
         }
         tracing::debug!(queue = self.name(), "a shard does not carry the shard count as its mark: checking it now");
-        if let Err(e) = self.check_shards_now(Access::Write).await {
-            if e.kind() == ErrorKind::InvalidArgument {
-                // Another count, or unsharded messages: every call checks again, whatever an
-                // earlier check said.
-                self.inner.shards_checked_at.store(0, Ordering::Release);
+        match self.check_shards_now(access).await {
+            Err(e) => {
+                if e.kind() == ErrorKind::InvalidArgument {
+                    // Another count, or unsharded messages: every call checks again, whatever an
+                    // earlier check said.
+                    self.inner.shards_checked_at.store(0, Ordering::Release);
+                }
+                return Err(e);
             }
-            return Err(e);
+            Ok(Count::Absent) => {
+                // No count (a change by id after a destroy): the queue holds nothing.
+                for &k in &refused {
+                    out[k].1 = absent();
+                }
+                return Ok(out);
+            }
+            Ok(_) => {}
         }
         let (marks, call) = (&self.mark_shards().await, &call);
         let again = join_all(refused.iter().map(|&k| out[k].0).map(|s| async move {
@@ -263,7 +296,7 @@ impl Queue {
                 Error::new(
                     ErrorKind::Redis,
                     format!(
-                        "shard {s} of queue {:?} (hash tag {{{}/{s}}}) refused a write: it is not marked as a shard \
+                        "shard {s} of queue {:?} (hash tag {{{}/{s}}}) refused a call: it is not marked as a shard \
                          of a queue of {} even after the count was checked and every shard marked (is another \
                          client destroying the queue now?); nothing was written to it: {}",
                         self.name(),
@@ -291,11 +324,14 @@ impl Queue {
 
     /// The InvalidArgument of a handle opened with `n` shards on a queue that has `stored`.
     fn opened_with(&self, stored: String, n: u32) -> Error {
-        Error::invalid(format!(
-            "shards: queue {:?} has {stored} shards in Redis and this handle was opened with {n}; \
+        Error::shard_count(
+            self.name(),
+            format!(
+                "shards: queue {:?} has {stored} shards in Redis and this handle was opened with {n}; \
              every client must open it with shards = {stored}",
-            self.name()
-        ))
+                self.name()
+            ),
+        )
     }
 
     /// For a plain handle: refused when Redis holds a shard count for the queue (whatever else
@@ -307,7 +343,8 @@ impl Queue {
         stored.map_or(Ok(()), |n| Err(self.opened_with(n, 1)))
     }
 
-    /// The plain handle that holds message `id`. Every call through it changes a message that
+    /// The plain handle that holds message `id`, for a settle (its lease token came from a
+    /// fetch of that shard: no mark is checked). Every call through it changes a message that
     /// must exist already, so it stores no shard count (a cancel on a misspelt name leaves no
     /// trace).
     async fn part_for(&self, id: &str) -> Result<&Queue> {
@@ -356,17 +393,22 @@ impl Queue {
         let (encoded, groups) = (&std::sync::Mutex::new(encoded), &groups);
         self.register().await;
         let sent = self
-            .on_marked_shards(&which, |s| async move {
-                let (pos, group) = &groups[s];
-                let shard = &self.inner.shards[s];
-                // A shard's group is sent again (encoded again) when the shard refused it unmarked.
-                let chunks = encoded.lock().unwrap_or_else(|e| e.into_inner())[s].take();
-                let chunks = match chunks {
-                    Some(c) => c,
-                    None => shard.encode_batch(group, &|k| pos[k], single)?,
-                };
-                shard.send_batch(chunks, group.iter().map(|m| m.id.clone()).collect()).await
-            })
+            .on_marked_shards(
+                &which,
+                Access::Write,
+                |s| async move {
+                    let (pos, group) = &groups[s];
+                    let shard = &self.inner.shards[s];
+                    // A shard's group is sent again (encoded again) when the shard refused it unmarked.
+                    let chunks = encoded.lock().unwrap_or_else(|e| e.into_inner())[s].take();
+                    let chunks = match chunks {
+                        Some(c) => c,
+                        None => shard.encode_batch(group, &|k| pos[k], single)?,
+                    };
+                    shard.send_batch(chunks, group.iter().map(|m| m.id.clone()).collect()).await
+                },
+                || Err(bad("publish")),
+            )
             .await?;
         let mut out: Vec<Option<Published>> = (0..total).map(|_| None).collect();
         for (s, res) in sent {
@@ -399,15 +441,39 @@ impl Queue {
         self.part_for(id).await?.extend_here(id, token, ttr).await
     }
 
+    /// `call` on the plain handle that holds message `id`: a change by id (cancel, reschedule),
+    /// which the shard refuses unless it carries this handle's count as its mark, and which
+    /// then goes as [`on_marked_shards`](Self::on_marked_shards) says (a queue made again with
+    /// another count refuses this handle; `absent()` answers for a queue that holds nothing).
+    /// Stores no shard count, as [`part_for`](Self::part_for).
+    pub(crate) async fn on_shard_of<'a, T, F, Fut>(
+        &'a self,
+        id: &str,
+        call: F,
+        absent: impl Fn() -> Result<T>,
+    ) -> Result<T>
+    where
+        F: Fn(&'a Queue) -> Fut,
+        Fut: std::future::Future<Output = Result<T>> + 'a,
+    {
+        if !self.is_sharded() {
+            return call(self).await;
+        }
+        self.check_shards_to_read().await?;
+        let s = shard_of(id, self.shards()) as usize;
+        let r = self.on_marked_shards(&[s], Access::Read, |s| call(&self.inner.shards[s]), absent).await?;
+        r.into_iter().next().map_or_else(|| Err(bad("a change by id")), |(_, r)| r)
+    }
+
     /// Deletes a message wherever it is. Returns false when there was no such id.
     pub async fn cancel(&self, id: &str) -> Result<bool> {
-        self.part_for(id).await?.cancel_here(id).await
+        self.on_shard_of(id, |q| q.cancel_here(id), || Ok(false)).await
     }
 
     /// Gives a scheduled or ready message a new due time. NotFound when there is no such id;
     /// InvalidArgument when it is leased (being processed) or dead (respawn it instead).
     pub async fn reschedule(&self, id: &str, due: Due) -> Result<SystemTime> {
-        self.part_for(id).await?.reschedule_here(id, due).await
+        self.on_shard_of(id, |q| q.reschedule_here(id, due), || Err(Error::not_found(id))).await
     }
 
     /// Looks at a message without changing it; `None` when there is no such id.
@@ -427,11 +493,9 @@ impl Queue {
         }
         self.check_shards().await?;
         let all: Vec<usize> = (0..self.parts().len()).collect();
-        let r = self
-            .on_marked_shards(&all, |s| async move {
-                self.inner.shards[s].flag_here(name, on).await.map_err(|e| self.in_shard(s, e))
-            })
-            .await?;
+        let flag =
+            |s: usize| async move { self.inner.shards[s].flag_here(name, on).await.map_err(|e| self.in_shard(s, e)) };
+        let r = self.on_marked_shards(&all, Access::Write, flag, || Err(bad("flag"))).await?;
         Ok(r.into_iter().map(|(_, r)| r).collect::<Result<Vec<_>>>()?.into_iter().any(|x| x))
     }
 
@@ -615,10 +679,7 @@ impl Queue {
         self.check_shards_to_read().await?;
         let n = self.shards();
         let ids = match sel {
-            Select::All => {
-                let r = self.each_shard(|q| q.on_dead_here(run, Select::All)).await;
-                return r.into_iter().sum();
-            }
+            Select::All => return self.on_dead_shards(run, (0..n).map(|_| Some(Select::All)).collect()).await,
             Select::Ids(ids) => ids,
             Select::Oldest(k) => {
                 let mut ids = Vec::new();
@@ -639,11 +700,21 @@ impl Queue {
         for id in ids {
             groups[shard_of(&id, n) as usize].push(id);
         }
-        let r = join_all(groups.into_iter().enumerate().filter(|(_, g)| !g.is_empty()).map(|(s, g)| async move {
-            self.inner.shards[s].on_dead_here(run, Select::Ids(g)).await.map_err(|e| self.in_shard(s, e))
-        }))
-        .await;
-        r.into_iter().sum()
+        self.on_dead_shards(run, groups.into_iter().map(|g| (!g.is_empty()).then_some(Select::Ids(g))).collect()).await
+    }
+
+    /// Respawn or purge `sels[s]` on each shard `s` that has one, at once, on the shards whose
+    /// marks say they are this handle's count's ([`on_marked_shards`](Self::on_marked_shards):
+    /// a queue made again with another count refuses the handle); the total done.
+    async fn on_dead_shards(&self, run: &DeadRun<'_>, sels: Vec<Option<Select>>) -> Result<u64> {
+        let which: Vec<usize> = (0..sels.len()).filter(|&s| sels[s].is_some()).collect();
+        let sels = &sels;
+        let each = |s: usize| async move {
+            let sel = sels[s].clone().unwrap_or(Select::All);
+            self.inner.shards[s].on_dead_here(run, sel).await.map_err(|e| self.in_shard(s, e))
+        };
+        let r = self.on_marked_shards(&which, Access::Read, each, || Ok(0)).await?;
+        r.into_iter().map(|(_, r)| r).sum()
     }
 
     /// Deletes the whole queue: every message in every state, and its name from the registry.

@@ -507,10 +507,10 @@ impl Conn {
     }
 }
 
-/// The redis error of a call on a closed [`Conn`]; `Error::from` makes it the core's
-/// "client is closed".
+/// The redis error of a call on a closed [`Conn`]; `Error::from` knows it by its payload's type
+/// and makes it the core's "client is closed".
 fn closed() -> redis::RedisError {
-    redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, crate::base::error::CLIENT_CLOSED))
+    redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, crate::base::error::ClientClosed))
 }
 
 impl ConnectionLike for Conn {
